@@ -1,0 +1,47 @@
+// Package state declares how deterministic state machines read and write the
+// replicated state of one partition. The storage package implements these
+// interfaces on Pebble; domain packages (kv, chat, queue...) use them without
+// knowing about Raft or Pebble; tests use Mem.
+package state
+
+// Reader reads one partition's state. Keys are relative to the partition.
+type Reader interface {
+	// Get returns a copy of the value stored under key and whether it exists.
+	Get(key []byte) ([]byte, bool, error)
+	// Scan calls fn for every key in [lo, hi) in ascending key order; a nil
+	// hi means "to the end". k and v are valid only during the call. fn
+	// returns false to stop early.
+	Scan(lo, hi []byte, fn func(k, v []byte) bool) error
+}
+
+// Writer reads and writes one partition's state inside one Apply. Reads see
+// the writes made earlier in the same batch.
+type Writer interface {
+	Reader
+	// Set stores value under key.
+	Set(key, value []byte) error
+	// Delete removes key; deleting a missing key is not an error.
+	Delete(key []byte) error
+}
+
+// Meta describes the committed command being applied.
+type Meta struct {
+	// Partition is the Raft group id of the partition.
+	Partition uint64
+	// Index is the Raft log index of the command.
+	Index uint64
+	// TimeMs is the leader-stamped wall time in Unix milliseconds. It never
+	// decreases within a partition (Apply clamps it), so every room and queue
+	// in the partition sees non-decreasing times.
+	TimeMs int64
+}
+
+// Applier applies committed commands of one domain. Apply must be
+// deterministic: it may depend only on the command, meta and the state it
+// reads through w; no clock, randomness or I/O. The returned bytes are the
+// command's result, handed to the proposer and kept for idempotent retries.
+// An error means the state could not be read or written (the node stops);
+// domain-level refusals (not found, conflict) are encoded in the result.
+type Applier interface {
+	Apply(w Writer, meta Meta, cmd []byte) ([]byte, error)
+}
