@@ -1,0 +1,153 @@
+// Package config holds the configuration of one Parley node, its defaults
+// and its validation. Flags and environment variables that fill it live in
+// the cli package.
+package config
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"time"
+)
+
+// Config configures one node. The zero value is not valid; start from
+// Default.
+type Config struct {
+	// ID names the node in the cluster (letters, digits, '_', '.', '-').
+	ID string
+	// DataDir holds the node's Pebble store.
+	DataDir string
+	// HTTPAddr is where the web app and API listen.
+	HTTPAddr string
+	// ClusterAddr is where internal traffic listens.
+	ClusterAddr string
+	// Advertise is the internal address other nodes use to reach this one;
+	// empty means ClusterAddr (with "localhost" kept as is).
+	Advertise string
+	// AdvertiseHTTP is the HTTP address other nodes and clients are told;
+	// empty means HTTPAddr.
+	AdvertiseHTTP string
+	// PublicURL is the base of short links; empty means http://AdvertiseHTTP.
+	PublicURL string
+	// Join lists internal addresses of existing members. A node given Join
+	// never creates a cluster.
+	Join []string
+	// Zone is the node's availability zone, used to spread replicas.
+	Zone string
+	// Standby nodes hold no replicas until one is needed.
+	Standby bool
+	// Partitions is P, used only when this node creates the cluster.
+	Partitions int
+	// ReplicationFactor is RF, used only when this node creates the cluster.
+	ReplicationFactor int
+	// DeadAfter is how long a node may be unreachable before its replicas are
+	// rebuilt elsewhere.
+	DeadAfter time.Duration
+	// DedupWindow is how long idempotency keys are remembered.
+	DedupWindow time.Duration
+	// HistoryRetention is how long room history is kept (0 = forever).
+	HistoryRetention time.Duration
+	// Registration is "open" or "closed".
+	Registration string
+	// CacheSize is the number of entries in the node's read cache.
+	CacheSize int
+	// CachePolicy is lru, lfu or fifo.
+	CachePolicy string
+	// RateLimit is login and registration attempts per minute per client
+	// address.
+	RateLimit int
+	// AllowedOrigins are extra Origins accepted for WebSocket streams.
+	AllowedOrigins []string
+	// HTTPTLS, when set, serves HTTPS.
+	HTTPTLS *tls.Config
+	// ClusterTLS, when set, secures internal traffic with mutual TLS.
+	ClusterTLS *tls.Config
+
+	// TickInterval is the Raft tick; tests shorten it.
+	TickInterval time.Duration
+	// ElectionTicks is the election timeout in ticks.
+	ElectionTicks int
+	// NoSync disables fsync (tests only: breaks the durability guarantee).
+	NoSync bool
+}
+
+// Default returns the configuration `parley serve` runs with when given no
+// flags.
+func Default() Config {
+	return Config{
+		ID:                "n1",
+		DataDir:           "parley-data",
+		HTTPAddr:          "localhost:7070",
+		ClusterAddr:       "localhost:7071",
+		Partitions:        16,
+		ReplicationFactor: 3,
+		DeadAfter:         30 * time.Second,
+		DedupWindow:       2 * time.Minute,
+		Registration:      "open",
+		CacheSize:         10000,
+		CachePolicy:       "lru",
+		RateLimit:         30,
+		TickInterval:      100 * time.Millisecond,
+		ElectionTicks:     10,
+	}
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// Validate reports the first problem with c, naming the setting.
+func (c *Config) Validate() error {
+	var errs []error
+	if !nameRE.MatchString(c.ID) {
+		errs = append(errs, fmt.Errorf("id %q: use 1-64 of letters, digits, '_', '.', '-'", c.ID))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data-dir: must not be empty"))
+	}
+	for name, addr := range map[string]string{"http": c.HTTPAddr, "cluster": c.ClusterAddr} {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: want host:port", name, addr))
+		}
+	}
+	if c.Partitions < 1 || c.Partitions > 4096 {
+		errs = append(errs, fmt.Errorf("partitions %d: want 1 to 4096", c.Partitions))
+	}
+	if c.ReplicationFactor < 1 || c.ReplicationFactor > 7 {
+		errs = append(errs, fmt.Errorf("replication-factor %d: want 1 to 7", c.ReplicationFactor))
+	}
+	if c.DedupWindow <= 0 {
+		errs = append(errs, errors.New("dedup-window: must be positive"))
+	}
+	if c.DeadAfter <= 0 {
+		errs = append(errs, errors.New("dead-after: must be positive"))
+	}
+	if c.Registration != "open" && c.Registration != "closed" {
+		errs = append(errs, fmt.Errorf("registration %q: want open or closed", c.Registration))
+	}
+	switch c.CachePolicy {
+	case "lru", "lfu", "fifo":
+	default:
+		errs = append(errs, fmt.Errorf("cache-policy %q: want lru, lfu or fifo", c.CachePolicy))
+	}
+	if c.TickInterval <= 0 || c.ElectionTicks < 2 {
+		errs = append(errs, errors.New("tick interval must be positive and election ticks at least 2"))
+	}
+	return errors.Join(errs...)
+}
+
+// AdvertisedCluster returns the internal address other nodes should dial.
+func (c *Config) AdvertisedCluster() string {
+	if c.Advertise != "" {
+		return c.Advertise
+	}
+	return c.ClusterAddr
+}
+
+// AdvertisedHTTP returns the HTTP address other nodes and clients are told.
+func (c *Config) AdvertisedHTTP() string {
+	if c.AdvertiseHTTP != "" {
+		return c.AdvertiseHTTP
+	}
+	return c.HTTPAddr
+}

@@ -1,0 +1,113 @@
+package multiraft
+
+import (
+	"fmt"
+
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/storage"
+)
+
+// expireEvery spreads dedup expiry over applies: it runs at indexes divisible
+// by it, a deterministic choice every replica makes alike.
+const expireEvery = 16
+
+// applyEntries applies committed entries of one group into the round's batch,
+// with the group's applied index and membership in the same batch.
+func (e *Engine) applyEntries(b *storage.Batch, g *group, ents []raftpb.Entry) error {
+	if len(ents) == 0 {
+		return nil
+	}
+	ls := e.ls()
+	w := b.State(g.st)
+	for i := range ents {
+		ent := &ents[i]
+		if ent.Index <= g.applied {
+			continue // already applied (a restart replays from Config.Applied)
+		}
+		switch ent.Type {
+		case raftpb.EntryNormal:
+			if len(ent.Data) > 0 {
+				if err := e.applyCommand(w, g, ent); err != nil {
+					return err
+				}
+			}
+		case raftpb.EntryConfChange:
+			var cc raftpb.ConfChange
+			if err := cc.Unmarshal(ent.Data); err != nil {
+				return fmt.Errorf("decode conf change at %d: %w", ent.Index, err)
+			}
+			e.applyConfChange(g, cc.AsV2())
+		case raftpb.EntryConfChangeV2:
+			var cc raftpb.ConfChangeV2
+			if err := cc.Unmarshal(ent.Data); err != nil {
+				return fmt.Errorf("decode conf change at %d: %w", ent.Index, err)
+			}
+			e.applyConfChange(g, cc)
+		}
+		g.applied, g.appliedTerm = ent.Index, ent.Term
+		e.stats.EntriesApplied.Add(1)
+	}
+	if err := b.SetApplied(g.st, storage.AppliedState{Index: g.applied, Term: g.appliedTerm, ConfState: g.confState}); err != nil {
+		return err
+	}
+	if first, err := g.st.FirstIndex(); err == nil && g.applied > first+e.cfg.CompactionThreshold {
+		if err := b.Compact(g.st, g.applied-e.cfg.CompactionThreshold/2); err != nil {
+			return fmt.Errorf("compact log: %w", err)
+		}
+	}
+	if !g.applyPending {
+		g.applyPending = true
+		ls.appliedG = append(ls.appliedG, g)
+	}
+	return nil
+}
+
+// applyCommand applies one proposal exactly once: a proposal id seen within
+// its dedup window returns the recorded result instead of applying again.
+func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error {
+	env, err := decodeEnvelope(ent.Data)
+	if err != nil {
+		// Every replica skips the same malformed entry alike.
+		e.log.Error("skipping malformed entry", "group", g.id, "index", ent.Index, "err", err)
+		return nil
+	}
+	ts, err := clampTime(w, env.timeMs)
+	if err != nil {
+		return err
+	}
+	result, seen, err := lookupDedup(w, env.id, ts)
+	if err != nil {
+		return err
+	}
+	if !seen {
+		result, err = g.sm.Apply(w, state.Meta{Partition: g.id, Index: ent.Index, TimeMs: ts}, env.cmd)
+		if err != nil {
+			return err
+		}
+		if err := recordDedup(w, env.id, ts, env.windowMs, result); err != nil {
+			return err
+		}
+	}
+	if ent.Index%expireEvery == 0 {
+		if err := expireDedup(w, ts); err != nil {
+			return err
+		}
+	}
+	if _, waiting := g.proposals[string(env.id)]; waiting {
+		ls := e.ls()
+		ls.results = append(ls.results, appliedResult{g: g, id: string(env.id), result: result})
+	}
+	return nil
+}
+
+// applyConfChange applies a membership change to Raft and records it.
+func (e *Engine) applyConfChange(g *group, cc raftpb.ConfChangeV2) {
+	g.confState = *g.rn.ApplyConfChange(cc)
+	if ch, ok := g.confWaits[string(cc.Context)]; ok && len(cc.Context) > 0 {
+		close(ch)
+		delete(g.confWaits, string(cc.Context))
+	}
+	e.ls().confChanged = append(e.ls().confChanged, g)
+}

@@ -1,0 +1,137 @@
+package multiraft
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/storage"
+	"github.com/parley-chat/parley/internal/transport"
+)
+
+// Sender carries Raft traffic to other nodes. *transport.Transport
+// implements it.
+type Sender interface {
+	// SendRaft queues messages for the node at addr without blocking.
+	SendRaft(addr string, msgs []transport.GroupMessage)
+	// SendSnapshot streams one MsgSnap with its data and returns when the
+	// receiver has accepted or refused it.
+	SendSnapshot(ctx context.Context, addr string, msg transport.GroupMessage, data func(w io.Writer) error) error
+}
+
+// Directory resolves a replica id to the internal address of the node that
+// holds it. The node layer answers from the cluster map.
+type Directory interface {
+	AddrOf(replica uint64) (addr string, ok bool)
+}
+
+// Config configures an Engine. Zero fields take the defaults of
+// DefaultConfig.
+type Config struct {
+	// DB is the node's one store for all Raft logs and partition state.
+	DB *storage.DB
+	// Sender carries Raft messages and snapshots to other nodes.
+	Sender Sender
+	// Directory maps replica ids to node addresses.
+	Directory Directory
+	// Applier returns the state machine of a group; it is called once per
+	// group when the group is opened.
+	Applier func(group uint64) state.Applier
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+
+	// TickInterval is the length of one Raft tick.
+	TickInterval time.Duration
+	// ElectionTicks is the election timeout in ticks (randomised by Raft
+	// between 1x and 2x).
+	ElectionTicks int
+	// HeartbeatTicks is the leader's heartbeat interval in ticks.
+	HeartbeatTicks int
+	// DedupWindow is how long proposal ids and client idempotency keys are
+	// remembered.
+	DedupWindow time.Duration
+	// ProposalAttempt bounds one attempt of a local proposal; after it the
+	// caller retries with the same id.
+	ProposalAttempt time.Duration
+	// ReadRetry is how long a ReadIndex request may wait for an answer before
+	// it is sent again with a fresh request context.
+	ReadRetry time.Duration
+	// CompactionThreshold is how many applied entries a group keeps in its log
+	// before compacting it.
+	CompactionThreshold uint64
+	// MaxSizePerMsg limits the bytes of one append message.
+	MaxSizePerMsg uint64
+	// MaxInflightMsgs limits append messages in flight per follower.
+	MaxInflightMsgs int
+	// Accept decides whether a message for a group this node does not have
+	// may create a replica with the given id (a new learner receiving its
+	// first message). It runs on the driver goroutine. Nil refuses all.
+	Accept func(group, replica uint64) bool
+	// OnApplied, if set, is called on the driver goroutine after every round
+	// whose writes are durable, once per group that applied entries, with the
+	// group's new applied index. It must not block.
+	OnApplied func(group, applied uint64)
+	// OnConfChange, if set, is called on the driver goroutine after a group's
+	// membership changed. It must not block.
+	OnConfChange func(group uint64, removedSelf bool)
+}
+
+// DefaultConfig returns the production defaults: 100 ms ticks, 1 s election
+// timeout, a 2 minute dedup window.
+func DefaultConfig() Config {
+	return Config{
+		TickInterval:        100 * time.Millisecond,
+		ElectionTicks:       10,
+		HeartbeatTicks:      1,
+		DedupWindow:         2 * time.Minute,
+		ProposalAttempt:     3 * time.Second,
+		ReadRetry:           time.Second,
+		CompactionThreshold: 10000,
+		MaxSizePerMsg:       1 << 20,
+		MaxInflightMsgs:     256,
+	}
+}
+
+func (c *Config) withDefaults() error {
+	d := DefaultConfig()
+	if c.DB == nil || c.Sender == nil || c.Directory == nil || c.Applier == nil {
+		return errors.New("multiraft: DB, Sender, Directory and Applier are required")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.TickInterval <= 0 {
+		c.TickInterval = d.TickInterval
+	}
+	if c.ElectionTicks <= 0 {
+		c.ElectionTicks = d.ElectionTicks
+	}
+	if c.HeartbeatTicks <= 0 {
+		c.HeartbeatTicks = d.HeartbeatTicks
+	}
+	if c.HeartbeatTicks >= c.ElectionTicks {
+		return errors.New("multiraft: HeartbeatTicks must be below ElectionTicks")
+	}
+	if c.DedupWindow <= 0 {
+		c.DedupWindow = d.DedupWindow
+	}
+	if c.ProposalAttempt <= 0 {
+		c.ProposalAttempt = d.ProposalAttempt
+	}
+	if c.ReadRetry <= 0 {
+		c.ReadRetry = d.ReadRetry
+	}
+	if c.CompactionThreshold == 0 {
+		c.CompactionThreshold = d.CompactionThreshold
+	}
+	if c.MaxSizePerMsg == 0 {
+		c.MaxSizePerMsg = d.MaxSizePerMsg
+	}
+	if c.MaxInflightMsgs <= 0 {
+		c.MaxInflightMsgs = d.MaxInflightMsgs
+	}
+	return nil
+}

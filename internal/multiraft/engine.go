@@ -1,0 +1,364 @@
+package multiraft
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/transport"
+)
+
+// Engine runs all Raft groups of one node. All Raft state is owned by one
+// goroutine, the driver loop; other goroutines talk to it through the inbox.
+type Engine struct {
+	cfg Config
+	log *slog.Logger
+
+	// mu guards the inbox and the groups map. The loop takes it briefly to
+	// swap the inbox out; readers take it to find a group.
+	mu        sync.Mutex
+	msgs      []transport.GroupMessage
+	proposals []*proposal
+	reads     []*readRequest
+	funcs     []func()
+	groups    map[uint64]*group
+	closed    bool
+	wake      chan struct{}
+	stop      chan struct{}
+	done      chan struct{}
+	fatalErr  atomic.Pointer[error]
+	readCtxID uint64 // loop-owned counter for ReadIndex request contexts
+	confCtxID uint64 // loop-owned counter for conf change contexts
+
+	stats Stats
+
+	loop       loopState
+	snapCtx    context.Context
+	snapCancel context.CancelFunc
+	snapWG     sync.WaitGroup
+}
+
+func (e *Engine) ls() *loopState { return &e.loop }
+
+// Stats are engine counters, read with atomic loads.
+type Stats struct {
+	// Rounds counts driver rounds that had at least one Ready.
+	Rounds atomic.Uint64
+	// Syncs counts rounds whose batch was fsynced.
+	Syncs atomic.Uint64
+	// EntriesApplied counts committed entries applied.
+	EntriesApplied atomic.Uint64
+	// ProposalsDropped counts proposals Raft refused (no leader, transfer).
+	ProposalsDropped atomic.Uint64
+}
+
+// ErrClosed is returned by calls on a closed engine.
+var ErrClosed = errors.New("multiraft: engine closed")
+
+// NotLeaderError says this node's replica of a group is not its leader; Leader
+// is the replica id of the leader it knows of, or 0.
+type NotLeaderError struct {
+	Group  uint64
+	Leader uint64
+}
+
+// Error implements error.
+func (e *NotLeaderError) Error() string {
+	return fmt.Sprintf("multiraft: not the leader of group %d (leader replica %d)", e.Group, e.Leader)
+}
+
+// New returns an engine; call Start to run its loop.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.withDefaults(); err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		cfg:    cfg,
+		log:    cfg.Logger,
+		groups: map[uint64]*group{},
+		wake:   make(chan struct{}, 1),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	e.loop.outbox = map[string][]transport.GroupMessage{}
+	e.snapCtx, e.snapCancel = context.WithCancel(context.Background())
+	return e, nil
+}
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() *Stats { return &e.stats }
+
+// Start runs the driver loop until Close.
+func (e *Engine) Start() {
+	go e.run()
+}
+
+// Close stops the loop and fails everything waiting on it. Groups' data stays
+// in the store.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		<-e.done
+		return
+	}
+	e.closed = true
+	e.mu.Unlock()
+	close(e.stop)
+	<-e.done
+}
+
+// Err returns the fatal error that stopped the loop, if any.
+func (e *Engine) Err() error {
+	if p := e.fatalErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// notify wakes the loop.
+func (e *Engine) notify() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// do runs fn on the loop goroutine and waits for it. It fails when the engine
+// is closed or ctx ends first.
+func (e *Engine) do(ctx context.Context, fn func()) error {
+	done := make(chan struct{})
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return ErrClosed
+	}
+	e.funcs = append(e.funcs, func() { fn(); close(done) })
+	e.mu.Unlock()
+	e.notify()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.done:
+		return ErrClosed
+	}
+}
+
+// post queues fn to run on the loop without waiting.
+func (e *Engine) post(fn func()) {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.funcs = append(e.funcs, fn)
+	e.mu.Unlock()
+	e.notify()
+}
+
+// Step hands incoming Raft messages to the loop. It never blocks.
+func (e *Engine) Step(msgs []transport.GroupMessage) {
+	e.mu.Lock()
+	if !e.closed {
+		e.msgs = append(e.msgs, msgs...)
+	}
+	e.mu.Unlock()
+	e.notify()
+}
+
+// group returns the group with the given id, or nil.
+func (e *Engine) group(id uint64) *group {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.groups[id]
+}
+
+// Groups returns the ids of the groups this node holds a replica of.
+func (e *Engine) Groups() []uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ids := make([]uint64, 0, len(e.groups))
+	for id := range e.groups {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// HasGroup reports whether this node holds a replica of the group.
+func (e *Engine) HasGroup(id uint64) bool { return e.group(id) != nil }
+
+// Leader returns the replica id this node believes leads the group (0 when
+// unknown) and whether that is this node's own replica.
+func (e *Engine) Leader(id uint64) (leader uint64, local bool) {
+	g := e.group(id)
+	if g == nil {
+		return 0, false
+	}
+	l := g.leader.Load()
+	return l, l != 0 && l == g.replica
+}
+
+// Applied returns the applied index of the local replica of a group.
+func (e *Engine) Applied(id uint64) uint64 {
+	if g := e.group(id); g != nil {
+		return g.appliedIdx.Load()
+	}
+	return 0
+}
+
+// StaleMs returns how far behind its leader the local replica of a group may
+// be, in milliseconds: 0 on the leader, otherwise the time since it last knew
+// itself caught up with the leader's commit index. ok is false when the node
+// has no replica of the group.
+func (e *Engine) StaleMs(id uint64) (ms int64, ok bool) {
+	g := e.group(id)
+	if g == nil {
+		return 0, false
+	}
+	if l := g.leader.Load(); l != 0 && l == g.replica {
+		return 0, true
+	}
+	at := g.caughtUpAt.Load()
+	if at == 0 {
+		return -1, true
+	}
+	return max(0, time.Now().UnixMilli()-at), true
+}
+
+// OpenGroup starts (or restarts) this node's replica of a group. When the
+// group has no stored state and peers is non-empty, the group is bootstrapped
+// with those voters; otherwise it waits for a leader to contact it.
+func (e *Engine) OpenGroup(ctx context.Context, id, replica uint64, peers []uint64) error {
+	var err error
+	if derr := e.do(ctx, func() { _, err = e.openGroup(id, replica, peers) }); derr != nil {
+		return derr
+	}
+	return err
+}
+
+// CloseGroup stops the local replica of a group and, when destroy is set,
+// deletes its data (after the replica was removed from the group).
+func (e *Engine) CloseGroup(ctx context.Context, id uint64, destroy bool) error {
+	var err error
+	derr := e.do(ctx, func() {
+		g := e.groups[id]
+		if g == nil {
+			return
+		}
+		e.mu.Lock()
+		delete(e.groups, id)
+		e.mu.Unlock()
+		g.failAll(errs.New(errs.Unavailable, "replica of group %d closed", id))
+		if destroy {
+			err = e.cfg.DB.DestroyGroup(id)
+		}
+	})
+	if derr != nil {
+		return derr
+	}
+	return err
+}
+
+// TransferLeadership asks every group this node leads to hand leadership to
+// its most up-to-date follower, and waits until none is led here or ctx ends.
+func (e *Engine) TransferLeadership(ctx context.Context) error {
+	for {
+		led := 0
+		err := e.do(ctx, func() {
+			for _, g := range e.groups {
+				st := g.rn.Status()
+				if st.RaftState != raft.StateLeader {
+					continue
+				}
+				var best, bestMatch uint64
+				for id, pr := range st.Progress {
+					if id != g.replica && !pr.IsLearner && pr.Match >= bestMatch {
+						best, bestMatch = id, pr.Match
+					}
+				}
+				if best != 0 {
+					led++
+					g.rn.TransferLeader(best)
+					e.markTouched(g)
+				}
+			}
+		})
+		if err != nil || led == 0 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(e.cfg.TickInterval):
+		}
+	}
+}
+
+// ProposeConfChange proposes a membership change to a group this node leads
+// and waits until it is applied here. The library turns a change proposed
+// while another is pending into a no-op; callers must check the applied
+// membership (GroupStatus) rather than trust a nil error alone.
+func (e *Engine) ProposeConfChange(ctx context.Context, id uint64, cc raftpb.ConfChangeV2) error {
+	var err error
+	var wait chan struct{}
+	derr := e.do(ctx, func() {
+		g := e.groups[id]
+		if g == nil {
+			err = errs.New(errs.NotFound, "no replica of group %d here", id)
+			return
+		}
+		if g.leader.Load() != g.replica {
+			err = &NotLeaderError{Group: id, Leader: g.leader.Load()}
+			return
+		}
+		e.confCtxID++
+		cc.Context = binary.BigEndian.AppendUint64([]byte("cc"), e.confCtxID)
+		if perr := g.rn.ProposeConfChange(cc); perr != nil {
+			err = &NotLeaderError{Group: id, Leader: g.leader.Load()}
+			return
+		}
+		e.markTouched(g)
+		wait = make(chan struct{})
+		g.confWaits[string(cc.Context)] = wait
+	})
+	if derr != nil {
+		return derr
+	}
+	if err != nil {
+		return err
+	}
+	select {
+	case <-wait:
+		return nil
+	case <-ctx.Done():
+		return errs.Wrap(errs.Timeout, ctx.Err(), "membership change of group %d not applied in time", id)
+	case <-e.done:
+		return ErrClosed
+	}
+}
+
+// Campaign makes the local replica of a group start an election now.
+func (e *Engine) Campaign(ctx context.Context, id uint64) error {
+	var err error
+	derr := e.do(ctx, func() {
+		if g := e.groups[id]; g != nil {
+			err = g.rn.Campaign()
+			e.markTouched(g)
+		}
+	})
+	if derr != nil {
+		return derr
+	}
+	return err
+}

@@ -1,0 +1,153 @@
+package multiraft
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/storage"
+)
+
+// group is this node's replica of one Raft group. Fields without atomics are
+// owned by the driver loop.
+type group struct {
+	id      uint64
+	replica uint64
+	rn      *raft.RawNode
+	st      *storage.GroupStorage
+	sm      state.Applier
+
+	applied     uint64
+	appliedTerm uint64
+	confState   raftpb.ConfState
+	touched     bool // in the loop's ready set this round
+	isLeader    bool
+
+	// Published for other goroutines.
+	leader     atomic.Uint64 // replica id of the known leader, 0 if none
+	appliedIdx atomic.Uint64
+	caughtUpAt atomic.Int64 // unix ms when the replica last knew it had applied the leader's commit
+
+	proposals map[string][]*proposal // by proposal id, on the node that proposed
+	confWaits map[string]chan struct{}
+
+	pendingReads []*readRequest // not yet sent as a ReadIndex
+	inflight     *readBatch     // sent, waiting for its ReadState
+	readyReads   []*readBatch   // read index known, waiting for apply
+
+	prepared      *storage.PreparedSnapshot // received snapshot data waiting for Raft to accept it
+	preparedIndex uint64
+	applyPending  bool // in the round's list of groups that applied
+}
+
+// openGroup creates the in-memory replica of a group on the loop goroutine.
+func (e *Engine) openGroup(id, replica uint64, peers []uint64) (*group, error) {
+	if g := e.groups[id]; g != nil {
+		if g.replica != replica {
+			return nil, fmt.Errorf("multiraft: group %d already open as replica %d, not %d", id, g.replica, replica)
+		}
+		return g, nil
+	}
+	st, err := e.cfg.DB.Group(id)
+	if err != nil {
+		return nil, fmt.Errorf("multiraft: open storage of group %d: %w", id, err)
+	}
+	ap := st.Applied()
+	rc := &raft.Config{
+		ID:                        replica,
+		ElectionTick:              e.cfg.ElectionTicks,
+		HeartbeatTick:             e.cfg.HeartbeatTicks,
+		Storage:                   st,
+		Applied:                   ap.Index,
+		MaxSizePerMsg:             e.cfg.MaxSizePerMsg,
+		MaxCommittedSizePerReady:  64 << 20,
+		MaxUncommittedEntriesSize: 256 << 20,
+		MaxInflightMsgs:           e.cfg.MaxInflightMsgs,
+		CheckQuorum:               true,
+		PreVote:                   true,
+		StepDownOnRemoval:         true,
+		ReadOnlyOption:            raft.ReadOnlySafe,
+		Logger:                    &raftLogger{log: e.log.With("group", id, "replica", replica)},
+	}
+	rn, err := raft.NewRawNode(rc)
+	if err != nil {
+		return nil, fmt.Errorf("multiraft: start group %d: %w", id, err)
+	}
+	last, err := st.LastIndex()
+	if err != nil {
+		return nil, err
+	}
+	hs, _, err := st.InitialState()
+	if err != nil {
+		return nil, err
+	}
+	if len(peers) > 0 && last == 0 && raft.IsEmptyHardState(hs) {
+		ps := make([]raft.Peer, len(peers))
+		for i, p := range peers {
+			ps[i] = raft.Peer{ID: p}
+		}
+		if err := rn.Bootstrap(ps); err != nil {
+			return nil, fmt.Errorf("multiraft: bootstrap group %d: %w", id, err)
+		}
+	}
+	g := &group{
+		id:          id,
+		replica:     replica,
+		rn:          rn,
+		st:          st,
+		sm:          e.cfg.Applier(id),
+		applied:     ap.Index,
+		appliedTerm: ap.Term,
+		confState:   ap.ConfState,
+		proposals:   map[string][]*proposal{},
+		confWaits:   map[string]chan struct{}{},
+	}
+	g.appliedIdx.Store(ap.Index)
+	e.mu.Lock()
+	e.groups[id] = g
+	e.mu.Unlock()
+	e.markTouched(g)
+	e.log.Debug("group opened", "group", id, "replica", replica, "applied", ap.Index)
+	return g, nil
+}
+
+// failAll fails every waiter of the group with err.
+func (g *group) failAll(err error) {
+	for id, ps := range g.proposals {
+		for _, p := range ps {
+			p.finish(nil, err)
+		}
+		delete(g.proposals, id)
+	}
+	for _, r := range g.pendingReads {
+		r.finish(err)
+	}
+	g.pendingReads = nil
+	if g.inflight != nil {
+		g.inflight.finish(err)
+		g.inflight = nil
+	}
+	for _, b := range g.readyReads {
+		b.finish(err)
+	}
+	g.readyReads = nil
+}
+
+// isMember reports whether replica is a voter or learner in cs.
+func isMember(cs raftpb.ConfState, replica uint64) bool {
+	for _, set := range [][]uint64{cs.Voters, cs.Learners, cs.VotersOutgoing, cs.LearnersNext} {
+		for _, id := range set {
+			if id == replica {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nowMs is the wall clock in Unix milliseconds.
+func nowMs() int64 { return time.Now().UnixMilli() }

@@ -1,0 +1,134 @@
+package multiraft
+
+import (
+	"context"
+	"crypto/rand"
+	"time"
+
+	"github.com/parley-chat/parley/internal/errs"
+)
+
+// proposal is one local attempt to replicate a command.
+type proposal struct {
+	group uint64
+	id    string
+	data  []byte
+	done  chan proposalResult // buffered: the loop never blocks on it
+}
+
+type proposalResult struct {
+	result []byte
+	err    error
+}
+
+func (p *proposal) finish(result []byte, err error) {
+	select {
+	case p.done <- proposalResult{result, err}:
+	default:
+	}
+}
+
+// NewProposalID returns a random proposal id for a command without a client
+// idempotency key. Reuse it for every retry of the same command.
+func NewProposalID() []byte {
+	id := make([]byte, 17)
+	id[0] = 'p'
+	_, _ = rand.Read(id[1:])
+	return id
+}
+
+// ClientProposalID returns the proposal id for a client idempotency key (the
+// dedup key already names the user), so retries through any node map to the
+// same id.
+func ClientProposalID(dedupKey string) []byte {
+	return append([]byte{'c'}, dedupKey...)
+}
+
+// Propose replicates cmd in a group whose leader is the local replica and
+// returns Apply's result. id must be the same for every retry of the command
+// (NewProposalID or ClientProposalID). It fails with *NotLeaderError when the
+// local replica is not the leader, and with a retryable errs.Timeout when the
+// attempt's time ran out: the command may or may not have been applied, and
+// retrying with the same id is safe.
+func (e *Engine) Propose(ctx context.Context, groupID uint64, id, cmd []byte) ([]byte, error) {
+	if len(id) == 0 || len(id) > 1024 {
+		return nil, errs.New(errs.Invalid, "proposal id must be 1 to 1024 bytes")
+	}
+	g := e.group(groupID)
+	if g == nil {
+		return nil, errs.New(errs.NotFound, "no replica of group %d on this node", groupID)
+	}
+	if l := g.leader.Load(); l != g.replica {
+		return nil, &NotLeaderError{Group: groupID, Leader: l}
+	}
+	env := envelope{id: id, timeMs: nowMs(), windowMs: e.cfg.DedupWindow.Milliseconds(), cmd: cmd}
+	p := &proposal{
+		group: groupID,
+		id:    string(id),
+		data:  env.encode(make([]byte, 0, 32+len(id)+len(cmd))),
+		done:  make(chan proposalResult, 1),
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, ErrClosed
+	}
+	e.proposals = append(e.proposals, p)
+	e.mu.Unlock()
+	e.notify()
+
+	timer := time.NewTimer(e.cfg.ProposalAttempt)
+	defer timer.Stop()
+	select {
+	case r := <-p.done:
+		return r.result, r.err
+	case <-ctx.Done():
+		e.post(func() { e.forgetProposal(p) })
+		return nil, errs.Wrap(errs.Timeout, ctx.Err(), "the write may or may not have been applied; retry with the same idempotency key")
+	case <-timer.C:
+		e.post(func() { e.forgetProposal(p) })
+		return nil, errs.New(errs.Timeout, "the write was not applied in time; retry with the same idempotency key")
+	case <-e.done:
+		return nil, ErrClosed
+	}
+}
+
+// startProposal hands a proposal to Raft on the loop goroutine.
+func (e *Engine) startProposal(p *proposal) {
+	g := e.groups[p.group]
+	if g == nil {
+		p.finish(nil, errs.New(errs.NotFound, "no replica of group %d on this node", p.group))
+		return
+	}
+	if !g.isLeader {
+		p.finish(nil, &NotLeaderError{Group: p.group, Leader: g.leader.Load()})
+		return
+	}
+	if err := g.rn.Propose(p.data); err != nil {
+		e.stats.ProposalsDropped.Add(1)
+		p.finish(nil, &NotLeaderError{Group: p.group, Leader: g.leader.Load()})
+		return
+	}
+	g.proposals[p.id] = append(g.proposals[p.id], p)
+	e.markTouched(g)
+}
+
+// forgetProposal drops a proposal whose caller gave up waiting.
+func (e *Engine) forgetProposal(p *proposal) {
+	g := e.groups[p.group]
+	if g == nil {
+		return
+	}
+	ps := g.proposals[p.id]
+	for i, q := range ps {
+		if q == p {
+			ps = append(ps[:i], ps[i+1:]...)
+			break
+		}
+	}
+	if len(ps) == 0 {
+		delete(g.proposals, p.id)
+	} else {
+		g.proposals[p.id] = ps
+	}
+}

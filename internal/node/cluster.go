@@ -1,0 +1,199 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/placement"
+)
+
+// openCluster resumes from the store, creates a new cluster, or joins one,
+// and returns once the node knows the cluster map.
+func (n *Node) openCluster(ctx context.Context) error {
+	rec := n.rec.Load()
+	switch {
+	case rec != nil:
+		if err := n.resume(ctx, rec); err != nil {
+			return err
+		}
+	case len(n.cfg.Join) == 0:
+		if err := n.create(ctx); err != nil {
+			return err
+		}
+	default:
+		if err := n.join(ctx); err != nil {
+			return err
+		}
+	}
+	return n.waitReady(ctx)
+}
+
+// resume reopens every replica this node held.
+func (n *Node) resume(ctx context.Context, rec *nodeRecord) error {
+	var peers []uint64
+	if rec.Creator {
+		peers = []uint64{rec.MetaReplica}
+	}
+	if err := n.engine.OpenGroup(ctx, placement.MetaGroup, rec.MetaReplica, peers); err != nil {
+		return err
+	}
+	m, ok, err := placement.LoadMap(n.db.State(placement.MetaGroup))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if rec.Creator {
+			return n.finishCreate(ctx, rec)
+		}
+		// A joined node that had not received the map yet: the metadata
+		// leader will send it.
+		return nil
+	}
+	n.setMap(m)
+	for _, g := range m.Groups[1:] {
+		if r, ok := m.ReplicaOn(g.ID, n.cfg.ID); ok {
+			if err := n.engine.OpenGroup(ctx, g.ID, r.ID, nil); err != nil {
+				return err
+			}
+		}
+	}
+	n.log.Info("node resumed", "cluster", rec.ClusterID, "partitions", m.Partitions)
+	return nil
+}
+
+// create makes a new cluster with this node as its only member.
+func (n *Node) create(ctx context.Context) error {
+	rec := &nodeRecord{
+		ID:          n.cfg.ID,
+		ClusterID:   randomID(),
+		Incarnation: randomID(),
+		MetaReplica: placement.BootstrapReplicas(n.cfg.Partitions)[0],
+		Creator:     true,
+	}
+	if err := n.saveRecord(rec); err != nil {
+		return err
+	}
+	if err := n.engine.OpenGroup(ctx, placement.MetaGroup, rec.MetaReplica, []uint64{rec.MetaReplica}); err != nil {
+		return err
+	}
+	return n.finishCreate(ctx, rec)
+}
+
+// finishCreate bootstraps the partitions and records the new cluster map.
+// It is idempotent, so a creator that crashed half-way finishes on restart.
+func (n *Node) finishCreate(ctx context.Context, rec *nodeRecord) error {
+	ids := placement.BootstrapReplicas(n.cfg.Partitions)
+	for p := 1; p <= n.cfg.Partitions; p++ {
+		if err := n.engine.OpenGroup(ctx, uint64(p), ids[p], []uint64{ids[p]}); err != nil {
+			return err
+		}
+	}
+	cmd := &placement.Command{
+		Op:                placement.OpCreate,
+		ClusterID:         rec.ClusterID,
+		Partitions:        n.cfg.Partitions,
+		ReplicationFactor: n.cfg.ReplicationFactor,
+		MetaVoters:        3,
+		Node:              n.nodeInfo(rec),
+	}
+	for _, g := range append([]uint64{placement.MetaGroup}, n.router.Partitions()...) {
+		if g > uint64(n.cfg.Partitions) {
+			break
+		}
+		_ = n.engine.Campaign(ctx, g)
+	}
+	res, err := n.router.Propose(ctx, placement.MetaGroup, "create/"+rec.ClusterID, cmd.Encode())
+	if err != nil {
+		return fmt.Errorf("create cluster: %w", err)
+	}
+	if r, err := placement.DecodeResult(res); err != nil || (r.Error != "" && r.Error != "cluster already created") {
+		return fmt.Errorf("create cluster: %v %s", err, r.Error)
+	}
+	rec2 := *rec
+	rec2.Creator = false
+	if err := n.saveRecord(&rec2); err != nil {
+		return err
+	}
+	n.log.Info("created a new cluster", "cluster", rec.ClusterID, "partitions", n.cfg.Partitions, "replication_factor", n.cfg.ReplicationFactor)
+	return nil
+}
+
+// join asks an existing member to add this node, trying each --join address
+// until one answers.
+func (n *Node) join(ctx context.Context) error {
+	rec := &nodeRecord{ID: n.cfg.ID, Incarnation: randomID()}
+	body, _ := json.Marshal(n.nodeInfo(rec))
+	var lastErr error
+	for attempt := 0; ; attempt++ {
+		addr := n.cfg.Join[attempt%len(n.cfg.Join)]
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		var rep callReply
+		err := n.call(cctx, addr, methodJoin, body, &rep)
+		cancel()
+		if err == nil {
+			err = rep.err(placement.MetaGroup)
+		}
+		if err == nil {
+			res, derr := placement.DecodeResult(rep.Result)
+			switch {
+			case derr != nil:
+				err = derr
+			case res.Error != "":
+				return fmt.Errorf("join refused by %s: %s", addr, res.Error)
+			case res.Map == nil:
+				err = errors.New("join answer without cluster map")
+			default:
+				rec.ClusterID, rec.MetaReplica = res.Map.ClusterID, res.Replica
+				if err := n.saveRecord(rec); err != nil {
+					return err
+				}
+				n.setMap(res.Map)
+				n.log.Info("joined cluster", "cluster", rec.ClusterID, "via", addr)
+				return n.engine.OpenGroup(ctx, placement.MetaGroup, rec.MetaReplica, nil)
+			}
+		}
+		lastErr = err
+		n.log.Warn("join attempt failed", "via", addr, "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("could not join via %v: %w", n.cfg.Join, lastErr)
+		case <-time.After(time.Duration(min(attempt+1, 10)) * 200 * time.Millisecond):
+		}
+	}
+}
+
+// waitReady waits until the node knows the cluster map.
+func (n *Node) waitReady(ctx context.Context) error {
+	for !n.ready.Load() {
+		select {
+		case <-ctx.Done():
+			return errs.Wrap(errs.Unavailable, ctx.Err(), "node did not receive the cluster map")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// nodeInfo describes this node for the cluster map.
+func (n *Node) nodeInfo(rec *nodeRecord) *placement.Node {
+	return &placement.Node{
+		ID:          n.cfg.ID,
+		Incarnation: rec.Incarnation,
+		Addr:        n.self(),
+		HTTPAddr:    n.httpAdvertise(),
+		Zone:        n.cfg.Zone,
+		Standby:     n.cfg.Standby,
+	}
+}
+
+func randomID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

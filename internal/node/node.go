@@ -1,0 +1,395 @@
+// Package node wires one Parley node together: the Pebble store, the internal
+// transport, the multi-Raft engine, the cluster map kept by the metadata
+// group, the router that forwards requests to partition leaders, the
+// reconciler that makes Raft membership follow the map, and the HTTP API.
+// New(cfg) -> Start(ctx) -> Close(); the node owns every goroutine it starts.
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/multiraft"
+	"github.com/parley-chat/parley/internal/placement"
+	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/storage"
+	"github.com/parley-chat/parley/internal/transport"
+)
+
+// Node is one running Parley node.
+type Node struct {
+	cfg    config.Config
+	log    *slog.Logger
+	db     *storage.DB
+	tr     *transport.Transport
+	engine *multiraft.Engine
+	router *Router
+	dir    *directory
+
+	rec   atomic.Pointer[nodeRecord]
+	cmap  atomic.Pointer[mapView]
+	ready atomic.Bool
+
+	hintMu sync.Mutex
+	hints  map[uint64]uint64 // partition -> leader replica last heard of
+
+	httpSrv *http.Server
+	httpLn  net.Listener
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	reconcile chan struct{}
+	closeOnce sync.Once
+}
+
+// nodeRecord is what a node keeps about itself in its store.
+type nodeRecord struct {
+	ID          string `json:"id"`
+	ClusterID   string `json:"cluster_id"`
+	Incarnation string `json:"incarnation"`
+	MetaReplica uint64 `json:"meta_replica"`
+	// Creator is set on the node that created the cluster until the
+	// creation command is applied, so a crash in between finishes it.
+	Creator bool `json:"creator,omitempty"`
+}
+
+// mapView is one version of the cluster map with lookup indexes.
+type mapView struct {
+	m          *placement.Map
+	addrOf     map[uint64]string   // replica id -> node internal address
+	replicasOf map[uint64][]string // group -> node addresses of its replicas
+}
+
+func newMapView(m *placement.Map) *mapView {
+	v := &mapView{m: m, addrOf: map[uint64]string{}, replicasOf: map[uint64][]string{}}
+	addr := map[string]string{}
+	for _, n := range m.Nodes {
+		addr[n.ID] = n.Addr
+	}
+	for _, g := range m.Groups {
+		for _, r := range g.Replicas {
+			if a, ok := addr[r.Node]; ok {
+				v.addrOf[r.ID] = a
+				v.replicasOf[g.ID] = append(v.replicasOf[g.ID], a)
+			}
+		}
+	}
+	return v
+}
+
+// New prepares a node; nothing listens until Start.
+func New(cfg config.Config, log *slog.Logger) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	n := &Node{
+		cfg:       cfg,
+		log:       log.With("node", cfg.ID),
+		hints:     map[uint64]uint64{},
+		reconcile: make(chan struct{}, 1),
+	}
+	n.router = &Router{n: n}
+	n.dir = &directory{n: n}
+	return n, nil
+}
+
+// Router returns the node's request path for the product layer.
+func (n *Node) Router() *Router { return n.router }
+
+// Engine returns the node's multi-Raft engine.
+func (n *Node) Engine() *multiraft.Engine { return n.engine }
+
+// Transport returns the node's internal transport (tests inject faults).
+func (n *Node) Transport() *transport.Transport { return n.tr }
+
+// DB returns the node's store.
+func (n *Node) DB() *storage.DB { return n.db }
+
+// ID returns the node's id.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// ClusterAddr returns the internal address the node listens on.
+func (n *Node) ClusterAddr() string { return n.tr.Addr() }
+
+// HTTPAddr returns the address the HTTP API listens on.
+func (n *Node) HTTPAddr() string { return n.httpLn.Addr().String() }
+
+// Map returns the current cluster map (nil before the node knows it).
+func (n *Node) Map() *placement.Map {
+	if v := n.cmap.Load(); v != nil {
+		return v.m
+	}
+	return nil
+}
+
+// Ready reports whether the node can serve requests: it knows the cluster
+// map and its engine runs.
+func (n *Node) Ready() bool { return n.ready.Load() && n.engine.Err() == nil }
+
+// Start opens the store, joins or creates the cluster (or resumes), and
+// starts serving. It returns once the node can serve requests or ctx ends.
+func (n *Node) Start(ctx context.Context) error {
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	if err := os.MkdirAll(n.cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	db, err := storage.Open(n.cfg.DataDir, storage.Options{NoSync: n.cfg.NoSync})
+	if err != nil {
+		return fmt.Errorf("open store in %s: %w", n.cfg.DataDir, err)
+	}
+	n.db = db
+	if err := n.loadRecord(); err != nil {
+		n.Close()
+		return err
+	}
+	tr, err := transport.New(transport.Config{
+		ListenAddr:    n.cfg.ClusterAddr,
+		AdvertiseAddr: n.cfg.Advertise,
+		TLS:           n.cfg.ClusterTLS,
+		ClusterID:     n.clusterID,
+		NodeID:        n.cfg.ID,
+		Logger:        n.log,
+	}, &handler{n: n})
+	if err != nil {
+		n.Close()
+		return fmt.Errorf("listen for cluster traffic on %s: %w", n.cfg.ClusterAddr, err)
+	}
+	n.tr = tr
+	ecfg := multiraft.DefaultConfig()
+	ecfg.DB, ecfg.Sender, ecfg.Directory, ecfg.Logger = db, tr, n.dir, n.log
+	ecfg.Applier = n.applierFor
+	ecfg.TickInterval, ecfg.ElectionTicks = n.cfg.TickInterval, n.cfg.ElectionTicks
+	ecfg.DedupWindow = n.cfg.DedupWindow
+	ecfg.ReadRetry = n.cfg.TickInterval * time.Duration(n.cfg.ElectionTicks)
+	ecfg.Accept = n.accept
+	ecfg.OnApplied = n.onApplied
+	ecfg.OnConfChange = n.onConfChange
+	if n.engine, err = multiraft.New(ecfg); err != nil {
+		n.Close()
+		return err
+	}
+	n.engine.Start()
+	if err := n.startHTTP(); err != nil {
+		n.Close()
+		return err
+	}
+	if err := n.openCluster(ctx); err != nil {
+		n.Close()
+		return err
+	}
+	n.goBackground(n.reconcileLoop)
+	return nil
+}
+
+// Close hands over leadership where it can, then stops everything the node
+// started. The store keeps all data.
+func (n *Node) Close() {
+	n.closeOnce.Do(func() {
+		if n.cancel != nil {
+			n.cancel()
+		}
+		if n.httpSrv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_ = n.httpSrv.Shutdown(ctx)
+			cancel()
+		}
+		n.wg.Wait()
+		if n.engine != nil {
+			n.engine.Close()
+		}
+		if n.tr != nil {
+			_ = n.tr.Close()
+		}
+		if n.db != nil {
+			_ = n.db.Close()
+		}
+	})
+}
+
+// Shutdown transfers leadership of every group this node leads to another
+// replica (bounded by ctx), then closes the node: what SIGTERM does.
+func (n *Node) Shutdown(ctx context.Context) {
+	if n.engine != nil {
+		if err := n.engine.TransferLeadership(ctx); err != nil {
+			n.log.Warn("leadership transfer before exit incomplete", "err", err)
+		}
+	}
+	n.Close()
+}
+
+// goBackground runs fn on a goroutine the node waits for on Close.
+func (n *Node) goBackground(fn func()) {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		fn()
+	}()
+}
+
+// self returns the internal address peers reach this node at, as recorded
+// in the cluster map.
+func (n *Node) self() string {
+	if n.cfg.Advertise != "" {
+		return n.cfg.Advertise
+	}
+	return n.tr.Addr()
+}
+
+func (n *Node) clusterID() string {
+	if r := n.rec.Load(); r != nil {
+		return r.ClusterID
+	}
+	return ""
+}
+
+func (n *Node) partitions() int {
+	if m := n.Map(); m != nil {
+		return m.Partitions
+	}
+	return n.cfg.Partitions
+}
+
+// replicaAddrs returns the node addresses of a group's replicas.
+func (n *Node) replicaAddrs(g uint64) []string {
+	if v := n.cmap.Load(); v != nil {
+		return v.replicasOf[g]
+	}
+	return nil
+}
+
+func (n *Node) hintLeader(g, replica uint64) {
+	n.hintMu.Lock()
+	n.hints[g] = replica
+	n.hintMu.Unlock()
+}
+
+func (n *Node) leaderHint(g uint64) uint64 {
+	n.hintMu.Lock()
+	defer n.hintMu.Unlock()
+	return n.hints[g]
+}
+
+func (n *Node) loadRecord() error {
+	b, ok, err := n.db.LoadNodeRecord()
+	if err != nil || !ok {
+		return err
+	}
+	var r nodeRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("corrupt node record: %w", err)
+	}
+	if r.ID != n.cfg.ID {
+		return fmt.Errorf("data dir %s belongs to node %q, not %q: use --id %s or another --data-dir", n.cfg.DataDir, r.ID, n.cfg.ID, r.ID)
+	}
+	n.rec.Store(&r)
+	return nil
+}
+
+func (n *Node) saveRecord(r *nodeRecord) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if err := n.db.SaveNodeRecord(b); err != nil {
+		return fmt.Errorf("save node record: %w", err)
+	}
+	n.rec.Store(r)
+	return nil
+}
+
+// applierFor returns the state machine of a group.
+func (n *Node) applierFor(group uint64) state.Applier {
+	if group == placement.MetaGroup {
+		return placement.StateMachine{}
+	}
+	return partitionMux
+}
+
+// accept lets a message create a replica that the cluster map assigns to
+// this node (runs on the driver loop).
+func (n *Node) accept(group, replica uint64) bool {
+	if group == placement.MetaGroup {
+		r := n.rec.Load()
+		return r != nil && r.MetaReplica == replica
+	}
+	m := n.Map()
+	if m == nil {
+		return false
+	}
+	r, ok := m.ReplicaOn(group, n.cfg.ID)
+	return ok && r.ID == replica
+}
+
+// onApplied refreshes the cluster map when the metadata group applied
+// (runs on the driver loop: it must stay quick).
+func (n *Node) onApplied(group, _ uint64) {
+	if group != placement.MetaGroup {
+		return
+	}
+	m, ok, err := placement.LoadMap(n.db.State(placement.MetaGroup))
+	if err != nil {
+		n.log.Error("cannot read cluster map", "err", err)
+		return
+	}
+	if ok {
+		n.setMap(m)
+	}
+}
+
+func (n *Node) setMap(m *placement.Map) {
+	n.cmap.Store(newMapView(m))
+	n.ready.Store(true)
+	n.kickReconcile()
+}
+
+// onConfChange closes and deletes a replica that was removed from its group
+// (runs on the driver loop, so the work goes to a goroutine).
+func (n *Node) onConfChange(group uint64, removedSelf bool) {
+	if !removedSelf || group == placement.MetaGroup {
+		n.kickReconcile()
+		return
+	}
+	n.goBackground(func() {
+		ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
+		defer cancel()
+		if err := n.engine.CloseGroup(ctx, group, true); err != nil && !errors.Is(err, context.Canceled) {
+			n.log.Warn("cannot delete removed replica", "group", group, "err", err)
+			return
+		}
+		n.log.Info("replica removed from this node", "group", group)
+	})
+}
+
+func (n *Node) kickReconcile() {
+	select {
+	case n.reconcile <- struct{}{}:
+	default:
+	}
+}
+
+// directory resolves replica ids through the current cluster map.
+type directory struct{ n *Node }
+
+// AddrOf implements multiraft.Directory.
+func (d *directory) AddrOf(replica uint64) (string, bool) {
+	v := d.n.cmap.Load()
+	if v == nil {
+		return "", false
+	}
+	a, ok := v.addrOf[replica]
+	return a, ok
+}

@@ -1,0 +1,129 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/placement"
+	"github.com/parley-chat/parley/internal/transport"
+)
+
+// Internal call methods.
+const (
+	methodPropose = "propose"
+	methodGet     = "get"
+	methodScan    = "scan"
+	methodJoin    = "join"
+	methodStatus  = "status"
+)
+
+// handler answers the node's internal traffic.
+type handler struct{ n *Node }
+
+var _ transport.Handler = (*handler)(nil)
+
+// HandleRaft implements transport.Handler.
+func (h *handler) HandleRaft(_ string, msgs []transport.GroupMessage) {
+	if h.n.engine != nil {
+		h.n.engine.Step(msgs)
+	}
+}
+
+// HandleSnapshot implements transport.Handler.
+func (h *handler) HandleSnapshot(ctx context.Context, _ string, msg transport.GroupMessage, data io.Reader) error {
+	if h.n.engine == nil {
+		return fmt.Errorf("node starting")
+	}
+	return h.n.engine.HandleSnapshot(ctx, msg, data)
+}
+
+// HandleCall implements transport.Handler. Errors meant for the caller travel
+// inside the reply; a returned error means the request itself was bad.
+func (h *handler) HandleCall(ctx context.Context, _ string, method string, body []byte) ([]byte, error) {
+	n := h.n
+	if n.engine == nil {
+		return json.Marshal(callReply{Code: errs.Unavailable, Message: "node starting"})
+	}
+	switch method {
+	case methodPropose:
+		var req proposeRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, fmt.Errorf("bad propose request: %w", err)
+		}
+		return json.Marshal(replyOf(n.engine.Propose(ctx, req.Group, req.ID, req.Cmd)))
+	case methodGet, methodScan:
+		var req readRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, fmt.Errorf("bad read request: %w", err)
+		}
+		return json.Marshal(n.localRead(ctx, method, req))
+	case methodJoin:
+		var node placement.Node
+		if err := json.Unmarshal(body, &node); err != nil {
+			return nil, fmt.Errorf("bad join request: %w", err)
+		}
+		return json.Marshal(replyOf(n.router.Propose(ctx, placement.MetaGroup, "", (&placement.Command{Op: placement.OpAddNode, Node: &node}).Encode())))
+	case methodStatus:
+		st, err := n.localStatus(ctx)
+		if err != nil {
+			return json.Marshal(replyOf(nil, err))
+		}
+		b, _ := json.Marshal(st)
+		return json.Marshal(callReply{Result: b})
+	}
+	return nil, fmt.Errorf("unknown method %q", method)
+}
+
+// localRead serves a forwarded read from this node's replica.
+func (n *Node) localRead(ctx context.Context, method string, req readRequest) callReply {
+	if !n.engine.HasGroup(req.Group) {
+		return callReply{Code: errs.NotFound, Message: fmt.Sprintf("no replica of partition %d here", req.Group)}
+	}
+	var stale int64
+	if req.Linearizable {
+		if err := n.engine.ReadIndex(ctx, req.Group); err != nil {
+			return replyOf(nil, err)
+		}
+	} else {
+		stale, _ = n.engine.StaleMs(req.Group)
+	}
+	r := n.db.State(req.Group)
+	if method == methodGet {
+		v, ok, err := r.Get(req.Key)
+		if err != nil {
+			return replyOf(nil, err)
+		}
+		if !ok {
+			return callReply{StaleMs: stale}
+		}
+		return callReply{Result: append([]byte{1}, v...), StaleMs: stale}
+	}
+	limit := min(max(req.Limit, 1), scanPage)
+	var pairs [][2][]byte
+	err := r.Scan(req.Key, req.Hi, func(k, v []byte) bool {
+		pairs = append(pairs, [2][]byte{append([]byte(nil), k...), append([]byte(nil), v...)})
+		return len(pairs) < limit
+	})
+	if err != nil {
+		return replyOf(nil, err)
+	}
+	return callReply{Result: encodePairs(pairs), StaleMs: stale}
+}
+
+// call sends an internal request and decodes the reply.
+func (n *Node) call(ctx context.Context, addr, method string, body []byte, rep *callReply) error {
+	b, err := n.tr.Call(ctx, addr, method, body)
+	if err != nil {
+		if ctx.Err() != nil {
+			return errs.Wrap(errs.Timeout, err, "node %s did not answer in time", addr)
+		}
+		return fmt.Errorf("call %s on %s: %w", method, addr, err)
+	}
+	if err := json.Unmarshal(b, rep); err != nil {
+		return fmt.Errorf("bad reply to %s from %s: %w", method, addr, err)
+	}
+	return nil
+}

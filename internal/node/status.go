@@ -1,0 +1,133 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/parley-chat/parley/internal/api"
+	"github.com/parley-chat/parley/internal/multiraft"
+	"github.com/parley-chat/parley/internal/placement"
+)
+
+// localStatus returns the status of every replica on this node.
+func (n *Node) localStatus(ctx context.Context) ([]multiraft.GroupStatus, error) {
+	return n.engine.Status(ctx)
+}
+
+// ClusterStatus implements api.StatusSource: the map, with every replica's
+// progress gathered from its node (nodes that do not answer in time show
+// as unreachable).
+func (n *Node) ClusterStatus(ctx context.Context) (*api.ClusterStatus, error) {
+	m := n.Map()
+	if m == nil {
+		return &api.ClusterStatus{}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	byNode := map[string]map[uint64]multiraft.GroupStatus{}
+	var wg sync.WaitGroup
+	for _, nd := range m.Nodes {
+		wg.Add(1)
+		go func(nd placement.Node) {
+			defer wg.Done()
+			sts, err := n.nodeStatus(ctx, nd)
+			if err != nil {
+				return
+			}
+			idx := map[uint64]multiraft.GroupStatus{}
+			for _, s := range sts {
+				idx[s.Group] = s
+			}
+			mu.Lock()
+			byNode[nd.ID] = idx
+			mu.Unlock()
+		}(nd)
+	}
+	wg.Wait()
+	return buildStatus(m, byNode), nil
+}
+
+func (n *Node) nodeStatus(ctx context.Context, nd placement.Node) ([]multiraft.GroupStatus, error) {
+	if nd.ID == n.cfg.ID {
+		return n.localStatus(ctx)
+	}
+	var rep callReply
+	if err := n.call(ctx, nd.Addr, methodStatus, nil, &rep); err != nil {
+		return nil, err
+	}
+	if err := rep.err(0); err != nil {
+		return nil, err
+	}
+	var sts []multiraft.GroupStatus
+	return sts, json.Unmarshal(rep.Result, &sts)
+}
+
+// buildStatus joins the map with the replicas' reported progress.
+func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupStatus) *api.ClusterStatus {
+	cs := &api.ClusterStatus{ClusterID: m.ClusterID, Moves: []api.Move{}}
+	replicas, leaders := map[string]int{}, map[string]int{}
+	for _, g := range m.Groups {
+		ps := api.PartitionStatus{ID: g.ID, Replicas: []api.ReplicaStatus{}}
+		var leaderApplied uint64
+		for _, r := range g.Replicas {
+			if st, ok := byNode[r.Node][g.ID]; ok && st.IsLeader {
+				ps.Leader, leaderApplied = r.Node, st.Applied
+			}
+		}
+		for _, r := range g.Replicas {
+			rs := api.ReplicaStatus{Node: r.Node, Role: "unreachable"}
+			if st, ok := byNode[r.Node][g.ID]; ok {
+				rs.Applied = st.Applied
+				rs.LagMs = max(st.StaleMs, 0)
+				if leaderApplied > st.Applied {
+					rs.LagEntries = leaderApplied - st.Applied
+				}
+				switch {
+				case st.IsLeader:
+					rs.Role = "leader"
+				case isLearnerIn(st, r.ID):
+					rs.Role = "learner"
+					cs.Moves = append(cs.Moves, api.Move{Partition: g.ID, To: r.Node, Phase: "learner"})
+				default:
+					rs.Role = "follower"
+				}
+			}
+			if g.ID != placement.MetaGroup {
+				replicas[r.Node]++
+				if rs.Role == "leader" {
+					leaders[r.Node]++
+				}
+			}
+			ps.Replicas = append(ps.Replicas, rs)
+		}
+		if g.ID != placement.MetaGroup {
+			cs.Partitions = append(cs.Partitions, ps)
+		}
+	}
+	for _, nd := range m.Nodes {
+		state := "alive"
+		if _, ok := byNode[nd.ID]; !ok {
+			state = "unreachable"
+		}
+		if nd.State == placement.NodeDraining {
+			state = "draining"
+		}
+		cs.Nodes = append(cs.Nodes, api.NodeStatus{
+			ID: nd.ID, Addr: nd.HTTPAddr, Zone: nd.Zone, State: state, Standby: nd.Standby,
+			Replicas: replicas[nd.ID], Leaders: leaders[nd.ID],
+		})
+	}
+	return cs
+}
+
+func isLearnerIn(st multiraft.GroupStatus, id uint64) bool {
+	for _, l := range st.ConfState.Learners {
+		if l == id {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,254 @@
+package placement
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/parley-chat/parley/internal/state"
+)
+
+// Tag is the first byte of every metadata command.
+const Tag byte = 'M'
+
+var keyMap = []byte("map")
+
+// Commands of the metadata group.
+const (
+	OpCreate        = "create"
+	OpAddNode       = "add_node"
+	OpAddReplica    = "add_replica"
+	OpSetRole       = "set_role"
+	OpRemoveReplica = "remove_replica"
+)
+
+// Command changes the cluster map. Fields beyond Op depend on the op.
+type Command struct {
+	Op string `json:"op"`
+	// Create: the new cluster's identity and the first node.
+	ClusterID         string `json:"cluster_id,omitempty"`
+	Partitions        int    `json:"partitions,omitempty"`
+	ReplicationFactor int    `json:"replication_factor,omitempty"`
+	MetaVoters        int    `json:"meta_voters,omitempty"`
+	// Create and AddNode: the node.
+	Node *Node `json:"node,omitempty"`
+	// AddReplica, SetRole, RemoveReplica.
+	Group   uint64 `json:"group,omitempty"`
+	Replica uint64 `json:"replica,omitempty"`
+	NodeID  string `json:"node_id,omitempty"`
+	Role    string `json:"role,omitempty"`
+}
+
+// Result is what applying a Command returns.
+type Result struct {
+	// Replica is the replica id created or found (AddNode: the node's
+	// metadata replica).
+	Replica uint64 `json:"replica,omitempty"`
+	// Error is set when the command was refused; the map is unchanged.
+	Error string `json:"error,omitempty"`
+	// Map is the map after the command (AddNode only, for the joining node).
+	Map *Map `json:"map,omitempty"`
+}
+
+// Encode returns the command's wire form.
+func (c *Command) Encode() []byte {
+	b, _ := json.Marshal(c) // cannot fail: plain fields
+	return append([]byte{Tag}, b...)
+}
+
+// DecodeResult parses an Apply result.
+func DecodeResult(b []byte) (Result, error) {
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("placement: bad result: %w", err)
+	}
+	return r, nil
+}
+
+// BootstrapReplicas returns the replica ids a new cluster's first node gets:
+// the metadata group's first, then partition p's at index p.
+func BootstrapReplicas(partitions int) []uint64 {
+	ids := make([]uint64, partitions+1)
+	for i := range ids {
+		ids[i] = uint64(i + 1)
+	}
+	return ids
+}
+
+// LoadMap reads the cluster map from the metadata group's state; ok is false
+// before the cluster was created.
+func LoadMap(r state.Reader) (*Map, bool, error) {
+	b, ok, err := r.Get(keyMap)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	var m Map
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, false, fmt.Errorf("placement: corrupt cluster map: %w", err)
+	}
+	return &m, true, nil
+}
+
+// StateMachine applies metadata commands; it implements state.Applier.
+type StateMachine struct{}
+
+var _ state.Applier = StateMachine{}
+
+// Apply applies one command deterministically.
+func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
+	var c Command
+	if len(cmd) == 0 || cmd[0] != Tag || json.Unmarshal(cmd[1:], &c) != nil {
+		return json.Marshal(Result{Error: "malformed metadata command"})
+	}
+	m, exists, err := LoadMap(w)
+	if err != nil {
+		return nil, err
+	}
+	if !exists && c.Op != OpCreate {
+		return json.Marshal(Result{Error: "cluster not created yet"})
+	}
+	if !exists {
+		m = &Map{}
+	}
+	res := apply(m, &c)
+	if res.Error == "" {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.Set(keyMap, b); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(res)
+}
+
+func apply(m *Map, c *Command) Result {
+	switch c.Op {
+	case OpCreate:
+		return applyCreate(m, c)
+	case OpAddNode:
+		return applyAddNode(m, c)
+	case OpAddReplica:
+		return applyAddReplica(m, c)
+	case OpSetRole:
+		for i, r := range m.groupReplicas(c.Group) {
+			if r.ID == c.Replica {
+				m.Groups[c.Group].Replicas[i].Role = c.Role
+				return Result{Replica: r.ID}
+			}
+		}
+		return Result{Error: "no such replica"}
+	case OpRemoveReplica:
+		rs := m.groupReplicas(c.Group)
+		i := slices.IndexFunc(rs, func(r Replica) bool { return r.ID == c.Replica })
+		if i < 0 {
+			return Result{Error: "no such replica"}
+		}
+		m.Groups[c.Group].Replicas = slices.Delete(rs, i, i+1)
+		return Result{Replica: c.Replica}
+	}
+	return Result{Error: "unknown metadata command " + c.Op}
+}
+
+func (m *Map) groupReplicas(g uint64) []Replica {
+	if g >= uint64(len(m.Groups)) {
+		return nil
+	}
+	return m.Groups[g].Replicas
+}
+
+func applyCreate(m *Map, c *Command) Result {
+	if m.ClusterID != "" {
+		return Result{Error: "cluster already created"}
+	}
+	if c.Node == nil || c.Partitions < 1 || c.ReplicationFactor < 1 || c.ClusterID == "" {
+		return Result{Error: "create needs a cluster id, a node, partitions and a replication factor"}
+	}
+	*m = Map{
+		ClusterID:         c.ClusterID,
+		Hash:              HashFNV1a64,
+		Partitions:        c.Partitions,
+		ReplicationFactor: c.ReplicationFactor,
+		MetaVoters:        max(1, c.MetaVoters),
+	}
+	n := *c.Node
+	n.State = NodeActive
+	m.Nodes = []Node{n}
+	for i, id := range BootstrapReplicas(c.Partitions) {
+		m.Groups = append(m.Groups, Group{ID: uint64(i), Replicas: []Replica{{ID: id, Node: n.ID, Role: RoleVoter}}})
+		m.NextReplicaID = id + 1
+	}
+	return Result{Replica: 1}
+}
+
+func applyAddNode(m *Map, c *Command) Result {
+	if c.Node == nil || c.Node.ID == "" || c.Node.Addr == "" {
+		return Result{Error: "add_node needs a node id and address"}
+	}
+	n := *c.Node
+	n.State = NodeActive
+	if old, ok := m.Node(n.ID); ok {
+		if old.Incarnation == n.Incarnation {
+			r, _ := m.ReplicaOn(MetaGroup, n.ID)
+			return Result{Replica: r.ID, Map: m.Clone()}
+		}
+		// The node came back with an empty data directory: its old replicas
+		// are gone; drop them so placement re-creates them with new ids.
+		*old = n
+		for gi := range m.Groups {
+			m.Groups[gi].Replicas = slices.DeleteFunc(m.Groups[gi].Replicas, func(r Replica) bool { return r.Node == n.ID })
+		}
+	} else {
+		i, _ := slices.BinarySearchFunc(m.Nodes, n.ID, func(a Node, id string) int {
+			if a.ID < id {
+				return -1
+			}
+			if a.ID > id {
+				return 1
+			}
+			return 0
+		})
+		m.Nodes = slices.Insert(m.Nodes, i, n)
+	}
+	role := RoleLearner
+	if m.voters(MetaGroup) < m.MetaVoters {
+		role = RoleVoter
+	}
+	id := m.addReplica(MetaGroup, n.ID, role)
+	return Result{Replica: id, Map: m.Clone()}
+}
+
+func applyAddReplica(m *Map, c *Command) Result {
+	if c.Group >= uint64(len(m.Groups)) {
+		return Result{Error: "no such group"}
+	}
+	if _, ok := m.Node(c.NodeID); !ok {
+		return Result{Error: "no such node"}
+	}
+	if r, ok := m.ReplicaOn(c.Group, c.NodeID); ok {
+		return Result{Replica: r.ID}
+	}
+	role := c.Role
+	if role == "" {
+		role = RoleVoter
+	}
+	return Result{Replica: m.addReplica(c.Group, c.NodeID, role)}
+}
+
+func (m *Map) addReplica(g uint64, node, role string) uint64 {
+	id := m.NextReplicaID
+	m.NextReplicaID++
+	m.Groups[g].Replicas = append(m.Groups[g].Replicas, Replica{ID: id, Node: node, Role: role})
+	return id
+}
+
+func (m *Map) voters(g uint64) int {
+	n := 0
+	for _, r := range m.groupReplicas(g) {
+		if r.Role == RoleVoter {
+			n++
+		}
+	}
+	return n
+}

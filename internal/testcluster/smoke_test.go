@@ -1,0 +1,59 @@
+package testcluster_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/testcluster"
+)
+
+func TestCluster_SingleNodeKV(t *testing.T) {
+	c := testcluster.New(t, testcluster.Options{Nodes: 1, Partitions: 4, ReplicationFactor: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl := c.Client(0)
+	v, err := cl.KVPut(ctx, "a", []byte("hello"), client.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ver, err := cl.KVGet(ctx, "a", client.GetOptions{})
+	if err != nil || string(got) != "hello" || ver != v {
+		t.Fatalf("get = %q v%d %v, want hello v%d", got, ver, err, v)
+	}
+}
+
+func TestCluster_ForwardingShapes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	for _, tc := range []struct {
+		name      string
+		nodes, rf int
+	}{
+		{"3 nodes RF3", 3, 3},
+		{"4 nodes RF3", 4, 3},
+		{"3 nodes RF1", 3, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testcluster.New(t, testcluster.Options{Nodes: tc.nodes, Partitions: 8, ReplicationFactor: tc.rf, NoSync: true})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			for k := 0; k < 40; k++ {
+				key := "key-" + string(rune('a'+k%26)) + string(rune('0'+k/26))
+				w := c.Client(k % tc.nodes)
+				v, err := w.KVPut(ctx, key, []byte(key), client.PutOptions{})
+				if err != nil {
+					t.Fatalf("put %s via n%d: %v", key, k%tc.nodes+1, err)
+				}
+				for i := 0; i < tc.nodes; i++ {
+					got, ver, err := c.Client(i).KVGet(ctx, key, client.GetOptions{})
+					if err != nil || string(got) != key || ver != v {
+						t.Fatalf("get %s via n%d = %q v%d %v, want v%d", key, i+1, got, ver, err, v)
+					}
+				}
+			}
+		})
+	}
+}

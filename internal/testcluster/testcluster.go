@@ -1,0 +1,303 @@
+// Package testcluster starts in-process Parley clusters for tests, built with
+// the same constructors as `parley serve`, with hooks to kill, restart and
+// partition nodes.
+package testcluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/node"
+	"github.com/parley-chat/parley/internal/placement"
+)
+
+// Options shape a test cluster.
+type Options struct {
+	// Nodes is how many nodes to start (default 3).
+	Nodes int
+	// Partitions is P (default 4).
+	Partitions int
+	// ReplicationFactor is RF (default 3).
+	ReplicationFactor int
+	// Tick is the Raft tick (default 10ms; election timeout 10 ticks).
+	Tick time.Duration
+	// NoSync skips fsync for speed where durability is not under test.
+	NoSync bool
+	// Configure, if set, edits each node's config before it starts.
+	Configure func(i int, cfg *config.Config)
+}
+
+// Cluster is a running in-process cluster.
+type Cluster struct {
+	t    testing.TB
+	opts Options
+	dir  string
+
+	mu    sync.Mutex
+	nodes []*node.Node
+	cfgs  []config.Config
+}
+
+// New starts a cluster: node 0 creates it, the others join one at a time,
+// and New returns once every partition has its full replica set.
+func New(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	if opts.Nodes == 0 {
+		opts.Nodes = 3
+	}
+	if opts.Partitions == 0 {
+		opts.Partitions = 4
+	}
+	if opts.ReplicationFactor == 0 {
+		opts.ReplicationFactor = 3
+	}
+	if opts.Tick == 0 {
+		opts.Tick = 10 * time.Millisecond
+	}
+	c := &Cluster{t: t, opts: opts, dir: t.TempDir()}
+	t.Cleanup(c.Close)
+	for i := 0; i < opts.Nodes; i++ {
+		c.AddNode()
+	}
+	c.WaitConverged(30 * time.Second)
+	return c
+}
+
+// AddNode starts one more node (joining node 0, or creating the cluster if
+// it is the first) and returns its index.
+func (c *Cluster) AddNode() int {
+	c.t.Helper()
+	c.mu.Lock()
+	i := len(c.nodes)
+	cfg := config.Default()
+	cfg.ID = fmt.Sprintf("n%d", i+1)
+	cfg.DataDir = filepath.Join(c.dir, cfg.ID)
+	cfg.HTTPAddr = freeAddr(c.t)
+	cfg.ClusterAddr = freeAddr(c.t)
+	cfg.Partitions = c.opts.Partitions
+	cfg.ReplicationFactor = c.opts.ReplicationFactor
+	cfg.TickInterval = c.opts.Tick
+	cfg.NoSync = c.opts.NoSync
+	if i > 0 {
+		cfg.Join = []string{c.cfgs[0].ClusterAddr}
+	}
+	if c.opts.Configure != nil {
+		c.opts.Configure(i, &cfg)
+	}
+	c.cfgs = append(c.cfgs, cfg)
+	c.nodes = append(c.nodes, nil)
+	c.mu.Unlock()
+	c.start(i)
+	return i
+}
+
+func (c *Cluster) start(i int) {
+	c.t.Helper()
+	c.mu.Lock()
+	cfg := c.cfgs[i]
+	c.mu.Unlock()
+	n, err := node.New(cfg, logger(cfg.ID))
+	if err != nil {
+		c.t.Fatalf("node %s: %v", cfg.ID, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.Start(ctx); err != nil {
+		c.t.Fatalf("start node %s: %v", cfg.ID, err)
+	}
+	c.mu.Lock()
+	c.nodes[i] = n
+	c.mu.Unlock()
+}
+
+func logger(id string) *slog.Logger {
+	if os.Getenv("PARLEY_TEST_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test_node", id)
+}
+
+// freeAddr returns a loopback address with a port free right now.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Len returns the number of nodes (running or not).
+func (c *Cluster) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.nodes)
+}
+
+// Node returns node i, nil while it is stopped.
+func (c *Cluster) Node(i int) *node.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodes[i]
+}
+
+// Client returns an API client talking to node i.
+func (c *Cluster) Client(i int) *client.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return client.New("http://" + c.cfgs[i].HTTPAddr)
+}
+
+// Kill stops node i abruptly (no leadership hand-over). Its data stays.
+func (c *Cluster) Kill(i int) {
+	c.mu.Lock()
+	n := c.nodes[i]
+	c.nodes[i] = nil
+	c.mu.Unlock()
+	if n != nil {
+		n.Close()
+	}
+}
+
+// Restart starts a killed node again from its data directory.
+func (c *Cluster) Restart(i int) {
+	c.t.Helper()
+	c.mu.Lock()
+	c.cfgs[i].Join = nil // a node with data resumes; it needs no --join
+	c.mu.Unlock()
+	c.start(i)
+}
+
+// Isolate cuts node i off from every other node, both directions.
+func (c *Cluster) Isolate(i int) {
+	c.forEachPair(i, func(self, other *node.Node) {
+		self.Transport().Faults().Isolate(other.ClusterAddr())
+		other.Transport().Faults().Isolate(self.ClusterAddr())
+	})
+}
+
+// Heal reconnects node i with every other node.
+func (c *Cluster) Heal(i int) {
+	c.forEachPair(i, func(self, other *node.Node) {
+		self.Transport().Faults().Heal(other.ClusterAddr())
+		other.Transport().Faults().Heal(self.ClusterAddr())
+	})
+}
+
+func (c *Cluster) forEachPair(i int, fn func(self, other *node.Node)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	self := c.nodes[i]
+	if self == nil {
+		return
+	}
+	for j, o := range c.nodes {
+		if j != i && o != nil {
+			fn(self, o)
+		}
+	}
+}
+
+// LeaderOf returns the index of the node whose replica leads group g, or -1.
+func (c *Cluster) LeaderOf(g uint64) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, n := range c.nodes {
+		if n == nil {
+			continue
+		}
+		if _, local := n.Engine().Leader(g); local {
+			return i
+		}
+	}
+	return -1
+}
+
+// WaitConverged waits until the map gives every partition min(RF, nodes)
+// replicas and every running replica in the map is a voter or learner as the
+// map says, with a leader for every group.
+func (c *Cluster) WaitConverged(timeout time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := c.converged()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("cluster did not converge in %v: %v", timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (c *Cluster) converged() error {
+	c.mu.Lock()
+	nodes := append([]*node.Node(nil), c.nodes...)
+	c.mu.Unlock()
+	var m *placement.Map
+	running := 0
+	for _, n := range nodes {
+		if n != nil {
+			running++
+			if m == nil {
+				m = n.Map()
+			}
+		}
+	}
+	if m == nil {
+		return fmt.Errorf("no map yet")
+	}
+	want := min(m.ReplicationFactor, len(m.Nodes))
+	for _, g := range m.Groups[1:] {
+		if len(g.Replicas) < want {
+			return fmt.Errorf("partition %d has %d of %d replicas", g.ID, len(g.Replicas), want)
+		}
+	}
+	for _, g := range m.Groups {
+		lead := c.LeaderOf(g.ID)
+		if lead < 0 {
+			return fmt.Errorf("group %d has no leader", g.ID)
+		}
+		st, ok, err := nodes[lead].Engine().GroupStatus(context.Background(), g.ID)
+		if err != nil || !ok {
+			return fmt.Errorf("group %d: status: %v", g.ID, err)
+		}
+		voters := map[uint64]bool{}
+		for _, v := range st.ConfState.Voters {
+			voters[v] = true
+		}
+		for _, r := range g.Replicas {
+			if r.Role == placement.RoleVoter && !voters[r.ID] {
+				return fmt.Errorf("group %d: replica %d on %s not yet a voter", g.ID, r.ID, r.Node)
+			}
+		}
+	}
+	return nil
+}
+
+// Close stops every node.
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	nodes := c.nodes
+	c.nodes = make([]*node.Node, len(nodes))
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		if n != nil {
+			wg.Add(1)
+			go func() { defer wg.Done(); n.Close() }()
+		}
+	}
+	wg.Wait()
+}
