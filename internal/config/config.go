@@ -69,6 +69,9 @@ type Config struct {
 	TickInterval time.Duration
 	// ElectionTicks is the election timeout in ticks.
 	ElectionTicks int
+	// CompactionThreshold is how many applied entries each Raft log keeps
+	// before it is compacted (tests lower it to force snapshots).
+	CompactionThreshold uint64
 	// NoSync disables fsync (tests only: breaks the durability guarantee).
 	NoSync bool
 }
@@ -77,20 +80,21 @@ type Config struct {
 // flags.
 func Default() Config {
 	return Config{
-		ID:                "n1",
-		DataDir:           "parley-data",
-		HTTPAddr:          "localhost:7070",
-		ClusterAddr:       "localhost:7071",
-		Partitions:        16,
-		ReplicationFactor: 3,
-		DeadAfter:         30 * time.Second,
-		DedupWindow:       2 * time.Minute,
-		Registration:      "open",
-		CacheSize:         10000,
-		CachePolicy:       "lru",
-		RateLimit:         30,
-		TickInterval:      100 * time.Millisecond,
-		ElectionTicks:     10,
+		ID:                  "n1",
+		DataDir:             "parley-data",
+		HTTPAddr:            "localhost:7070",
+		ClusterAddr:         "localhost:7071",
+		Partitions:          16,
+		ReplicationFactor:   3,
+		DeadAfter:           30 * time.Second,
+		DedupWindow:         2 * time.Minute,
+		Registration:        "open",
+		CacheSize:           10000,
+		CachePolicy:         "lru",
+		RateLimit:           30,
+		TickInterval:        100 * time.Millisecond,
+		ElectionTicks:       10,
+		CompactionThreshold: 10000,
 	}
 }
 

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/multiraft"
 	"github.com/parley-chat/parley/internal/placement"
@@ -42,6 +44,8 @@ type Node struct {
 
 	hintMu sync.Mutex
 	hints  map[uint64]uint64 // partition -> leader replica last heard of
+
+	fs vfs.FS // nil: the operating system's
 
 	httpSrv *http.Server
 	httpLn  net.Listener
@@ -88,8 +92,15 @@ func newMapView(m *placement.Map) *mapView {
 	return v
 }
 
+// Option adjusts how a node is built, beyond its configuration.
+type Option func(*Node)
+
+// WithFS makes the node keep its store on fs instead of the operating
+// system's file system (tests simulate crashes with a crashable memory FS).
+func WithFS(fs vfs.FS) Option { return func(n *Node) { n.fs = fs } }
+
 // New prepares a node; nothing listens until Start.
-func New(cfg config.Config, log *slog.Logger) (*Node, error) {
+func New(cfg config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -104,6 +115,9 @@ func New(cfg config.Config, log *slog.Logger) (*Node, error) {
 	}
 	n.router = &Router{n: n}
 	n.dir = &directory{n: n}
+	for _, o := range opts {
+		o(n)
+	}
 	return n, nil
 }
 
@@ -144,10 +158,12 @@ func (n *Node) Ready() bool { return n.ready.Load() && n.engine.Err() == nil }
 // starts serving. It returns once the node can serve requests or ctx ends.
 func (n *Node) Start(ctx context.Context) error {
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	if err := os.MkdirAll(n.cfg.DataDir, 0o750); err != nil {
-		return fmt.Errorf("create data dir: %w", err)
+	if n.fs == nil {
+		if err := os.MkdirAll(n.cfg.DataDir, 0o750); err != nil {
+			return fmt.Errorf("create data dir: %w", err)
+		}
 	}
-	db, err := storage.Open(n.cfg.DataDir, storage.Options{NoSync: n.cfg.NoSync})
+	db, err := storage.Open(n.cfg.DataDir, storage.Options{NoSync: n.cfg.NoSync, FS: n.fs, Logger: n.log})
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", n.cfg.DataDir, err)
 	}
@@ -174,6 +190,7 @@ func (n *Node) Start(ctx context.Context) error {
 	ecfg.Applier = n.applierFor
 	ecfg.TickInterval, ecfg.ElectionTicks = n.cfg.TickInterval, n.cfg.ElectionTicks
 	ecfg.DedupWindow = n.cfg.DedupWindow
+	ecfg.CompactionThreshold = n.cfg.CompactionThreshold
 	ecfg.ReadRetry = n.cfg.TickInterval * time.Duration(n.cfg.ElectionTicks)
 	ecfg.Accept = n.accept
 	ecfg.OnApplied = n.onApplied

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/node"
@@ -32,6 +34,9 @@ type Options struct {
 	Tick time.Duration
 	// NoSync skips fsync for speed where durability is not under test.
 	NoSync bool
+	// CrashableFS keeps every node's store on its own crashable in-memory
+	// file system, so Crash can drop what was not fsynced.
+	CrashableFS bool
 	// Configure, if set, edits each node's config before it starts.
 	Configure func(i int, cfg *config.Config)
 }
@@ -45,6 +50,7 @@ type Cluster struct {
 	mu    sync.Mutex
 	nodes []*node.Node
 	cfgs  []config.Config
+	fss   []*vfs.MemFS
 }
 
 // New starts a cluster: node 0 creates it, the others join one at a time,
@@ -95,6 +101,11 @@ func (c *Cluster) AddNode() int {
 	}
 	c.cfgs = append(c.cfgs, cfg)
 	c.nodes = append(c.nodes, nil)
+	if c.opts.CrashableFS {
+		c.fss = append(c.fss, vfs.NewCrashableMem())
+	} else {
+		c.fss = append(c.fss, nil)
+	}
 	c.mu.Unlock()
 	c.start(i)
 	return i
@@ -104,8 +115,12 @@ func (c *Cluster) start(i int) {
 	c.t.Helper()
 	c.mu.Lock()
 	cfg := c.cfgs[i]
+	var opts []node.Option
+	if c.fss[i] != nil {
+		opts = append(opts, node.WithFS(c.fss[i]))
+	}
 	c.mu.Unlock()
-	n, err := node.New(cfg, logger(cfg.ID))
+	n, err := node.New(cfg, logger(cfg.ID), opts...)
 	if err != nil {
 		c.t.Fatalf("node %s: %v", cfg.ID, err)
 	}
@@ -166,6 +181,38 @@ func (c *Cluster) Kill(i int) {
 	c.mu.Unlock()
 	if n != nil {
 		n.Close()
+	}
+}
+
+// Crash simulates a power loss on node i: its store keeps exactly what was
+// fsynced at this instant, then the node stops. Needs Options.CrashableFS.
+func (c *Cluster) Crash(i int) {
+	c.t.Helper()
+	c.mu.Lock()
+	fs := c.fss[i]
+	if fs == nil {
+		c.mu.Unlock()
+		c.t.Fatal("Crash needs Options.CrashableFS")
+	}
+	c.fss[i] = fs.CrashClone(vfs.CrashCloneCfg{})
+	c.mu.Unlock()
+	c.Kill(i)
+}
+
+// CrashAll crashes every running node at the same instant.
+func (c *Cluster) CrashAll() {
+	c.t.Helper()
+	c.mu.Lock()
+	for i, fs := range c.fss {
+		if fs == nil {
+			c.mu.Unlock()
+			c.t.Fatal("CrashAll needs Options.CrashableFS")
+		}
+		c.fss[i] = fs.CrashClone(vfs.CrashCloneCfg{})
+	}
+	c.mu.Unlock()
+	for i := range c.fss {
+		c.Kill(i)
 	}
 }
 

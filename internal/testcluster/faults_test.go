@@ -1,0 +1,187 @@
+package testcluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/testcluster"
+)
+
+func mustPut(t *testing.T, c *client.Client, key, value string, opts client.PutOptions) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	v, err := c.KVPut(ctx, key, []byte(value), opts)
+	if err != nil {
+		t.Fatalf("put %s: %v", key, err)
+	}
+	return v
+}
+
+func mustGet(t *testing.T, c *client.Client, key string, opts client.GetOptions) (string, uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	v, ver, err := c.KVGet(ctx, key, opts)
+	if err != nil {
+		t.Fatalf("get %s: %v", key, err)
+	}
+	return string(v), ver
+}
+
+// A write acknowledged to the client was fsynced: a power loss right after
+// the acknowledgement loses nothing, on one node and on a whole cluster.
+func TestDurability_CrashBeforeSyncLosesNoAcknowledgedWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	for _, nodes := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d nodes all crash", nodes), func(t *testing.T) {
+			c := testcluster.New(t, testcluster.Options{Nodes: nodes, Partitions: 4, CrashableFS: true})
+			acked := map[string]uint64{}
+			for i := 0; i < 60; i++ {
+				key := fmt.Sprintf("k%d", i%20)
+				acked[key] = mustPut(t, c.Client(i%nodes), key, fmt.Sprintf("v%d", i), client.PutOptions{})
+			}
+			c.CrashAll()
+			for i := 0; i < nodes; i++ {
+				c.Restart(i)
+			}
+			for key, ver := range acked {
+				if _, got := mustGet(t, c.Client(0), key, client.GetOptions{}); got != ver {
+					t.Errorf("%s: version %d after crash, acknowledged %d", key, got, ver)
+				}
+			}
+		})
+	}
+}
+
+// A node cut off into a minority refuses linearizable reads rather than
+// answering with what may be old data.
+func TestReads_MinorityNodeRefusesLinearizableReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 4, NoSync: true})
+	mustPut(t, c.Client(0), "k", "old", client.PutOptions{})
+	c.Isolate(0)
+	mustPut(t, c.Client(1), "k", "new", client.PutOptions{})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	v, _, err := c.Client(0).KVGet(ctx, "k", client.GetOptions{})
+	var ce *client.Error
+	switch {
+	case err == nil:
+		t.Fatalf("isolated node answered a linearizable read with %q", v)
+	case errors.As(err, &ce) && ce.Status == 503 && ce.Retryable:
+	case errors.Is(err, context.DeadlineExceeded):
+	default:
+		t.Fatalf("isolated node read: %v, want a retryable 503", err)
+	}
+	// A stale read is allowed and says how stale it may be.
+	if _, _, err := c.Client(0).KVGet(context.Background(), "k", client.GetOptions{Stale: true}); err != nil {
+		t.Fatalf("stale read on isolated node: %v", err)
+	}
+	c.Heal(0)
+	if got, _ := mustGet(t, c.Client(0), "k", client.GetOptions{}); got != "new" {
+		t.Fatalf("after heal read %q, want new", got)
+	}
+}
+
+// Growing from one node to three gives every partition learners that catch
+// up (by snapshot when the log was compacted) and are promoted.
+func TestMembership_GrowOneToThreeBySnapshot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{
+		Nodes: 1, Partitions: 4, NoSync: true,
+		Configure: func(_ int, cfg *config.Config) { cfg.CompactionThreshold = 20 },
+	})
+	const keys = 200
+	for i := 0; i < keys; i++ {
+		mustPut(t, c.Client(0), fmt.Sprintf("k%03d", i), fmt.Sprintf("v%d", i), client.PutOptions{})
+	}
+	c.AddNode()
+	c.AddNode()
+	c.WaitConverged(30 * time.Second)
+	for i := 1; i < 3; i++ {
+		st := c.Node(i).Transport().Stats()
+		if st.SnapshotsReceived == 0 {
+			t.Errorf("node %d caught up without a snapshot although the leader's log was compacted", i+1)
+		}
+		// Every new node now holds a replica of every partition, so these
+		// linearizable reads are served from its own copy.
+		for k := 0; k < keys; k += 7 {
+			key := fmt.Sprintf("k%03d", k)
+			if got, _ := mustGet(t, c.Client(i), key, client.GetOptions{}); got != fmt.Sprintf("v%d", k) {
+				t.Fatalf("node %d: %s = %q", i+1, key, got)
+			}
+		}
+	}
+}
+
+// Stopping every node and starting them again brings every key back, and
+// nothing is applied twice (each key's version equals its number of puts).
+func TestRestart_AllNodesResumeWithoutReapplying(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 4})
+	const keys, rounds = 20, 3
+	for r := 0; r < rounds; r++ {
+		for k := 0; k < keys; k++ {
+			mustPut(t, c.Client((r+k)%3), fmt.Sprintf("k%d", k), fmt.Sprintf("r%d", r), client.PutOptions{})
+		}
+	}
+	for i := 0; i < 3; i++ {
+		c.Kill(i)
+	}
+	for i := 0; i < 3; i++ {
+		c.Restart(i)
+	}
+	for k := 0; k < keys; k++ {
+		for i := 0; i < 3; i++ {
+			v, ver := mustGet(t, c.Client(i), fmt.Sprintf("k%d", k), client.GetOptions{})
+			if v != fmt.Sprintf("r%d", rounds-1) || ver != rounds {
+				t.Fatalf("k%d via n%d = %q v%d, want r%d v%d", k, i+1, v, ver, rounds-1, rounds)
+			}
+		}
+	}
+}
+
+// A put retried with the same idempotency key after its partition's leader
+// was killed is applied once: the version rises exactly once.
+func TestIdempotency_RetryAfterLeaderKillAppliesOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 4, NoSync: true})
+	key := "counter"
+	v1 := mustPut(t, c.Client(0), key, "a", client.PutOptions{})
+	p := c.Node(0).Router().PartitionOf(key)
+	leader := c.LeaderOf(p)
+	other := (leader + 1) % 3
+
+	opts := client.PutOptions{IdempotencyKey: "req-42"}
+	v2 := mustPut(t, c.Client(leader), key, "b", opts)
+	c.Kill(leader)
+	v3 := mustPut(t, c.Client(other), key, "b", opts)
+	if v2 != v1+1 || v3 != v2 {
+		t.Fatalf("versions: first %d, put %d, retry %d; want %d, %d", v1, v2, v3, v1+1, v1+1)
+	}
+	c.Restart(leader)
+	if _, ver := mustGet(t, c.Client(leader), key, client.GetOptions{}); ver != v2 {
+		t.Fatalf("version after retry %d, want %d", ver, v2)
+	}
+	// A new key is a new write.
+	if v4 := mustPut(t, c.Client(other), key, "b", client.PutOptions{IdempotencyKey: "req-43"}); v4 != v2+1 {
+		t.Fatalf("a new idempotency key gave version %d, want %d", v4, v2+1)
+	}
+}
