@@ -1,0 +1,56 @@
+package client
+
+import "context"
+
+// ClusterStatus is the cluster map with replica progress, as GET
+// /api/v1/cluster returns it.
+type ClusterStatus struct {
+	ClusterID  string            `json:"cluster_id"`
+	Nodes      []NodeStatus      `json:"nodes"`
+	Partitions []PartitionStatus `json:"partitions"`
+	Moves      []Move            `json:"moves"` // replica moves in progress
+}
+
+// NodeStatus describes one node.
+type NodeStatus struct {
+	ID       string `json:"id"`
+	Addr     string `json:"addr"`
+	Zone     string `json:"zone"`
+	State    string `json:"state"` // e.g. "alive", "suspect", "dead", "draining"
+	Standby  bool   `json:"standby"`
+	Replicas int    `json:"replicas"` // partition replicas on the node
+	Leaders  int    `json:"leaders"`  // partitions it leads
+}
+
+// PartitionStatus describes one partition.
+type PartitionStatus struct {
+	ID       uint64          `json:"id"`
+	Leader   string          `json:"leader"` // node id, "" while there is none
+	Replicas []ReplicaStatus `json:"replicas"`
+}
+
+// ReplicaStatus describes one replica of a partition.
+type ReplicaStatus struct {
+	Node       string `json:"node"`
+	Role       string `json:"role"` // "leader", "follower" or "learner"
+	Applied    uint64 `json:"applied"`
+	LagEntries uint64 `json:"lag_entries"`
+	LagMs      int64  `json:"lag_ms"`
+}
+
+// Move is a replica move in progress.
+type Move struct {
+	Partition uint64 `json:"partition"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Phase     string `json:"phase"`
+}
+
+// Cluster returns the cluster's nodes, partitions and moves in progress.
+func (c *Client) Cluster(ctx context.Context) (*ClusterStatus, error) {
+	var st ClusterStatus
+	if _, err := c.getJSON(ctx, "/api/v1/cluster", nil, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}

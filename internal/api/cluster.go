@@ -1,0 +1,105 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/parley-chat/parley/internal/errs"
+)
+
+// StatusSource tells the API about this node and the cluster.
+type StatusSource interface {
+	// Ready reports whether this node can serve requests.
+	Ready() bool
+	// ClusterStatus returns the cluster map with replica progress.
+	ClusterStatus(ctx context.Context) (*ClusterStatus, error)
+}
+
+// ClusterStatus is the body of GET /api/v1/cluster.
+type ClusterStatus struct {
+	ClusterID  string            `json:"cluster_id"`
+	Nodes      []NodeStatus      `json:"nodes"`
+	Partitions []PartitionStatus `json:"partitions"`
+	// Moves lists the replica moves in progress.
+	Moves []Move `json:"moves"`
+}
+
+// NodeStatus describes one node of the cluster.
+type NodeStatus struct {
+	ID   string `json:"id"`
+	Addr string `json:"addr"` // advertised HTTP address
+	Zone string `json:"zone"`
+	// State is the node's health as the cluster sees it, e.g. "alive",
+	// "suspect", "dead", "draining".
+	State    string `json:"state"`
+	Standby  bool   `json:"standby"`
+	Replicas int    `json:"replicas"` // partition replicas on the node
+	Leaders  int    `json:"leaders"`  // partitions the node leads
+}
+
+// PartitionStatus describes one partition (Raft group).
+type PartitionStatus struct {
+	ID       uint64          `json:"id"`
+	Leader   string          `json:"leader"` // node id; "" while there is none
+	Replicas []ReplicaStatus `json:"replicas"`
+}
+
+// ReplicaStatus describes one replica of a partition.
+type ReplicaStatus struct {
+	Node string `json:"node"`
+	// Role is "leader", "follower" or "learner".
+	Role       string `json:"role"`
+	Applied    uint64 `json:"applied"`     // applied Raft index
+	LagEntries uint64 `json:"lag_entries"` // entries behind the leader
+	LagMs      int64  `json:"lag_ms"`      // how far behind the leader, in ms
+}
+
+// Move is a replica move in progress.
+type Move struct {
+	Partition uint64 `json:"partition"`
+	From      string `json:"from"` // node losing the replica; "" when adding
+	To        string `json:"to"`   // node gaining the replica; "" when removing
+	// Phase is e.g. "learner", "promoting", "removing".
+	Phase string `json:"phase"`
+}
+
+// healthz serves GET /healthz: the process is alive.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "ok")
+}
+
+// readyz serves GET /readyz: 200 once the node can serve, else 503.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if !s.status.Ready() {
+		s.writeError(w, r, errs.New(errs.Unavailable, "node is not ready"))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "ok")
+}
+
+// cluster serves GET /api/v1/cluster.
+func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
+	st, err := s.status.ClusterStatus(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if st == nil {
+		st = &ClusterStatus{}
+	}
+	out := *st
+	// Empty lists are [] rather than null for clients.
+	if out.Nodes == nil {
+		out.Nodes = []NodeStatus{}
+	}
+	if out.Partitions == nil {
+		out.Partitions = []PartitionStatus{}
+	}
+	if out.Moves == nil {
+		out.Moves = []Move{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}

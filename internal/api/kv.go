@@ -1,0 +1,256 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/kv"
+)
+
+// KVService is what the kv routes need from the key-value store.
+type KVService interface {
+	Put(ctx context.Context, user, key string, value []byte, ifVersion uint64, idempotencyKey string) (uint64, error)
+	Create(ctx context.Context, user, key string, value []byte, idempotencyKey string) (uint64, error)
+	Get(ctx context.Context, key string, stale bool) (kv.Item, int64, error)
+	Delete(ctx context.Context, user, key string, ifVersion uint64, idempotencyKey string) error
+	List(ctx context.Context, prefix, after string, limit int, stale bool) ([]kv.ListItem, int64, error)
+}
+
+var _ KVService = (*kv.Service)(nil)
+
+// Response headers of the kv routes.
+const (
+	headerVersion    = "X-Parley-Version"
+	headerStaleMs    = "X-Parley-Stale-Ms"
+	headerModifiedMs = "X-Parley-Modified-Ms"
+)
+
+// putResponse is the body of a successful PUT /api/v1/kv/{key}.
+type putResponse struct {
+	Key     string `json:"key"`
+	Version uint64 `json:"version"`
+}
+
+// listResponse is the body of GET /api/v1/kv.
+type listResponse struct {
+	Keys []listKey `json:"keys"`
+}
+
+type listKey struct {
+	Key        string `json:"key"`
+	Version    uint64 `json:"version"`
+	Size       int    `json:"size"`
+	ModifiedMs int64  `json:"modified_ms"`
+}
+
+// kvPut serves PUT /api/v1/kv/{key...}: the raw body is the value.
+// "If-Match: N" makes it a compare-and-swap, "If-None-Match: *" a create.
+func (s *Server) kvPut(w http.ResponseWriter, r *http.Request) {
+	user, ok := s.user(w, r)
+	if !ok {
+		return
+	}
+	key := r.PathValue("key")
+	ifVersion, err := parseIfMatch(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	create, err := parseIfNoneMatch(r)
+	if err == nil && create && ifVersion != 0 {
+		err = errs.New(errs.Invalid, "If-Match and If-None-Match cannot be combined")
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	value, err := s.readBody(w, r, s.maxKV)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	idem := r.Header.Get("Idempotency-Key")
+	var version uint64
+	if create {
+		version, err = s.kv.Create(r.Context(), user, key, value, idem)
+	} else {
+		version, err = s.kv.Put(r.Context(), user, key, value, ifVersion, idem)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	setVersion(w, version)
+	writeJSON(w, http.StatusOK, putResponse{Key: key, Version: version})
+}
+
+// kvGet serves GET /api/v1/kv/{key...}: the raw value, its version in
+// X-Parley-Version and ETag, and with ?consistency=stale X-Parley-Stale-Ms.
+func (s *Server) kvGet(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.user(w, r); !ok {
+		return
+	}
+	stale, err := parseConsistency(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	item, staleMs, err := s.kv.Get(r.Context(), r.PathValue("key"), stale)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	h := w.Header()
+	setVersion(w, item.Version)
+	h.Set(headerModifiedMs, strconv.FormatInt(item.ModifiedMs, 10))
+	h.Set("Last-Modified", time.UnixMilli(item.ModifiedMs).UTC().Format(http.TimeFormat))
+	if stale {
+		h.Set(headerStaleMs, strconv.FormatInt(staleMs, 10))
+	}
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Length", strconv.Itoa(len(item.Value)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(item.Value)
+}
+
+// kvDelete serves DELETE /api/v1/kv/{key...}: 204, with If-Match as for PUT.
+func (s *Server) kvDelete(w http.ResponseWriter, r *http.Request) {
+	user, ok := s.user(w, r)
+	if !ok {
+		return
+	}
+	ifVersion, err := parseIfMatch(r)
+	if err == nil && r.Header.Get("If-None-Match") != "" {
+		err = errs.New(errs.Invalid, "If-None-Match is not supported on DELETE")
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.kv.Delete(r.Context(), user, r.PathValue("key"), ifVersion, r.Header.Get("Idempotency-Key")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// kvList serves GET /api/v1/kv?prefix=&after=&limit=&consistency=.
+func (s *Server) kvList(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.user(w, r); !ok {
+		return
+	}
+	q := r.URL.Query()
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			s.writeError(w, r, errs.New(errs.Invalid, "limit must be an integer, got %q", v))
+			return
+		}
+		limit = n
+	}
+	stale, err := parseConsistency(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	items, staleMs, err := s.kv.List(r.Context(), q.Get("prefix"), q.Get("after"), limit, stale)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := listResponse{Keys: make([]listKey, len(items))}
+	for i, it := range items {
+		out.Keys[i] = listKey{Key: it.Key, Version: it.Version, Size: it.Size, ModifiedMs: it.ModifiedMs}
+	}
+	if stale {
+		w.Header().Set(headerStaleMs, strconv.FormatInt(staleMs, 10))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// user authenticates r, writing the error response when that fails.
+func (s *Server) user(w http.ResponseWriter, r *http.Request) (string, bool) {
+	u, err := s.auth(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return "", false
+	}
+	return u, true
+}
+
+// readBody reads r's body, refusing more than limit bytes with errs.TooLarge.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, errs.New(errs.TooLarge, "body is %d bytes; the limit is %d", r.ContentLength, limit)
+	}
+	body := http.MaxBytesReader(w, r.Body, limit)
+	var b []byte
+	var err error
+	if r.ContentLength >= 0 {
+		// The server guarantees exactly ContentLength bytes.
+		b = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(body, b)
+	} else {
+		b, err = io.ReadAll(body)
+	}
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, errs.New(errs.TooLarge, "body is over the %d-byte limit", limit)
+		}
+		return nil, errs.Wrap(errs.Invalid, err, "could not read the request body")
+	}
+	return b, nil
+}
+
+// setVersion sets the version headers of a kv response.
+func setVersion(w http.ResponseWriter, v uint64) {
+	s := strconv.FormatUint(v, 10)
+	w.Header().Set(headerVersion, s)
+	w.Header().Set("ETag", `"`+s+`"`)
+}
+
+// parseIfMatch reads "If-Match: N" (or the ETag form `"N"`); 0 when absent.
+func parseIfMatch(r *http.Request) (uint64, error) {
+	h := strings.TrimSpace(r.Header.Get("If-Match"))
+	if h == "" {
+		return 0, nil
+	}
+	v, err := strconv.ParseUint(strings.Trim(h, `"`), 10, 64)
+	if err != nil || v == 0 {
+		return 0, errs.New(errs.Invalid, "If-Match must be a version number above 0, got %q", h)
+	}
+	return v, nil
+}
+
+// parseIfNoneMatch reports whether "If-None-Match: *" asks for a create.
+func parseIfNoneMatch(r *http.Request) (bool, error) {
+	switch h := strings.TrimSpace(r.Header.Get("If-None-Match")); h {
+	case "":
+		return false, nil
+	case "*":
+		return true, nil
+	default:
+		return false, errs.New(errs.Invalid, `If-None-Match supports only "*", got %q`, h)
+	}
+}
+
+// parseConsistency reads ?consistency=linearizable|stale; stale is true for
+// "stale".
+func parseConsistency(r *http.Request) (bool, error) {
+	switch v := r.URL.Query().Get("consistency"); v {
+	case "", "linearizable":
+		return false, nil
+	case "stale":
+		return true, nil
+	default:
+		return false, errs.New(errs.Invalid, `consistency must be "linearizable" or "stale", got %q`, v)
+	}
+}

@@ -1,0 +1,255 @@
+package kv
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/state"
+)
+
+// Replicator is what the Service needs from the replication engine.
+type Replicator interface {
+	// PartitionOf returns the partition (Raft group id) that owns a routing key.
+	PartitionOf(routingKey string) uint64
+	// Partitions returns all partition ids.
+	Partitions() []uint64
+	// Propose replicates cmd in partition p and returns Apply's result once
+	// applied. dedupKey non-empty makes the command idempotent: a second
+	// proposal with the same dedupKey within the dedup window returns the
+	// first result.
+	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
+	// Read runs fn against partition p's state: linearizable (ReadIndex)
+	// unless stale, when it reads the local replica (or the nearest one) and
+	// returns how stale it may be in ms.
+	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
+}
+
+// Default limits.
+const (
+	DefaultMaxKey     = 1 << 10 // bytes
+	DefaultMaxValue   = 1 << 20 // bytes
+	DefaultMaxList    = 1000    // keys per List call
+	DefaultListLimit  = 100     // keys per List call when the caller gives no limit
+	MaxIdempotencyKey = 256     // bytes
+)
+
+// Limits bounds what callers may store and ask for. Zero fields take the
+// defaults.
+type Limits struct {
+	MaxKey   int // longest key, in bytes (1 KiB)
+	MaxValue int // longest value, in bytes (1 MiB)
+	MaxList  int // most keys one List call returns (1000)
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxKey <= 0 {
+		l.MaxKey = DefaultMaxKey
+	}
+	if l.MaxValue <= 0 {
+		l.MaxValue = DefaultMaxValue
+	}
+	if l.MaxList <= 0 {
+		l.MaxList = DefaultMaxList
+	}
+	return l
+}
+
+// Service turns kv API calls into proposals and reads. It is safe for
+// concurrent use.
+type Service struct {
+	r   Replicator
+	lim Limits
+}
+
+// NewService returns a Service that replicates through r within lim.
+func NewService(r Replicator, lim Limits) *Service {
+	return &Service{r: r, lim: lim.withDefaults()}
+}
+
+// Limits returns the limits in force, defaults filled in.
+func (s *Service) Limits() Limits { return s.lim }
+
+// Put stores value under key for user and returns the key's new version.
+// ifVersion != 0 makes it a compare-and-swap (errs.PreconditionFailed when the
+// current version differs). A non-empty idempotencyKey makes a retry by the
+// same user within the dedup window return the first result.
+func (s *Service) Put(ctx context.Context, user, key string, value []byte, ifVersion uint64, idempotencyKey string) (uint64, error) {
+	return s.put(ctx, user, Put{Key: key, Value: value, IfVersion: ifVersion}, idempotencyKey)
+}
+
+// Create is Put that applies only when key does not exist yet
+// (errs.PreconditionFailed otherwise); the new version is always 1.
+func (s *Service) Create(ctx context.Context, user, key string, value []byte, idempotencyKey string) (uint64, error) {
+	return s.put(ctx, user, Put{Key: key, Value: value, IfAbsent: true}, idempotencyKey)
+}
+
+func (s *Service) put(ctx context.Context, user string, p Put, idempotencyKey string) (uint64, error) {
+	if err := s.checkKey(p.Key); err != nil {
+		return 0, err
+	}
+	if len(p.Value) > s.lim.MaxValue {
+		return 0, errs.New(errs.TooLarge, "value is %d bytes; the limit is %d", len(p.Value), s.lim.MaxValue)
+	}
+	dk, err := dedupKeyFor(user, idempotencyKey)
+	if err != nil {
+		return 0, err
+	}
+	res, err := s.r.Propose(ctx, s.r.PartitionOf(p.Key), dk, EncodePut(p))
+	if err != nil {
+		return 0, fmt.Errorf("kv: put %q: %w", p.Key, err)
+	}
+	return DecodeResult(res)
+}
+
+// Delete removes key for user. ifVersion != 0 makes it conditional
+// (errs.PreconditionFailed when the current version differs); a missing key
+// is errs.NotFound. idempotencyKey works as for Put.
+func (s *Service) Delete(ctx context.Context, user, key string, ifVersion uint64, idempotencyKey string) error {
+	if err := s.checkKey(key); err != nil {
+		return err
+	}
+	dk, err := dedupKeyFor(user, idempotencyKey)
+	if err != nil {
+		return err
+	}
+	res, err := s.r.Propose(ctx, s.r.PartitionOf(key), dk, EncodeDelete(Delete{Key: key, IfVersion: ifVersion}))
+	if err != nil {
+		return fmt.Errorf("kv: delete %q: %w", key, err)
+	}
+	_, err = DecodeResult(res)
+	return err
+}
+
+// Get reads key: linearizable unless stale, when staleMs says how stale the
+// answer may be. A missing key is errs.NotFound.
+func (s *Service) Get(ctx context.Context, key string, stale bool) (item Item, staleMs int64, err error) {
+	if err := s.checkKey(key); err != nil {
+		return Item{}, 0, err
+	}
+	var found bool
+	staleMs, err = s.r.Read(ctx, s.r.PartitionOf(key), stale, func(r state.Reader) error {
+		var err error
+		item, found, err = Get(r, key)
+		return err
+	})
+	if err != nil {
+		return Item{}, 0, fmt.Errorf("kv: get %q: %w", key, err)
+	}
+	if !found {
+		return Item{}, staleMs, errs.New(errs.NotFound, "key not found")
+	}
+	return item, staleMs, nil
+}
+
+// List returns up to limit keys starting with prefix and sorting after after,
+// merged from every partition in ascending byte order. limit 0 means
+// DefaultListLimit; above Limits.MaxList it is errs.Invalid. Every partition is
+// read concurrently; staleMs is the largest staleness among them.
+func (s *Service) List(ctx context.Context, prefix, after string, limit int, stale bool) (items []ListItem, staleMs int64, err error) {
+	switch {
+	case limit == 0:
+		limit = DefaultListLimit
+	case limit < 0 || limit > s.lim.MaxList:
+		return nil, 0, errs.New(errs.Invalid, "limit must be between 1 and %d", s.lim.MaxList)
+	}
+	if len(prefix) > s.lim.MaxKey {
+		return nil, 0, errs.New(errs.TooLarge, "prefix is %d bytes; the limit is %d", len(prefix), s.lim.MaxKey)
+	}
+	if len(after) > s.lim.MaxKey {
+		return nil, 0, errs.New(errs.TooLarge, "after is %d bytes; the limit is %d", len(after), s.lim.MaxKey)
+	}
+	parts := s.r.Partitions()
+	results := make([]partResult, len(parts))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		wg.Go(func() {
+			res := &results[i]
+			res.staleMs, res.err = s.r.Read(ctx, p, stale, func(r state.Reader) error {
+				var err error
+				res.items, err = List(r, prefix, after, limit)
+				return err
+			})
+			if res.err != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	return mergeResults(results, limit)
+}
+
+// partResult is one partition's answer to a List.
+type partResult struct {
+	items   []ListItem
+	staleMs int64
+	err     error
+}
+
+// mergeResults merges the partitions' sorted answers and cuts at limit. It
+// reports the first failure not caused by its own cancellation.
+func mergeResults(results []partResult, limit int) ([]ListItem, int64, error) {
+	var firstErr error
+	var staleMs int64
+	n := 0
+	for _, r := range results {
+		if r.err != nil && (firstErr == nil || errors.Is(firstErr, context.Canceled)) {
+			firstErr = r.err
+		}
+		staleMs = max(staleMs, r.staleMs)
+		n += len(r.items)
+	}
+	if firstErr != nil {
+		return nil, 0, fmt.Errorf("kv: list: %w", firstErr)
+	}
+	items := make([]ListItem, 0, n)
+	for _, r := range results {
+		items = append(items, r.items...)
+	}
+	slices.SortFunc(items, func(a, b ListItem) int { return strings.Compare(a.Key, b.Key) })
+	if len(items) > limit {
+		items = items[:limit]
+	}
+	return items, staleMs, nil
+}
+
+// checkKey validates a key against the limits.
+func (s *Service) checkKey(key string) error {
+	switch {
+	case key == "":
+		return errs.New(errs.Invalid, "key is empty")
+	case len(key) > s.lim.MaxKey:
+		return errs.New(errs.TooLarge, "key is %d bytes; the limit is %d", len(key), s.lim.MaxKey)
+	case !utf8.ValidString(key):
+		return errs.New(errs.Invalid, "key is not valid UTF-8")
+	}
+	return nil
+}
+
+// DedupKey returns the replication dedup key for a user's idempotency key:
+// Tag, uvarint len(user), user, idempotencyKey; "" when idempotencyKey is
+// empty. The tag keeps kv retries apart from other domains' in the same
+// partition, the length prefix keeps ("ab","c") apart from ("a","bc").
+func DedupKey(user, idempotencyKey string) string {
+	if idempotencyKey == "" {
+		return ""
+	}
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(user)+len(idempotencyKey))
+	b = binary.AppendUvarint(append(b, Tag), uint64(len(user)))
+	return string(append(append(b, user...), idempotencyKey...))
+}
+
+func dedupKeyFor(user, idempotencyKey string) (string, error) {
+	if len(idempotencyKey) > MaxIdempotencyKey {
+		return "", errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(idempotencyKey), MaxIdempotencyKey)
+	}
+	return DedupKey(user, idempotencyKey), nil
+}
