@@ -212,17 +212,16 @@ func (n *Node) Start(ctx context.Context) error {
 	return nil
 }
 
-// Close hands over leadership where it can, then stops everything the node
-// started. The store keeps all data.
+// Close stops everything the node started at once, dropping requests in
+// flight (clients see a broken connection and retry). The store keeps all
+// data. Shutdown is the graceful way.
 func (n *Node) Close() {
 	n.closeOnce.Do(func() {
 		if n.cancel != nil {
 			n.cancel()
 		}
 		if n.httpSrv != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			_ = n.httpSrv.Shutdown(ctx)
-			cancel()
+			_ = n.httpSrv.Close()
 		}
 		n.wg.Wait()
 		if n.engine != nil {
@@ -244,6 +243,9 @@ func (n *Node) Shutdown(ctx context.Context) {
 		if err := n.engine.TransferLeadership(ctx); err != nil {
 			n.log.Warn("leadership transfer before exit incomplete", "err", err)
 		}
+	}
+	if n.httpSrv != nil {
+		_ = n.httpSrv.Shutdown(ctx)
 	}
 	n.Close()
 }
