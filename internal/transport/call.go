@@ -1,0 +1,149 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// callConnsPerPeer is the number of call connections kept per peer. Two
+// let a large request or response on one not delay every other call.
+const callConnsPerPeer = 2
+
+// Call sends a request to the peer at addr and waits for its answer. Calls
+// are multiplexed with request ids over persistent connections, so many can
+// be in flight at once. The ctx deadline travels with the request and bounds
+// the remote handler too; cancelling ctx returns ctx's error at once. An
+// error returned by the remote HandleCall comes back as a *RemoteError;
+// connection failures wrap ErrUnreachable, refused handshakes
+// ErrClusterMismatch.
+func (t *Transport) Call(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
+	t.stats.callsSent.Add(1)
+	resp, err := t.call(ctx, addr, method, body)
+	if err != nil {
+		t.stats.callsFailed.Add(1)
+		return nil, fmt.Errorf("transport: call %s on %s: %w", method, addr, err)
+	}
+	return resp, nil
+}
+
+// call is Call without the accounting and error context.
+func (t *Transport) call(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
+	if len(method) > maxMethodLen {
+		return nil, fmt.Errorf("method name longer than %d bytes", maxMethodLen)
+	}
+	if n := requestLen(1<<63, time.Hour, method, body); n > maxCallFrame {
+		return nil, fmt.Errorf("request of %d bytes exceeds the %d byte frame limit", n, maxCallFrame)
+	}
+	if t.faults.isolated(addr) {
+		return nil, fmt.Errorf("isolated by fault injection: %w", ErrUnreachable)
+	}
+	if d := t.faults.currentDelay(); d > 0 && !sleepCtx(ctx, d) {
+		return nil, ctx.Err()
+	}
+	p := t.callPeer(addr)
+	if p == nil {
+		return nil, ErrClosed
+	}
+	c, err := p.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if t.faults.isolated(addr, c.l.peerID) {
+		return nil, fmt.Errorf("peer %s isolated by fault injection: %w", c.l.peerID, ErrUnreachable)
+	}
+	return c.call(ctx, method, body)
+}
+
+// callPeer returns the connection pool for addr, nil after Close.
+func (t *Transport) callPeer(addr string) *callPeer {
+	t.mu.RLock()
+	p, closed := t.callers[addr], t.closed
+	t.mu.RUnlock()
+	if closed {
+		return nil
+	}
+	if p != nil {
+		return p
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil
+	}
+	if p = t.callers[addr]; p == nil {
+		p = &callPeer{t: t, addr: addr}
+		t.callers[addr] = p
+	}
+	return p
+}
+
+// callPeer holds the call connections to one peer.
+type callPeer struct {
+	t     *Transport
+	addr  string
+	next  atomic.Uint32 // round-robin slot choice
+	slots [callConnsPerPeer]callSlot
+}
+
+// callSlot is one connection position in a callPeer: the live connection or
+// the dial in progress that will fill it.
+type callSlot struct {
+	mu      sync.Mutex // lock order: callSlot.mu, then Transport.mu
+	conn    *callConn
+	pending *dialResult
+}
+
+// dialResult is the outcome of one dial, shared by every caller waiting
+// for it.
+type dialResult struct {
+	done chan struct{}
+	conn *callConn
+	err  error
+}
+
+// conn returns a live connection from the next slot, dialing when the slot
+// is empty or broken. The dial runs under the transport's lifetime, not
+// ctx, so a caller giving up does not waste a connection others wait for.
+func (p *callPeer) conn(ctx context.Context) (*callConn, error) {
+	s := &p.slots[p.next.Add(1)%callConnsPerPeer]
+	s.mu.Lock()
+	if c := s.conn; c != nil && !c.broken() {
+		s.mu.Unlock()
+		return c, nil
+	}
+	d := s.pending
+	if d == nil {
+		d = &dialResult{done: make(chan struct{})}
+		if !p.t.goroutine(func() { p.dial(s, d) }) {
+			s.mu.Unlock()
+			return nil, ErrClosed
+		}
+		s.pending = d
+	}
+	s.mu.Unlock()
+	select {
+	case <-d.done:
+		return d.conn, d.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// dial fills slot s and publishes the outcome in d.
+func (p *callPeer) dial(s *callSlot, d *dialResult) {
+	l, err := p.t.dial(p.t.ctx, p.addr, protoCall)
+	if err == nil {
+		d.conn, err = p.t.newCallConn(l)
+	}
+	d.err = err
+	s.mu.Lock()
+	s.pending = nil
+	if err == nil {
+		s.conn = d.conn
+	}
+	s.mu.Unlock()
+	close(d.done)
+}

@@ -1,0 +1,104 @@
+package transport
+
+import (
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// DefaultMaxQueuedMessages is the per-peer Raft queue bound used when
+// Config.MaxQueuedMessages is zero.
+const DefaultMaxQueuedMessages = 4096
+
+// Config configures a Transport. ListenAddr and NodeID are required; every
+// other field has a usable zero value.
+type Config struct {
+	// ListenAddr is the TCP address to listen on, e.g. "127.0.0.1:0".
+	ListenAddr string
+
+	// AdvertiseAddr is the address peers use to reach this node. It is sent
+	// in the handshake so a receiver can apply Faults by address. When empty,
+	// the actual listen address (Addr) is sent.
+	AdvertiseAddr string
+
+	// TLS, when set, is used for both listening and dialing. For mutual TLS
+	// the caller sets Certificates, RootCAs, ClientCAs and
+	// ClientAuth=tls.RequireAndVerifyClientCert; a peer whose certificate does
+	// not verify is refused. When ServerName is empty, the host of the dialed
+	// address is used.
+	TLS *tls.Config
+
+	// ClusterID returns the current cluster id, "" while the node has not
+	// joined a cluster. It is called once per handshake. Nil means always "".
+	ClusterID func() string
+
+	// NodeID is this node's id, sent in the handshake and passed as "from"
+	// to the peer's Handler.
+	NodeID string
+
+	// Logger receives connection-level events. Nil discards them.
+	Logger *slog.Logger
+
+	// MaxQueuedMessages bounds each peer's Raft send queue. Messages beyond
+	// it are dropped (Raft retransmits) and counted in Stats.RaftDropped.
+	// Zero means DefaultMaxQueuedMessages.
+	MaxQueuedMessages int
+}
+
+// validate reports the first problem with c.
+func (c *Config) validate() error {
+	switch {
+	case c.ListenAddr == "":
+		return errors.New("transport: Config.ListenAddr is required")
+	case c.NodeID == "":
+		return errors.New("transport: Config.NodeID is required")
+	case c.MaxQueuedMessages < 0:
+		return errors.New("transport: Config.MaxQueuedMessages must not be negative")
+	}
+	return nil
+}
+
+// withDefaults returns c with zero fields replaced by their defaults.
+func (c Config) withDefaults() Config {
+	if c.ClusterID == nil {
+		c.ClusterID = func() string { return "" }
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.MaxQueuedMessages == 0 {
+		c.MaxQueuedMessages = DefaultMaxQueuedMessages
+	}
+	return c
+}
+
+// timing holds the timeouts and intervals of a Transport. They are not part
+// of Config because no caller has needed to change them; tests in this
+// package shorten them.
+type timing struct {
+	dial       time.Duration // TCP connect plus TLS and protocol handshake
+	write      time.Duration // one write of a frame or batch
+	keepalive  time.Duration // idle interval after which a keepalive frame is sent
+	idleRead   time.Duration // a stream silent this long is considered dead
+	tcpIdle    time.Duration // TCP keepalive idle time
+	backoffMin time.Duration // first redial delay of a Raft sender
+	backoffMax time.Duration // largest redial delay of a Raft sender
+	senderIdle time.Duration // a Raft sender with nothing to send this long exits
+	snapChunk  int           // snapshot chunk size in bytes
+}
+
+// defaultTiming returns the production timing.
+func defaultTiming() timing {
+	return timing{
+		dial:       5 * time.Second,
+		write:      10 * time.Second,
+		keepalive:  2 * time.Second,
+		idleRead:   10 * time.Second,
+		tcpIdle:    15 * time.Second,
+		backoffMin: 20 * time.Millisecond,
+		backoffMax: time.Second,
+		senderIdle: time.Minute,
+		snapChunk:  1 << 20,
+	}
+}

@@ -1,0 +1,173 @@
+package transport
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// Handshake constants.
+const (
+	helloMagic   = "PRLY"
+	helloVersion = 1
+)
+
+// Acknowledgement status bytes, the first byte of the receiver's reply to a
+// handshake.
+const (
+	ackOK       byte = 0 // followed by the receiver's node id
+	ackMismatch byte = 1 // cluster ids differ or are missing: ErrClusterMismatch
+	ackRefused  byte = 2 // isolated, unsupported version or protocol: ErrUnreachable
+)
+
+// hello is the handshake a dialer sends after the protocol byte.
+type hello struct {
+	version   byte
+	nodeID    string
+	addr      string // the sender's advertised listen address
+	clusterID string
+}
+
+// appendHello appends the handshake frame (header included).
+func appendHello(dst []byte, h hello) []byte {
+	start := len(dst)
+	dst = appendFrameHeader(dst, 0)
+	dst = append(dst, helloMagic...)
+	dst = append(dst, h.version)
+	dst = appendString(dst, h.nodeID)
+	dst = appendString(dst, h.addr)
+	dst = appendString(dst, h.clusterID)
+	putFrameHeader(dst[start:], len(dst)-start-frameHeaderLen)
+	return dst
+}
+
+// decodeHello decodes a handshake payload.
+func decodeHello(p []byte) (hello, error) {
+	if !bytes.HasPrefix(p, []byte(helloMagic)) {
+		return hello{}, fmt.Errorf("%w: bad handshake magic", errCorrupt)
+	}
+	d := decoder{p: p[len(helloMagic):]}
+	h := hello{version: d.byte1()}
+	h.nodeID = string(d.bytes())
+	h.addr = string(d.bytes())
+	h.clusterID = string(d.bytes())
+	if d.err != nil {
+		return hello{}, d.err
+	}
+	return h, nil
+}
+
+// appendAck appends an acknowledgement frame.
+func appendAck(dst []byte, status byte, msg string) []byte {
+	dst = appendFrameHeader(dst, 1+len(msg))
+	dst = append(dst, status)
+	return append(dst, msg...)
+}
+
+// admit decides whether to accept a connection of protocol proto from the
+// sender described by h. It returns a status byte and, for refusals, a
+// one-line reason.
+func (t *Transport) admit(proto byte, h hello) (byte, string) {
+	if h.version != helloVersion {
+		return ackRefused, fmt.Sprintf("unsupported protocol version %d", h.version)
+	}
+	if t.faults.isolated(h.addr, h.nodeID) {
+		return ackRefused, "isolated by fault injection"
+	}
+	local := t.cfg.ClusterID()
+	switch proto {
+	case protoCall:
+		if local != "" && h.clusterID != "" && local != h.clusterID {
+			return ackMismatch, fmt.Sprintf("receiver %s has %q, sender %s has %q", t.cfg.NodeID, local, h.nodeID, h.clusterID)
+		}
+	case protoRaft, protoSnapshot:
+		if local == "" || h.clusterID == "" || local != h.clusterID {
+			return ackMismatch, fmt.Sprintf("raft and snapshot streams need equal non-empty cluster ids: receiver %s has %q, sender %s has %q",
+				t.cfg.NodeID, local, h.nodeID, h.clusterID)
+		}
+	default:
+		return ackRefused, fmt.Sprintf("unknown protocol %q", proto)
+	}
+	return ackOK, ""
+}
+
+// serveConn runs the server side of one accepted connection: TLS, protocol
+// byte, handshake, then the protocol's serve loop. It owns the connection and
+// closes it on return.
+func (t *Transport) serveConn(raw net.Conn) {
+	if tcp, ok := raw.(*net.TCPConn); ok {
+		_ = tcp.SetNoDelay(true)
+	}
+	cc := countingConn{Conn: raw, c: &t.stats}
+	if !t.track(cc) {
+		_ = raw.Close()
+		return
+	}
+	l := &link{Conn: cc, raw: cc, t: t, peerAddr: raw.RemoteAddr().String()}
+	defer l.close()
+	_ = cc.SetDeadline(time.Now().Add(t.tm.dial))
+	proto, h, err := t.acceptHandshake(l)
+	if err != nil {
+		t.log.Debug("transport: handshake failed", "remote", l.peerAddr, "err", err)
+		return
+	}
+	status, reason := t.admit(proto, h)
+	if status == ackOK {
+		reason = t.cfg.NodeID // an acceptance carries the receiver's node id
+	}
+	if _, err := l.Write(appendAck(nil, status, reason)); err != nil || status != ackOK {
+		t.log.Debug("transport: connection refused", "remote", l.peerAddr, "peer", h.nodeID, "reason", reason, "err", err)
+		return
+	}
+	_ = cc.SetDeadline(time.Time{})
+	l.peerID, l.peerAddr = h.nodeID, h.addr
+	l.readIdle = t.tm.idleRead // every protocol's sender writes at least every keepalive
+	switch proto {
+	case protoRaft:
+		t.serveRaft(l)
+	case protoCall:
+		t.serveCalls(l)
+	case protoSnapshot:
+		t.serveSnapshot(l)
+	}
+}
+
+// acceptHandshake performs the TLS handshake (when configured), reads the
+// protocol byte and the hello frame, and sets up l's buffered reader.
+func (t *Transport) acceptHandshake(l *link) (byte, hello, error) {
+	if t.cfg.TLS != nil {
+		tc := tlsServer(l.Conn, t.cfg.TLS)
+		if err := tc.HandshakeContext(t.ctx); err != nil {
+			return 0, hello{}, fmt.Errorf("tls: %w", err)
+		}
+		l.Conn = tc
+	}
+	var pb [1]byte
+	if _, err := io.ReadFull(l.Conn, pb[:]); err != nil {
+		return 0, hello{}, fmt.Errorf("read protocol byte: %w", err)
+	}
+	l.newReader(readBufferSize(pb[0]))
+	p, err := readFrame(l.br, nil, maxHandshakeFrame)
+	if err != nil {
+		return 0, hello{}, fmt.Errorf("read handshake: %w", err)
+	}
+	h, err := decodeHello(p)
+	if err != nil {
+		return 0, hello{}, fmt.Errorf("decode handshake: %w", err)
+	}
+	return pb[0], h, nil
+}
+
+// readBufferSize returns the reader buffer size for a protocol.
+func readBufferSize(proto byte) int {
+	switch proto {
+	case protoRaft:
+		return raftReadBuffer
+	case protoSnapshot:
+		return snapReadBuffer
+	default:
+		return callReadBuffer
+	}
+}

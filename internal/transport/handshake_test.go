@@ -1,0 +1,99 @@
+package transport
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDecodeHello(t *testing.T) {
+	t.Run("round trip", func(t *testing.T) {
+		want := hello{version: helloVersion, nodeID: "n1", addr: "10.0.0.1:7000", clusterID: "c"}
+		got, err := decodeHello(appendHello(nil, want)[frameHeaderLen:])
+		if err != nil || got != want {
+			t.Fatalf("got %+v, %v; want %+v", got, err, want)
+		}
+	})
+	bad := []struct {
+		name string
+		in   []byte
+	}{
+		{"empty", nil},
+		{"bad magic", []byte("XXXX\x01")},
+		{"truncated", appendHello(nil, hello{version: 1, nodeID: "node"})[frameHeaderLen : frameHeaderLen+7]},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := decodeHello(tc.in); !errors.Is(err, errCorrupt) {
+				t.Fatalf("got %v, want errCorrupt", err)
+			}
+		})
+	}
+}
+
+func FuzzDecodeHello(f *testing.F) {
+	f.Add(appendHello(nil, hello{version: 1, nodeID: "a", addr: "b", clusterID: "c"})[frameHeaderLen:])
+	f.Fuzz(func(t *testing.T, p []byte) {
+		h, err := decodeHello(p)
+		if err != nil {
+			return
+		}
+		again, err := decodeHello(appendHello(nil, h)[frameHeaderLen:])
+		if err != nil || again != h {
+			t.Fatalf("re-decode: %+v, %v; want %+v", again, err, h)
+		}
+	})
+}
+
+func TestTransport_Handshake(t *testing.T) {
+	t.Run("call to another cluster is refused", func(t *testing.T) {
+		a := mustNew(t, node{id: "a", cluster: "c1"}, newTestHandler())
+		b := mustNew(t, node{id: "b", cluster: "c2"}, newTestHandler())
+		err := callErr(a, b.Addr())
+		mustErrorIs(t, err, ErrClusterMismatch)
+		if !strings.Contains(err.Error(), "cluster id mismatch:") || !strings.Contains(err.Error(), `"c2"`) {
+			t.Fatalf("error %q does not explain the mismatch", err)
+		}
+	})
+	t.Run("raft to another cluster is refused", func(t *testing.T) {
+		a := mustNew(t, node{id: "a", cluster: "c1"}, newTestHandler())
+		hb := newTestHandler()
+		b := mustNew(t, node{id: "b", cluster: "c2"}, hb)
+		mustRaftRefused(t, a, b, hb)
+	})
+	t.Run("node without cluster id may call", func(t *testing.T) {
+		a := mustNew(t, node{id: "a"}, newTestHandler())
+		b := mustNew(t, node{id: "b", cluster: "c2"}, newTestHandler())
+		if got := mustCall(t, a, b.Addr(), "join", []byte("hi")); string(got) != "hi" {
+			t.Fatalf("got %q", got)
+		}
+		if got := mustCall(t, b, a.Addr(), "join", []byte("back")); string(got) != "back" {
+			t.Fatalf("got %q", got)
+		}
+	})
+	t.Run("node without cluster id may not send raft", func(t *testing.T) {
+		a := mustNew(t, node{id: "a"}, newTestHandler())
+		hb := newTestHandler()
+		b := mustNew(t, node{id: "b", cluster: "c2"}, hb)
+		mustRaftRefused(t, a, b, hb)
+	})
+	t.Run("node without cluster id may not receive raft", func(t *testing.T) {
+		a := mustNew(t, node{id: "a", cluster: "c2"}, newTestHandler())
+		hb := newTestHandler()
+		b := mustNew(t, node{id: "b"}, hb)
+		mustRaftRefused(t, a, b, hb)
+	})
+}
+
+// mustRaftRefused sends Raft messages from a to b and checks that they are
+// dropped by a and never reach b's handler.
+func mustRaftRefused(t *testing.T, a, b *Transport, hb *testHandler) {
+	t.Helper()
+	a.SendRaft(b.Addr(), []GroupMessage{{Group: 1, Msg: appMsg(1, nil)}})
+	mustEventually(t, 2*time.Second, "raft message dropped", func() bool { return a.Stats().RaftDropped >= 1 })
+	time.Sleep(50 * time.Millisecond)
+	if n := hb.count(); n != 0 || b.Stats().RaftReceived != 0 {
+		t.Fatalf("receiver got %d messages, want none", n)
+	}
+}
