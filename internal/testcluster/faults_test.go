@@ -185,3 +185,30 @@ func TestIdempotency_RetryAfterLeaderKillAppliesOnce(t *testing.T) {
 		t.Fatalf("a new idempotency key gave version %d, want %d", v4, v2+1)
 	}
 }
+
+// Idempotency records are part of the replicated state: a replica that
+// caught up by snapshot answers a retry with the first result.
+func TestIdempotency_RecordsTravelInSnapshots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{
+		Nodes: 1, Partitions: 2, NoSync: true,
+		Configure: func(_ int, cfg *config.Config) { cfg.CompactionThreshold = 10 },
+	})
+	opts := client.PutOptions{IdempotencyKey: "once"}
+	first := mustPut(t, c.Client(0), "k", "a", opts)
+	for i := 0; i < 50; i++ { // push the put out of the log: only a snapshot carries it now
+		mustPut(t, c.Client(0), fmt.Sprintf("filler%d", i), "x", client.PutOptions{})
+	}
+	c.AddNode()
+	c.AddNode()
+	c.WaitConverged(30 * time.Second)
+	c.Kill(0)
+	if again := mustPut(t, c.Client(1), "k", "a", opts); again != first {
+		t.Fatalf("retry after snapshot catch-up returned version %d, want %d", again, first)
+	}
+	if _, ver := mustGet(t, c.Client(2), "k", client.GetOptions{}); ver != first {
+		t.Fatalf("version %d after retry, want %d", ver, first)
+	}
+}
