@@ -1,8 +1,10 @@
 package multiraft
 
 import (
+	"errors"
 	"fmt"
 
+	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/parley-chat/parley/internal/state"
@@ -53,7 +55,8 @@ func (e *Engine) applyEntries(b *storage.Batch, g *group, ents []raftpb.Entry) e
 		return err
 	}
 	if first, err := g.st.FirstIndex(); err == nil && g.applied > first+e.cfg.CompactionThreshold {
-		if err := b.Compact(g.st, g.applied-e.cfg.CompactionThreshold/2); err != nil {
+		// ErrCompacted: a snapshot installed this round already dropped it.
+		if err := b.Compact(g.st, g.applied-e.cfg.CompactionThreshold/2); err != nil && !errors.Is(err, raft.ErrCompacted) {
 			return fmt.Errorf("compact log: %w", err)
 		}
 	}

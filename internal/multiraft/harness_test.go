@@ -1,0 +1,245 @@
+package multiraft
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/storage"
+	"github.com/parley-chat/parley/internal/transport"
+)
+
+// event is one thing that happened in a test network, in global order.
+type event struct {
+	kind string // "sync", "send", "recv"
+	node string
+	msg  raftpb.Message
+}
+
+// recorder keeps the global order of syncs, sends and receives.
+type recorder struct {
+	mu     sync.Mutex
+	events []event
+}
+
+func (r *recorder) add(e event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+func (r *recorder) snapshot() []event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]event(nil), r.events...)
+}
+
+// syncFS records every sync of a Pebble WAL file.
+type syncFS struct {
+	vfs.FS
+	node string
+	rec  *recorder
+}
+
+type syncFile struct {
+	vfs.File
+	fs *syncFS
+}
+
+func (f *syncFS) wrap(name string, file vfs.File, err error) (vfs.File, error) {
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return file, err
+	}
+	return &syncFile{File: file, fs: f}, nil
+}
+
+func (f *syncFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	file, err := f.FS.Create(name, c)
+	return f.wrap(name, file, err)
+}
+
+func (f *syncFS) ReuseForWrite(o, n string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	file, err := f.FS.ReuseForWrite(o, n, c)
+	return f.wrap(n, file, err)
+}
+
+func (f *syncFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	file, err := f.FS.OpenReadWrite(name, c, opts...)
+	return f.wrap(name, file, err)
+}
+
+func (s *syncFile) Sync() error {
+	err := s.File.Sync()
+	s.fs.rec.add(event{kind: "sync", node: s.fs.node})
+	return err
+}
+
+func (s *syncFile) SyncData() error {
+	err := s.File.SyncData()
+	s.fs.rec.add(event{kind: "sync", node: s.fs.node})
+	return err
+}
+
+func (s *syncFile) SyncTo(n int64) (bool, error) {
+	full, err := s.File.SyncTo(n)
+	s.fs.rec.add(event{kind: "sync", node: s.fs.node})
+	return full, err
+}
+
+// network delivers Raft traffic between engines in one process.
+type network struct {
+	mu      sync.Mutex
+	engines map[string]*Engine
+	rec     *recorder
+	down    map[string]bool
+}
+
+type netSender struct {
+	net  *network
+	from string
+}
+
+func (s *netSender) SendRaft(addr string, msgs []transport.GroupMessage) {
+	for _, m := range msgs {
+		s.net.rec.add(event{kind: "send", node: s.from, msg: m.Msg})
+	}
+	s.net.mu.Lock()
+	e, down := s.net.engines[addr], s.net.down[addr] || s.net.down[s.from]
+	s.net.mu.Unlock()
+	if e == nil || down {
+		return
+	}
+	for _, m := range msgs {
+		s.net.rec.add(event{kind: "recv", node: addr, msg: m.Msg})
+	}
+	e.Step(append([]transport.GroupMessage(nil), msgs...))
+}
+
+func (s *netSender) SendSnapshot(ctx context.Context, addr string, msg transport.GroupMessage, data func(io.Writer) error) error {
+	s.net.mu.Lock()
+	e := s.net.engines[addr]
+	s.net.mu.Unlock()
+	if e == nil {
+		return fmt.Errorf("no engine %s", addr)
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(data(pw)) }()
+	return e.HandleSnapshot(ctx, msg, pr)
+}
+
+// staticDir maps replica id i to node "n<i>".
+type staticDir struct{}
+
+func (staticDir) AddrOf(replica uint64) (string, bool) { return fmt.Sprintf("n%d", replica), true }
+
+// counter is a test state machine: each command adds its byte value to "n"
+// and returns the new total.
+type counter struct{}
+
+func (counter) Apply(w state.Writer, _ state.Meta, cmd []byte) ([]byte, error) {
+	v, _, err := w.Get([]byte("n"))
+	if err != nil {
+		return nil, err
+	}
+	var n uint64
+	if len(v) == 8 {
+		n = binary.BigEndian.Uint64(v)
+	}
+	n += uint64(cmd[0])
+	out := binary.BigEndian.AppendUint64(nil, n)
+	return out, w.Set([]byte("n"), out)
+}
+
+// testNet is a set of engines that all hold group 1 with replicas 1..size.
+type testNet struct {
+	t   *testing.T
+	net *network
+	dbs map[string]*storage.DB
+}
+
+func newTestNet(t *testing.T, size int, compaction uint64) *testNet {
+	t.Helper()
+	tn := &testNet{t: t, net: &network{engines: map[string]*Engine{}, rec: &recorder{}, down: map[string]bool{}}, dbs: map[string]*storage.DB{}}
+	var peers []uint64
+	for i := 1; i <= size; i++ {
+		peers = append(peers, uint64(i))
+	}
+	for i := 1; i <= size; i++ {
+		name := fmt.Sprintf("n%d", i)
+		fs := &syncFS{FS: vfs.NewMem(), node: name, rec: tn.net.rec}
+		db, err := storage.Open("db", storage.Options{FS: fs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn.dbs[name] = db
+		cfg := DefaultConfig()
+		cfg.DB, cfg.Sender, cfg.Directory = db, &netSender{net: tn.net, from: name}, staticDir{}
+		cfg.Applier = func(uint64) state.Applier { return counter{} }
+		cfg.TickInterval, cfg.ElectionTicks = 5*time.Millisecond, 10
+		cfg.ReadRetry = 100 * time.Millisecond
+		if compaction > 0 {
+			cfg.CompactionThreshold = compaction
+		}
+		cfg.Accept = func(group, replica uint64) bool { return group == 1 }
+		e, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn.net.engines[name] = e
+		e.Start()
+		if err := e.OpenGroup(context.Background(), 1, uint64(i), peers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, e := range tn.net.engines {
+			e.Close()
+		}
+		for _, db := range tn.dbs {
+			db.Close()
+		}
+	})
+	return tn
+}
+
+// leader waits for a leader of group 1 and returns its engine.
+func (tn *testNet) leader() *Engine {
+	tn.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, e := range tn.net.engines {
+			if _, local := e.Leader(1); local {
+				return e
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	tn.t.Fatal("no leader elected")
+	return nil
+}
+
+// propose proposes through the current leader, retrying across elections.
+func (tn *testNet) propose(id []byte, add byte) uint64 {
+	tn.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		res, err := tn.leader().Propose(ctx, 1, id, []byte{add})
+		if err == nil {
+			return binary.BigEndian.Uint64(res)
+		}
+		if ctx.Err() != nil {
+			tn.t.Fatalf("propose: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
