@@ -362,3 +362,14 @@ func (e *Engine) Campaign(ctx context.Context, id uint64) error {
 	}
 	return err
 }
+
+// TransferLeader asks the local replica of a group, if it leads, to hand
+// leadership to another replica.
+func (e *Engine) TransferLeader(ctx context.Context, id, to uint64) error {
+	return e.do(ctx, func() {
+		if g := e.groups[id]; g != nil && g.isLeader {
+			g.rn.TransferLeader(to)
+			e.markTouched(g)
+		}
+	})
+}

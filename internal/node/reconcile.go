@@ -65,6 +65,12 @@ func (n *Node) reconcileOnce() {
 			} else {
 				n.log.Info("membership changed", "group", st.Group, "change", cc.Changes[0].Type.String(), "replica", cc.Changes[0].NodeID)
 			}
+			continue
+		}
+		if to := preferredLeader(st, g); to != 0 && to != st.Replica && caughtUp(st, to) {
+			if err := n.engine.TransferLeader(ctx, st.Group, to); err == nil {
+				n.log.Debug("leadership handed to preferred replica", "group", st.Group, "to", to)
+			}
 		}
 	}
 }
@@ -116,4 +122,24 @@ func membershipChange(st multiraft.GroupStatus, g *placement.Group) (raftpb.Conf
 func caughtUp(st multiraft.GroupStatus, id uint64) bool {
 	pr, ok := st.Progress[id]
 	return ok && pr.Match >= st.Commit && pr.Active
+}
+
+// preferredLeader spreads leadership: group g prefers the (g mod voters)-th
+// voter of its map entry, so P groups on N nodes end with about P/N leaders
+// each. It returns 0 when the map lists no voter that is a voter in Raft.
+func preferredLeader(st multiraft.GroupStatus, g *placement.Group) uint64 {
+	voters := map[uint64]bool{}
+	for _, id := range st.ConfState.Voters {
+		voters[id] = true
+	}
+	var ids []uint64
+	for _, r := range g.Replicas {
+		if r.Role == placement.RoleVoter && voters[r.ID] {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return 0
+	}
+	return ids[int(g.ID)%len(ids)]
 }

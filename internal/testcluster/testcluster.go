@@ -87,8 +87,8 @@ func (c *Cluster) AddNode() int {
 	cfg := config.Default()
 	cfg.ID = fmt.Sprintf("n%d", i+1)
 	cfg.DataDir = filepath.Join(c.dir, cfg.ID)
-	cfg.HTTPAddr = freeAddr(c.t)
-	cfg.ClusterAddr = freeAddr(c.t)
+	cfg.HTTPAddr = FreeAddr(c.t)
+	cfg.ClusterAddr = FreeAddr(c.t)
 	cfg.Partitions = c.opts.Partitions
 	cfg.ReplicationFactor = c.opts.ReplicationFactor
 	cfg.TickInterval = c.opts.Tick
@@ -141,8 +141,8 @@ func logger(id string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test_node", id)
 }
 
-// freeAddr returns a loopback address with a port free right now.
-func freeAddr(t testing.TB) string {
+// FreeAddr returns a loopback address with a port free right now.
+func FreeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

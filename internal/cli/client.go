@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+)
+
+// defaultServer is the node client commands talk to without --server.
+const defaultServer = "http://localhost:7070"
+
+// clientOptions are the flags every client command shares.
+type clientOptions struct {
+	// Server is the base URL of any node.
+	Server string
+	// Timeout bounds the whole command, retries included.
+	Timeout time.Duration
+}
+
+// addClientFlags defines --server (or $PARLEY_SERVER) and --timeout into o.
+func addClientFlags(fs *flagSet, o *clientOptions) {
+	fs.StringVar(&o.Server, "server", defaultServer, "base `URL` of any node")
+	fs.bindEnv("server", "PARLEY_SERVER")
+	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "give up after this `duration`, retries included")
+}
+
+// check validates the shared client flags.
+func (o *clientOptions) check() error {
+	if err := checkServerURL(o.Server); err != nil {
+		return fmt.Errorf("--server: %w", err)
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout %s: must be positive", o.Timeout)
+	}
+	return nil
+}
+
+// checkServerURL accepts http:// and https:// URLs with a host.
+func checkServerURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not a URL like http://localhost:7070", s)
+	}
+	return nil
+}
+
+// parseClient parses a client command's flags into co (defined by the
+// caller together with its own flags) and checks that it got between min
+// and max positional arguments.
+func parseClient(fs *flagSet, co *clientOptions, e *Env, args []string, minArgs, maxArgs int) ([]string, error) {
+	pos, err := fs.parse(args, e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) < minArgs || len(pos) > maxArgs {
+		return nil, usagef(fs.path, "want %s, got %d argument(s)", fs.synopsis, len(pos))
+	}
+	if err := co.check(); err != nil {
+		return nil, &usageError{path: fs.path, err: err}
+	}
+	return pos, nil
+}
+
+// retry calls fn until it succeeds, fails in a way the server did not mark
+// retryable, or ctx ends. It waits between attempts as the server's
+// Retry-After asks, within bounds. When ctx ends during an attempt, the
+// previous server error is more useful than the cancellation and is
+// returned instead.
+func retry(ctx context.Context, fn func() error) error {
+	delay := 50 * time.Millisecond
+	var last error
+	for {
+		err := fn()
+		if err != nil && last != nil && ctx.Err() != nil {
+			return last
+		}
+		ce, ok := errors.AsType[*client.Error](err)
+		if err == nil || !ok || !ce.Retryable {
+			return err
+		}
+		last = err
+		wait := delay
+		if ce.RetryAfter > 0 {
+			wait = min(ce.RetryAfter, time.Second)
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// randomKey returns a fresh idempotency key, so a retried write applies
+// once.
+func randomKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "cli-" + hex.EncodeToString(b)
+}

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/parley-chat/parley/client"
+)
+
+// runClusterStatus is `parley cluster status`.
+func runClusterStatus(ctx context.Context, e *Env, path string, args []string) error {
+	var co clientOptions
+	var asJSON bool
+	fs := newFlagSet(path, "[flags]", `
+Print the cluster's nodes, then its partitions: leader, and every replica with
+its role, applied index and lag behind the leader.`)
+	addClientFlags(fs, &co)
+	fs.BoolVar(&asJSON, "json", false, "print the status as JSON, as GET /api/v1/cluster returns it")
+	if _, err := parseClient(fs, &co, e, args, 0, 0); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
+	defer cancel()
+	c := client.New(co.Server)
+	var st *client.ClusterStatus
+	err := retry(ctx, func() (err error) {
+		st, err = c.Cluster(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	return writeClusterStatus(e.Stdout, st)
+}
+
+// writeClusterStatus prints st as two tables: nodes, then partitions with
+// one row per replica.
+func writeClusterStatus(w io.Writer, st *client.ClusterStatus) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "cluster %s: %d nodes, %d partitions\n\n", st.ClusterID, len(st.Nodes), len(st.Partitions))
+	fmt.Fprintln(tw, "NODE\tHTTP\tZONE\tSTATE\tSTANDBY\tREPLICAS\tLEADERS")
+	for _, n := range st.Nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", n.ID, n.Addr, dash(n.Zone), n.State, yesNo(n.Standby), n.Replicas, n.Leaders)
+	}
+	fmt.Fprintln(tw, "\nPARTITION\tLEADER\tREPLICA\tROLE\tAPPLIED\tLAG\tLAG MS")
+	for _, p := range st.Partitions {
+		first := fmt.Sprintf("%d\t%s", p.ID, dash(p.Leader))
+		if len(p.Replicas) == 0 {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\n", first)
+		}
+		for i, r := range p.Replicas {
+			lead := first
+			if i > 0 {
+				lead = "\t"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", lead, r.Node, r.Role, r.Applied, r.LagEntries, r.LagMs)
+		}
+	}
+	if len(st.Moves) > 0 {
+		fmt.Fprintln(tw, "\nMOVE\tFROM\tTO\tPHASE")
+		for _, m := range st.Moves {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", m.Partition, dash(m.From), dash(m.To), m.Phase)
+		}
+	}
+	return tw.Flush()
+}
+
+// dash shows an empty field as "-".
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// yesNo shows a boolean as yes or no.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

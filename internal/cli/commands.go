@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// command is one entry of the dispatch table: either a leaf with an action, or a
+// group with subcommands. Planned commands are listed in the help and
+// refuse to run until they are written.
+type command struct {
+	name    string
+	summary string
+	section string // heading in the parent's help; "" for subcommands
+	action  func(ctx context.Context, e *Env, path string, args []string) error
+	subs    []*command
+	planned bool
+}
+
+// rootCommand returns the full command tree of `parley`.
+func rootCommand() *command {
+	const nodes, clients, later = "Running nodes", "Client commands (--server URL, default " + defaultServer + " or $PARLEY_SERVER)", "Planned"
+	return &command{
+		name:    "parley",
+		summary: "Parley: a replicated, partitioned messaging platform in one binary.",
+		subs: []*command{
+			{name: "serve", section: nodes, summary: "run one node", action: runServe},
+			{name: "dev", section: nodes, summary: "run a local cluster of N nodes in this process", action: runDev},
+			{name: "kv", section: clients, summary: "key-value store", subs: []*command{
+				{name: "put", summary: "store a value (prints the new version)", action: runKVPut},
+				{name: "get", summary: "print a value", action: runKVGet},
+				{name: "del", summary: "delete a key", action: runKVDel},
+				{name: "list", summary: "list keys", action: runKVList},
+			}},
+			{name: "cluster", section: clients, summary: "cluster state and administration", subs: []*command{
+				{name: "status", summary: "nodes and partitions with leaders, replicas and lag", action: runClusterStatus},
+				{name: "drain", summary: "move every replica off a node", planned: true},
+				{name: "remove", summary: "forget a drained or dead node", planned: true},
+				{name: "verify", summary: "compare replica checksums", planned: true},
+				{name: "lag", summary: "replica freshness sampled under load", planned: true},
+			}},
+			{name: "bench", section: clients, summary: "load generators", subs: []*command{
+				{name: "kv", summary: "KV puts and gets against running nodes", action: runBenchKV},
+				{name: "chat-post", summary: "room posts", planned: true},
+				{name: "chat-fanout", summary: "post-to-delivery latency with many subscribers", planned: true},
+				{name: "queue", summary: "queue send and receive", planned: true},
+				{name: "links", summary: "short link creation and redirects", planned: true},
+			}},
+			{name: "user", section: later, summary: "register, login", planned: true},
+			{name: "room", section: later, summary: "create, list, join, leave, members, post, history", planned: true},
+			{name: "chat", section: later, summary: "interactive terminal chat in a room", planned: true},
+			{name: "queue", section: later, summary: "create, delete, list, send, peek, receive, ack", planned: true},
+			{name: "link", section: later, summary: "create, info, list, delete short links", planned: true},
+		},
+	}
+}
+
+// run dispatches args under c, whose full name is path.
+func (c *command) run(ctx context.Context, e *Env, path string, args []string) error {
+	switch {
+	case c.planned:
+		return fmt.Errorf("%s is not implemented yet", path)
+	case c.subs == nil:
+		return c.action(ctx, e, path, args)
+	case len(args) == 0:
+		return &usageError{path: path, err: fmt.Errorf("%s needs a command: %s", path, c.names()), help: c.help(path)}
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
+		return &helpError{text: c.help(path)}
+	}
+	for _, s := range c.subs {
+		if s.name == args[0] {
+			return s.run(ctx, e, path+" "+s.name, args[1:])
+		}
+	}
+	return usagef(path, "unknown command %q for %s; want one of %s", args[0], path, c.names())
+}
+
+// names lists the subcommands of c that can run.
+func (c *command) names() string {
+	var ns []string
+	for _, s := range c.subs {
+		if !s.planned {
+			ns = append(ns, s.name)
+		}
+	}
+	return strings.Join(ns, ", ")
+}
+
+// help describes a group command and its subcommands.
+func (c *command) help(path string) string {
+	var b strings.Builder
+	if path == "parley" {
+		fmt.Fprintf(&b, "%s\n\n", c.summary)
+	}
+	fmt.Fprintf(&b, "Usage: %s <command> [arguments]\n", path)
+	section := "\x00"
+	for _, s := range c.subs {
+		if s.section != section {
+			section = s.section
+			heading := section
+			if heading == "" {
+				heading = "Commands"
+			}
+			fmt.Fprintf(&b, "\n%s:\n", heading)
+		}
+		mark := ""
+		if s.planned {
+			mark = " (planned)"
+		}
+		fmt.Fprintf(&b, "  %-12s %s%s\n", s.name, s.summary, mark)
+	}
+	fmt.Fprintf(&b, "\nRun '%s <command> -h' for details.\n", path)
+	return b.String()
+}

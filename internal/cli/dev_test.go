@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestDev_ThreeNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-node cluster")
+	}
+	base := freeBasePort(t, 6)
+	dir := t.TempDir()
+	args := []string{"dev", "--nodes", "3", "--base-port", strconv.Itoa(base), "--data-dir", dir, "--partitions", "4", "--tick", "20ms"}
+	tableRE := regexp.MustCompile(`(?m)^n1\s+(http://\S+)\s+\S+[\s\S]*^n3\s+(http://\S+)\s+\S+[\s\S]*running`)
+
+	out, errOut, stop := background(t, args...)
+	m := waitFor(t, out, errOut, tableRE, 60*time.Second)
+	n1, n3 := m[1], m[2]
+	if want := "http://127.0.0.1:" + strconv.Itoa(base+4); n3 != want {
+		t.Errorf("node 3 serves %s, want %s", n3, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	t.Run("a put on node 1 is readable on node 3", func(t *testing.T) {
+		mustRun(t, ctx, "kv", "put", "colour", "blue", "--server", n1)
+		if got := mustRun(t, ctx, "kv", "get", "colour", "--server", n3); got != "blue" {
+			t.Errorf("get on node 3 = %q, want blue", got)
+		}
+	})
+	if code := stop(); code != 0 {
+		t.Fatalf("dev exit code %d, stderr %s", code, errOut)
+	}
+
+	t.Run("a restart resumes the data", func(t *testing.T) {
+		out, errOut, stop := background(t, args...)
+		waitFor(t, out, errOut, tableRE, 60*time.Second)
+		if got := mustRun(t, ctx, "kv", "get", "colour", "--server", n3); got != "blue" {
+			t.Errorf("get after restart = %q, want blue", got)
+		}
+		if code := stop(); code != 0 {
+			t.Errorf("dev exit code %d", code)
+		}
+	})
+}

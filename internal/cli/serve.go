@@ -1,0 +1,253 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/node"
+)
+
+// defaultShutdownTimeout bounds the leadership handover on SIGTERM.
+const defaultShutdownTimeout = 10 * time.Second
+
+// ServeOptions is everything `parley serve` needs. ParseServe fills it from
+// flags and PARLEY_* variables; tests build it directly.
+type ServeOptions struct {
+	// Config is the node's configuration, TLS excepted: Serve loads the
+	// certificate files below into Config.HTTPTLS and Config.ClusterTLS.
+	Config config.Config
+	// TLSCert and TLSKey, when set, make the node serve HTTPS.
+	TLSCert, TLSKey string
+	// ClusterTLSCert, ClusterTLSKey and ClusterTLSCA, when set, secure
+	// internal traffic with mutual TLS: every peer must present a
+	// certificate signed by the CA, and this node presents its own.
+	ClusterTLSCert, ClusterTLSKey, ClusterTLSCA string
+	// Log configures the node's logger.
+	Log LogOptions
+	// ShutdownTimeout bounds the leadership handover when ctx ends
+	// (default 10 s).
+	ShutdownTimeout time.Duration
+}
+
+// LogOptions configure a command's structured log on standard error.
+type LogOptions struct {
+	// Level is the least severe level written.
+	Level slog.Level
+	// Format is "text" (the default when empty) or "json".
+	Format string
+}
+
+// logger returns a slog.Logger writing to w as o says.
+func (o LogOptions) logger(w io.Writer) *slog.Logger {
+	ho := &slog.HandlerOptions{Level: o.Level}
+	if o.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, ho))
+	}
+	return slog.New(slog.NewTextHandler(w, ho))
+}
+
+// addLogFlags defines --log-level (default level) and --log-format into o.
+func addLogFlags(fs *flagSet, o *LogOptions, level slog.Level) {
+	o.Level = level
+	fs.Var(levelValue{&o.Level}, "log-level", "least severe log `level` written to stderr: debug, info, warn or error")
+	fs.Var(newChoiceValue(&o.Format, "text", "text", "json"), "log-format", "log `format`: text or json")
+}
+
+// runServe is the action of `parley serve`.
+func runServe(ctx context.Context, e *Env, path string, args []string) error {
+	o, err := ParseServe(path, args, e.getenv)
+	if err != nil {
+		return err
+	}
+	return Serve(ctx, o, e.Stdout, e.Stderr)
+}
+
+// ParseServe reads the flags of `parley serve` (the command's name is path,
+// for messages), falling back to PARLEY_* variables looked up with getenv,
+// then to config.Default. Problems are usage errors naming the flag.
+func ParseServe(path string, args []string, getenv func(string) string) (ServeOptions, error) {
+	o := ServeOptions{ShutdownTimeout: defaultShutdownTimeout}
+	fs := newFlagSet(path, "[flags]", `
+Run one Parley node. With an empty data directory and no --join it creates a
+new cluster; with --join it joins the cluster of those members; with data it
+resumes. SIGINT or SIGTERM hands leadership over and exits.
+
+Every flag may also be set with the environment variable shown beside it; a
+flag on the command line wins.`)
+	defineNodeFlags(fs, &o)
+	addLogFlags(fs, &o.Log, slog.LevelInfo)
+	fs.bindAllEnv("PARLEY_")
+	fs.hide("tick")
+	fs.hide("election-ticks")
+	fs.hide("compaction-threshold")
+	pos, err := fs.parse(args, getenv)
+	if err != nil {
+		return o, err
+	}
+	if len(pos) > 0 {
+		return o, usagef(path, "unexpected argument %q", pos[0])
+	}
+	if err := o.check(); err != nil {
+		return o, &usageError{path: path, err: err}
+	}
+	return o, nil
+}
+
+// defineNodeFlags defines one flag for every node setting, writing into o.
+func defineNodeFlags(fs *flagSet, o *ServeOptions) {
+	d := config.Default()
+	c := &o.Config
+	*c = d
+	fs.StringVar(&c.ID, "id", d.ID, "node `id`, unique in the cluster (letters, digits, '_', '.', '-')")
+	fs.StringVar(&c.DataDir, "data-dir", d.DataDir, "`directory` holding the node's data")
+	fs.StringVar(&c.HTTPAddr, "http", d.HTTPAddr, "`host:port` the web app and HTTP API listen on")
+	fs.StringVar(&c.ClusterAddr, "cluster", d.ClusterAddr, "`host:port` internal traffic listens on")
+	fs.StringVar(&c.Advertise, "advertise", "", "internal `host:port` other nodes dial (default: the --cluster address)")
+	fs.StringVar(&c.AdvertiseHTTP, "advertise-http", "", "HTTP `host:port` told to other nodes and clients (default: the --http address)")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of short links (default: http:// and the advertised HTTP address)")
+	fs.Var(newListValue(&c.Join, nil), "join", "internal `addresses` of existing members to join, comma separated, repeatable; a node given --join never creates a cluster")
+	fs.StringVar(&c.Zone, "zone", "", "availability `zone` of this node, used to spread replicas")
+	fs.BoolVar(&c.Standby, "standby", false, "hold no replicas until one is needed")
+	fs.IntVar(&c.Partitions, "partitions", d.Partitions, "number of partitions `P` (used only when creating the cluster)")
+	fs.IntVar(&c.ReplicationFactor, "replication-factor", d.ReplicationFactor, "replicas per partition `RF` (used only when creating the cluster)")
+	fs.DurationVar(&c.DeadAfter, "dead-after", d.DeadAfter, "how long a node may be unreachable before its replicas are rebuilt elsewhere")
+	fs.DurationVar(&c.DedupWindow, "dedup-window", d.DedupWindow, "how long idempotency keys are remembered")
+	fs.DurationVar(&c.HistoryRetention, "history-retention", d.HistoryRetention, "how long room history is kept (0: forever)")
+	fs.Var(newChoiceValue(&c.Registration, d.Registration, "open", "closed"), "registration", "`mode` of registration: open (anyone may sign up) or closed (only admins create users)")
+	fs.IntVar(&c.CacheSize, "cache-size", d.CacheSize, "`entries` in the node's read cache")
+	fs.Var(newChoiceValue(&c.CachePolicy, d.CachePolicy, "lru", "lfu", "fifo"), "cache-policy", "read cache eviction `policy`: lru, lfu or fifo")
+	fs.IntVar(&c.RateLimit, "rate-limit", d.RateLimit, "login and registration `attempts` per minute per client address")
+	fs.Var(newListValue(&c.AllowedOrigins, nil), "allowed-origin", "extra `origins` accepted for WebSocket streams, comma separated, repeatable")
+	fs.StringVar(&o.TLSCert, "tls-cert", "", "certificate `file` (PEM) for HTTPS; needs --tls-key")
+	fs.StringVar(&o.TLSKey, "tls-key", "", "private key `file` (PEM) for HTTPS; needs --tls-cert")
+	fs.StringVar(&o.ClusterTLSCert, "cluster-tls-cert", "", "certificate `file` (PEM) this node presents on internal traffic (mutual TLS)")
+	fs.StringVar(&o.ClusterTLSKey, "cluster-tls-key", "", "private key `file` (PEM) of --cluster-tls-cert")
+	fs.StringVar(&o.ClusterTLSCA, "cluster-tls-ca", "", "CA certificate `file` (PEM) that signs every node's internal certificate")
+	fs.DurationVar(&c.TickInterval, "tick", d.TickInterval, "Raft tick (tests)")
+	fs.IntVar(&c.ElectionTicks, "election-ticks", d.ElectionTicks, "Raft election timeout in ticks (tests)")
+	fs.Uint64Var(&c.CompactionThreshold, "compaction-threshold", d.CompactionThreshold, "applied entries a Raft log keeps before compaction (tests)")
+}
+
+// check reports settings that cannot work, naming the flags.
+func (o *ServeOptions) check() error {
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return fmt.Errorf("--tls-cert and --tls-key must be given together")
+	}
+	n := 0
+	for _, f := range []string{o.ClusterTLSCert, o.ClusterTLSKey, o.ClusterTLSCA} {
+		if f != "" {
+			n++
+		}
+	}
+	if n != 0 && n != 3 {
+		return fmt.Errorf("mutual TLS needs all of --cluster-tls-cert, --cluster-tls-key and --cluster-tls-ca")
+	}
+	if err := o.Config.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Serve runs one node until ctx ends, then hands its leadership over
+// (bounded by ShutdownTimeout) and stops. It prints one line with the
+// node's addresses to stdout once the node serves, and logs to stderr.
+// An error means the node could not start.
+func Serve(ctx context.Context, o ServeOptions, stdout, stderr io.Writer) error {
+	cfg := o.Config
+	if err := o.check(); err != nil {
+		return err
+	}
+	if err := o.loadTLS(&cfg); err != nil {
+		return err
+	}
+	log := o.Log.logger(stderr)
+	n, err := node.New(cfg, log)
+	if err != nil {
+		return err
+	}
+	if err := n.Start(ctx); err != nil {
+		return fmt.Errorf("node %s did not start: %w", cfg.ID, err)
+	}
+	fmt.Fprintf(stdout, "parley node %s serving %s (cluster %s, data %s)\n",
+		cfg.ID, httpURL(n.HTTPAddr(), cfg.HTTPTLS != nil), n.ClusterAddr(), cfg.DataDir)
+	<-ctx.Done()
+	timeout := o.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = defaultShutdownTimeout
+	}
+	log.Info("shutting down: handing leadership over", "timeout", timeout)
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	n.Shutdown(sctx)
+	log.Info("stopped")
+	return nil
+}
+
+// loadTLS reads the certificate files named in o into cfg.
+func (o *ServeOptions) loadTLS(cfg *config.Config) error {
+	if o.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			return fmt.Errorf("load --tls-cert/--tls-key: %w", err)
+		}
+		cfg.HTTPTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	if o.ClusterTLSCert != "" {
+		tc, err := mutualTLS(o.ClusterTLSCert, o.ClusterTLSKey, o.ClusterTLSCA)
+		if err != nil {
+			return err
+		}
+		cfg.ClusterTLS = tc
+	}
+	return nil
+}
+
+// mutualTLS builds the internal traffic TLS configuration: this node's
+// certificate, and the CA that must have signed every peer's, both as a
+// server (client certificates required and verified) and as a client.
+func mutualTLS(certFile, keyFile, caFile string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("load --cluster-tls-cert/--cluster-tls-key: %w", err)
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("load --cluster-tls-ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("load --cluster-tls-ca: no PEM certificate in %s", caFile)
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    pool,
+		RootCAs:      pool,
+		MinVersion:   tls.VersionTLS12,
+	}, nil
+}
+
+// httpURL turns a listener address into a URL a user can open: an
+// unspecified host (":7070", "0.0.0.0", "::") becomes localhost.
+func httpURL(addr string, https bool) string {
+	scheme := "http"
+	if https {
+		scheme = "https"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return scheme + "://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
