@@ -24,7 +24,7 @@ type Router struct {
 }
 
 // defaultRequestTimeout bounds a call whose context has no deadline.
-const defaultRequestTimeout = 10 * time.Second
+const defaultRequestTimeout = 5 * time.Second
 
 // PartitionOf returns the partition that owns a routing key.
 func (r *Router) PartitionOf(routingKey string) uint64 {

@@ -212,3 +212,48 @@ func TestIdempotency_RecordsTravelInSnapshots(t *testing.T) {
 		t.Fatalf("version %d after retry, want %d", ver, first)
 	}
 }
+
+// Without a quorum a write fails with a retryable 503 and Retry-After well
+// before the client gives up, instead of hanging.
+func TestAvailability_NoQuorumFailsWithRetryable503(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 2, NoSync: true})
+	mustPut(t, c.Client(0), "k", "v", client.PutOptions{})
+	c.Kill(1)
+	c.Kill(2)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := c.Client(0).KVPut(ctx, "k", []byte("w"), client.PutOptions{IdempotencyKey: "k1"})
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Status != 503 || !ce.Retryable || ce.RetryAfter <= 0 {
+		t.Fatalf("write without quorum: %v, want a retryable 503 with Retry-After", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the server kept the request until the client gave up")
+	}
+	// Once a majority is back, the same retry succeeds, applied once.
+	c.Restart(1)
+	if v := mustPut(t, c.Client(0), "k", "w", client.PutOptions{IdempotencyKey: "k1"}); v != 2 {
+		t.Fatalf("version %d after retry, want 2", v)
+	}
+}
+
+// A lossy, slow internal network delays writes but loses none of them.
+func TestAvailability_LossyNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 4, NoSync: true})
+	c.SetNetworkFaults(0.2, 2*time.Millisecond)
+	for i := 0; i < 40; i++ {
+		mustPut(t, c.Client(i%3), fmt.Sprintf("k%d", i), "v", client.PutOptions{IdempotencyKey: fmt.Sprintf("r%d", i)})
+	}
+	c.SetNetworkFaults(0, 0)
+	for i := 0; i < 40; i++ {
+		if v, ver := mustGet(t, c.Client((i+1)%3), fmt.Sprintf("k%d", i), client.GetOptions{}); v != "v" || ver != 1 {
+			t.Fatalf("k%d = %q v%d", i, v, ver)
+		}
+	}
+}

@@ -86,15 +86,15 @@ func (h *history) add(op porcupine.Operation) {
 	h.mu.Unlock()
 }
 
-// chaosKills is how many leaders the linearizability test kills; the chaos
-// build tag raises it.
+// chaosKills is how many leaders the linearizability test kills: 20, 200
+// with -tags chaos, or PARLEY_CHAOS_KILLS.
 func chaosKills() int {
 	if s := os.Getenv("PARLEY_CHAOS_KILLS"); s != "" {
 		if n, err := strconv.Atoi(s); err == nil {
 			return n
 		}
 	}
-	return 20
+	return defaultChaosKills
 }
 
 // Twenty clients put and get 100 keys through random nodes while partition

@@ -348,3 +348,16 @@ func (c *Cluster) Close() {
 	}
 	wg.Wait()
 }
+
+// SetNetworkFaults makes every running node drop the given fraction of its
+// outgoing Raft messages and delay the rest (0, 0 heals).
+func (c *Cluster) SetNetworkFaults(dropRate float64, delay time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range c.nodes {
+		if n != nil {
+			n.Transport().Faults().SetDropRate(dropRate)
+			n.Transport().Faults().SetDelay(delay)
+		}
+	}
+}

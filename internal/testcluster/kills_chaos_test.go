@@ -1,0 +1,7 @@
+//go:build chaos
+
+package testcluster_test
+
+// defaultChaosKills is how many leaders the linearizability test kills in a
+// long run: go test -tags chaos -run Linearizability ./internal/testcluster/
+const defaultChaosKills = 200
