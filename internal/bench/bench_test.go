@@ -24,13 +24,16 @@ type fakeWorkload struct {
 	prepared  bool
 }
 
+// Name implements Workload.
 func (f *fakeWorkload) Name() string { return "fake" }
 
+// Prepare implements Preparer.
 func (f *fakeWorkload) Prepare(ctx context.Context, workers int) error {
 	f.prepared = true
 	return nil
 }
 
+// Op implements Workload.
 func (f *fakeWorkload) Op(ctx context.Context, worker, i int) error {
 	f.calls.Add(1)
 	f.mu.Lock()

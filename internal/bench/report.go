@@ -105,6 +105,7 @@ type slot struct {
 	errors atomic.Int64
 }
 
+// newRecorder returns an empty recorder.
 func newRecorder() *recorder { return &recorder{kinds: map[string]int64{}} }
 
 // record notes one operation that ended at (since the start) after taking

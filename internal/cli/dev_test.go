@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/client"
 )
 
 func TestDev_ThreeNodes(t *testing.T) {
@@ -32,6 +35,9 @@ func TestDev_ThreeNodes(t *testing.T) {
 			t.Errorf("get on node 3 = %q, want blue", got)
 		}
 	})
+	// Stop only once every replica exists and caught up, so the restart
+	// below resumes a settled cluster.
+	waitConverged(t, ctx, n1, 3)
 	if code := stop(); code != 0 {
 		t.Fatalf("dev exit code %d, stderr %s", code, errOut)
 	}
@@ -46,4 +52,39 @@ func TestDev_ThreeNodes(t *testing.T) {
 			t.Errorf("dev exit code %d", code)
 		}
 	})
+}
+
+// waitConverged polls the cluster status at url until every partition has
+// rf replicas, all leaders or followers, none behind.
+func waitConverged(t *testing.T, ctx context.Context, url string, rf int) {
+	t.Helper()
+	var last string
+	for ctx.Err() == nil {
+		var st client.ClusterStatus
+		r := run(ctx, nil, "", "cluster", "status", "--json", "--server", url)
+		last = r.stdout + r.stderr
+		if r.code == 0 && json.Unmarshal([]byte(r.stdout), &st) == nil && converged(&st, rf) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("cluster did not converge; last status:\n%s", last)
+}
+
+// converged reports whether every partition of st has rf settled replicas.
+func converged(st *client.ClusterStatus, rf int) bool {
+	if len(st.Partitions) == 0 || len(st.Moves) > 0 {
+		return false
+	}
+	for _, p := range st.Partitions {
+		if p.Leader == "" || len(p.Replicas) != rf {
+			return false
+		}
+		for _, r := range p.Replicas {
+			if (r.Role != "leader" && r.Role != "follower") || r.LagEntries != 0 {
+				return false
+			}
+		}
+	}
+	return true
 }

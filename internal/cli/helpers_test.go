@@ -104,7 +104,7 @@ func waitFor(t *testing.T, buf, errBuf *syncBuffer, re *regexp.Regexp, timeout t
 }
 
 // servingRE matches the line `parley serve` prints once it serves.
-var servingRE = regexp.MustCompile(`parley node \S+ serving (http://\S+) \(cluster (\S+),`)
+var servingRE = regexp.MustCompile(`parley node \S+ serving (https?://\S+) \(cluster (\S+),`)
 
 // startServe runs `parley serve` on free ports in a temporary directory
 // and returns its HTTP URL and the function that stops it.
