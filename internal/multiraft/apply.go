@@ -1,6 +1,7 @@
 package multiraft
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -23,6 +24,10 @@ func (e *Engine) applyEntries(b *storage.Batch, g *group, ents []raftpb.Entry) e
 	}
 	ls := e.ls()
 	w := b.State(g.st)
+	if err := g.loadApplyState(w); err != nil {
+		return err
+	}
+	lastTime := g.lastTimeMs
 	for i := range ents {
 		ent := &ents[i]
 		if ent.Index <= g.applied {
@@ -51,6 +56,11 @@ func (e *Engine) applyEntries(b *storage.Batch, g *group, ents []raftpb.Entry) e
 		g.applied, g.appliedTerm = ent.Index, ent.Term
 		e.stats.EntriesApplied.Add(1)
 	}
+	if g.lastTimeMs != lastTime {
+		if err := w.Set(keyLastTime, binary.BigEndian.AppendUint64(nil, uint64(g.lastTimeMs))); err != nil {
+			return err
+		}
+	}
 	if err := b.SetApplied(g.st, storage.AppliedState{Index: g.applied, Term: g.appliedTerm, ConfState: g.confState}); err != nil {
 		return err
 	}
@@ -76,25 +86,25 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 		e.log.Error("skipping malformed entry", "group", g.id, "index", ent.Index, "err", err)
 		return nil
 	}
-	ts, err := clampTime(w, env.timeMs)
-	if err != nil {
-		return err
-	}
-	result, seen, err := lookupDedup(w, env.id, ts)
-	if err != nil {
-		return err
-	}
-	if !seen {
+	// Times never go backwards within a partition.
+	ts := max(env.timeMs, g.lastTimeMs)
+	g.lastTimeMs = ts
+	var result []byte
+	if g.dedup.lookup(env.id, ts) {
+		if result, _, err = lookupDedup(w, env.id, ts); err != nil {
+			return err
+		}
+	} else {
 		result, err = g.sm.Apply(w, state.Meta{Partition: g.id, Index: ent.Index, TimeMs: ts}, env.cmd)
 		if err != nil {
 			return err
 		}
-		if err := recordDedup(w, env.id, ts, env.windowMs, result); err != nil {
+		if err := g.dedup.record(w, env.id, ts, env.windowMs, result); err != nil {
 			return err
 		}
 	}
 	if ent.Index%expireEvery == 0 {
-		if err := expireDedup(w, ts); err != nil {
+		if err := g.dedup.expire(w, ts); err != nil {
 			return err
 		}
 	}
@@ -113,4 +123,23 @@ func (e *Engine) applyConfChange(g *group, cc raftpb.ConfChangeV2) {
 		delete(g.confWaits, string(cc.Context))
 	}
 	e.ls().confChanged = append(e.ls().confChanged, g)
+}
+
+// loadApplyState reads what Apply keeps in memory — the last applied time
+// and the dedup records — when the group opened or a snapshot replaced its
+// state. w sees the round's batch, snapshot included.
+func (g *group) loadApplyState(w state.Reader) error {
+	if g.dedup != nil {
+		return nil
+	}
+	v, ok, err := w.Get(keyLastTime)
+	if err != nil {
+		return err
+	}
+	g.lastTimeMs = 0
+	if ok && len(v) == 8 {
+		g.lastTimeMs = int64(binary.BigEndian.Uint64(v))
+	}
+	g.dedup, err = loadDedupCache(w)
+	return err
 }

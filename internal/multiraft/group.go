@@ -39,6 +39,11 @@ type group struct {
 	inflight     *readBatch     // sent, waiting for its ReadState
 	readyReads   []*readBatch   // read index known, waiting for apply
 
+	// Apply state kept in memory; nil dedup means "load it from the state
+	// first" (after opening, or after a snapshot replaced the state).
+	dedup      *dedupCache
+	lastTimeMs int64
+
 	prepared      *storage.PreparedSnapshot // received snapshot data waiting for Raft to accept it
 	preparedIndex uint64
 	applyPending  bool // in the round's list of groups that applied

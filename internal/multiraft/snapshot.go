@@ -116,6 +116,7 @@ func (e *Engine) installSnapshot(b *storage.Batch, g *group, rd *raft.Ready) err
 		rd.HardState = hs
 	}
 	g.applied, g.appliedTerm, g.confState = meta.Index, meta.Term, meta.ConfState
+	g.dedup = nil // the snapshot replaced the records: reload before applying
 	if !g.applyPending {
 		g.applyPending = true
 		e.ls().appliedG = append(e.ls().appliedG, g)

@@ -40,21 +40,29 @@ func (e *Engine) Status(ctx context.Context) ([]GroupStatus, error) {
 			out = append(out, e.groupStatus(g))
 		}
 	})
+	if err != nil {
+		return nil, err // the loop may still fill out later: do not touch it
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
 	for i := range out {
 		out[i].StaleMs, _ = e.StaleMs(out[i].Group)
 	}
-	return out, err
+	return out, nil
 }
 
 // GroupStatus returns the status of the local replica of one group; ok is
 // false when the node holds none.
 func (e *Engine) GroupStatus(ctx context.Context, id uint64) (st GroupStatus, ok bool, err error) {
-	err = e.do(ctx, func() {
+	var found GroupStatus
+	var has bool
+	if err = e.do(ctx, func() {
 		if g := e.groups[id]; g != nil {
-			st, ok = e.groupStatus(g), true
+			found, has = e.groupStatus(g), true
 		}
-	})
+	}); err != nil {
+		return GroupStatus{}, false, err
+	}
+	st, ok = found, has
 	if ok {
 		st.StaleMs, _ = e.StaleMs(id)
 	}

@@ -52,7 +52,10 @@ func (n *Node) resume(ctx context.Context, rec *nodeRecord) error {
 			return n.finishCreate(ctx, rec)
 		}
 		// A joined node that had not received the map yet: the metadata
-		// leader will send it.
+		// leader will send it; the map of the join answers until then.
+		if rec.JoinMap != nil {
+			n.setMap(rec.JoinMap)
+		}
 		return nil
 	}
 	n.setMap(m)
@@ -149,7 +152,7 @@ func (n *Node) join(ctx context.Context) error {
 			case res.Map == nil:
 				err = errors.New("join answer without cluster map")
 			default:
-				rec.ClusterID, rec.MetaReplica = res.Map.ClusterID, res.Replica
+				rec.ClusterID, rec.MetaReplica, rec.JoinMap = res.Map.ClusterID, res.Replica, res.Map
 				if err := n.saveRecord(rec); err != nil {
 					return err
 				}

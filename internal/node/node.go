@@ -66,6 +66,9 @@ type nodeRecord struct {
 	// Creator is set on the node that created the cluster until the
 	// creation command is applied, so a crash in between finishes it.
 	Creator bool `json:"creator,omitempty"`
+	// JoinMap is the cluster map the node was given when it joined: enough
+	// to reach the other members until its metadata replica has the map.
+	JoinMap *placement.Map `json:"join_map,omitempty"`
 }
 
 // mapView is one version of the cluster map with lookup indexes.

@@ -146,6 +146,7 @@ func TestRestart_AllNodesResumeWithoutReapplying(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		c.Restart(i)
 	}
+	c.VerifyReplicas(20 * time.Second)
 	for k := 0; k < keys; k++ {
 		for i := 0; i < 3; i++ {
 			v, ver := mustGet(t, c.Client(i), fmt.Sprintf("k%d", k), client.GetOptions{})

@@ -199,6 +199,7 @@ func TestLinearizability_KVUnderLeaderKills(t *testing.T) {
 		}
 	}
 
+	c.VerifyReplicas(30 * time.Second)
 	unknown := 0
 	for _, op := range h.ops {
 		if op.Output.(kvOutput).unknown {

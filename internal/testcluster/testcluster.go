@@ -361,3 +361,69 @@ func (c *Cluster) SetNetworkFaults(dropRate float64, delay time.Duration) {
 		}
 	}
 }
+
+// ClientWith returns an API client for node i with extra options.
+func (c *Cluster) ClientWith(i int, opts ...client.Option) *client.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return client.New("http://"+c.cfgs[i].HTTPAddr, opts...)
+}
+
+// VerifyReplicas waits until every running replica of every group has
+// applied the same index and then compares their state checksums: replicas
+// of a deterministic state machine must be identical.
+func (c *Cluster) VerifyReplicas(timeout time.Duration) {
+	c.t.Helper()
+	c.mu.Lock()
+	nodes := append([]*node.Node(nil), c.nodes...)
+	c.mu.Unlock()
+	var groups []uint64
+	for _, n := range nodes {
+		if n != nil && n.Map() != nil {
+			for _, g := range n.Map().Groups {
+				groups = append(groups, g.ID)
+			}
+			break
+		}
+	}
+	deadline := time.Now().Add(timeout)
+	for _, g := range groups {
+		for {
+			err := checksumsAgree(nodes, g)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				c.t.Fatalf("group %d: %v", g, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+func checksumsAgree(nodes []*node.Node, g uint64) error {
+	type sum struct {
+		node         string
+		applied, sum uint64
+	}
+	var sums []sum
+	for _, n := range nodes {
+		if n == nil || !n.Engine().HasGroup(g) {
+			continue
+		}
+		applied, s, err := n.DB().Checksum(g)
+		if err != nil {
+			return err
+		}
+		sums = append(sums, sum{n.ID(), applied, s})
+	}
+	for _, s := range sums[1:] {
+		if s.applied != sums[0].applied {
+			return fmt.Errorf("replicas at different applied indexes: %+v", sums)
+		}
+		if s.sum != sums[0].sum {
+			return fmt.Errorf("replicas differ at applied index %d: %+v", s.applied, sums)
+		}
+	}
+	return nil
+}

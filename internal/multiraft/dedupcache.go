@@ -1,0 +1,120 @@
+package multiraft
+
+import (
+	"bytes"
+	"container/heap"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/parley-chat/parley/internal/state"
+)
+
+// dedupCache mirrors a group's dedup records (id -> expiry) exactly, so Apply
+// answers "was this id applied within its window?" and finds expired records
+// without reading Pebble. It is rebuilt from the state when the group opens
+// and after a snapshot replaced the state; every change to the records goes
+// through it, so it always answers as the stored records would.
+type dedupCache struct {
+	expiry map[string]int64
+	order  expiryHeap // by (expiry, id): the order of the stored expiry index
+}
+
+type expiryItem struct {
+	expiry int64
+	id     string
+}
+
+type expiryHeap []expiryItem
+
+func (h expiryHeap) Len() int { return len(h) }
+func (h expiryHeap) Less(i, j int) bool {
+	if h[i].expiry != h[j].expiry {
+		return h[i].expiry < h[j].expiry
+	}
+	return h[i].id < h[j].id
+}
+func (h expiryHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *expiryHeap) Push(x any)   { *h = append(*h, x.(expiryItem)) }
+func (h *expiryHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}
+
+// loadDedupCache reads every stored dedup record of a group: the map from
+// the records, the heap from the expiry index (which may still hold keys of
+// records that were re-recorded, exactly as every other replica's does).
+func loadDedupCache(r state.Reader) (*dedupCache, error) {
+	c := &dedupCache{expiry: map[string]int64{}}
+	err := r.Scan(prefixDedup, prefixEnd(prefixDedup), func(k, v []byte) bool {
+		if exp, n := binary.Varint(v); n > 0 {
+			c.expiry[string(k[len(prefixDedup):])] = exp
+		}
+		return true
+	})
+	if err == nil {
+		err = r.Scan(prefixDedupExp, prefixEnd(prefixDedupExp), func(k, _ []byte) bool {
+			if rest := k[len(prefixDedupExp):]; len(rest) >= 8 {
+				c.order = append(c.order, expiryItem{expiry: int64(binary.BigEndian.Uint64(rest)), id: string(rest[8:])})
+			}
+			return true
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load dedup records: %w", err)
+	}
+	heap.Init(&c.order)
+	return c, nil
+}
+
+// prefixEnd returns the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := bytes.Clone(p)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// lookup reports whether id has a record that has not expired at nowMs.
+func (c *dedupCache) lookup(id []byte, nowMs int64) bool {
+	exp, ok := c.expiry[string(id)]
+	return ok && exp >= nowMs
+}
+
+// record stores id's result until nowMs+windowMs, in the state and here.
+func (c *dedupCache) record(w state.Writer, id []byte, nowMs, windowMs int64, result []byte) error {
+	if err := recordDedup(w, id, nowMs, windowMs, result); err != nil {
+		return err
+	}
+	// A re-recorded id (its earlier record had expired) keeps its old index
+	// key until that key's own expiry pops it; the record then survives
+	// because its expiry no longer matches.
+	exp := nowMs + windowMs
+	c.expiry[string(id)] = exp
+	heap.Push(&c.order, expiryItem{expiry: exp, id: string(id)})
+	return nil
+}
+
+// expire deletes up to maxExpiredPerApply records that expired before nowMs,
+// the same ones, in the same order, as a scan of the stored expiry index.
+func (c *dedupCache) expire(w state.Writer, nowMs int64) error {
+	for n := 0; n < maxExpiredPerApply && len(c.order) > 0 && c.order[0].expiry < nowMs; n++ {
+		it := heap.Pop(&c.order).(expiryItem)
+		id := []byte(it.id)
+		if c.expiry[it.id] == it.expiry {
+			delete(c.expiry, it.id)
+			if err := w.Delete(dedupKey(id)); err != nil {
+				return err
+			}
+		}
+		if err := w.Delete(dedupExpKey(it.expiry, id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
