@@ -7,6 +7,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	go.etcd.io/raft/v3 v3.6.0
+	golang.org/x/crypto v0.58.0
 )
 
 require (

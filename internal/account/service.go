@@ -1,0 +1,476 @@
+package account
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/state"
+)
+
+// Replicator is what the Service needs from the replication engine; it is
+// the same as kv.Replicator.
+type Replicator interface {
+	// PartitionOf returns the partition (Raft group id) that owns a routing key.
+	PartitionOf(routingKey string) uint64
+	// Partitions returns all partition ids.
+	Partitions() []uint64
+	// Propose replicates cmd in partition p and returns Apply's result once
+	// applied. dedupKey non-empty makes the command idempotent: a second
+	// proposal with the same dedupKey within the dedup window returns the
+	// first result.
+	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
+	// Read runs fn against partition p's state: linearizable (ReadIndex)
+	// unless stale, when it reads the local replica (or the nearest one) and
+	// returns how stale it may be in ms.
+	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
+}
+
+// AdminClaimRoutingKey routes the cluster's one admin seat. It starts with
+// 0x00, which no username can, so it shares its partition with users only by
+// chance of the hash.
+const AdminClaimRoutingKey = "\x00first-admin"
+
+// RegistrationMode says who may create users.
+type RegistrationMode string
+
+// Registration modes.
+const (
+	// RegistrationOpen lets anyone register.
+	RegistrationOpen RegistrationMode = "open"
+	// RegistrationClosed lets only admins create users, except the first
+	// user, who becomes admin (see the package doc).
+	RegistrationClosed RegistrationMode = "closed"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxUsername     = 32
+	DefaultMinPassword     = 8
+	DefaultMaxPassword     = 256
+	DefaultHashConcurrency = 4
+	DefaultSessionTTL      = 7 * 24 * time.Hour
+	DefaultCacheTTL        = 500 * time.Millisecond
+	DefaultCacheSize       = 1 << 16
+	MaxCacheTTL            = time.Second // revocation must reach every node within 1 s
+	MaxIdempotencyKey      = 256         // bytes
+)
+
+// Config tunes a Service. Zero fields take the defaults.
+type Config struct {
+	// Registration is RegistrationOpen (the default) or RegistrationClosed.
+	Registration RegistrationMode
+	// MaxUsername is the longest username in bytes (32).
+	MaxUsername int
+	// MinPassword and MaxPassword bound a password's length in bytes (8, 256).
+	MinPassword, MaxPassword int
+	// Hash holds argon2id's costs for new hashes (DefaultHashParams).
+	Hash HashParams
+	// HashConcurrency caps the password hashes computed or verified at once
+	// on this node (4).
+	HashConcurrency int
+	// SessionTTL is how long a session lasts after login (7 days).
+	SessionTTL time.Duration
+	// CacheTTL is how long Authenticate trusts an answer it has read: the
+	// bound on how late a revocation is seen on another node (500 ms, at most
+	// MaxCacheTTL). Negative disables the cache: every call reads
+	// linearizably.
+	CacheTTL time.Duration
+	// CacheSize caps the session cache's entries (65536).
+	CacheSize int
+	// AttemptsPerMinute limits Register and Login calls per client address
+	// (errs.RateLimited past it). 0 means no limit.
+	AttemptsPerMinute int
+	// Now is the clock (time.Now). Only Authenticate's expiry checks, the
+	// cache and the rate limit use it; Apply uses the leader's time.
+	Now func() time.Time
+	// Rand is the source of salts and tokens (crypto/rand.Reader).
+	Rand io.Reader
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config { return Config{}.withDefaults() }
+
+func (c Config) withDefaults() Config {
+	if c.Registration == "" {
+		c.Registration = RegistrationOpen
+	}
+	if c.MaxUsername <= 0 {
+		c.MaxUsername = DefaultMaxUsername
+	}
+	if c.MinPassword <= 0 {
+		c.MinPassword = DefaultMinPassword
+	}
+	if c.MaxPassword <= 0 {
+		c.MaxPassword = DefaultMaxPassword
+	}
+	if c.Hash == (HashParams{}) {
+		c.Hash = DefaultHashParams()
+	}
+	if c.HashConcurrency <= 0 {
+		c.HashConcurrency = DefaultHashConcurrency
+	}
+	if c.SessionTTL <= 0 {
+		c.SessionTTL = DefaultSessionTTL
+	}
+	if c.CacheTTL == 0 {
+		c.CacheTTL = DefaultCacheTTL
+	}
+	if c.CacheSize <= 0 {
+		c.CacheSize = DefaultCacheSize
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Reader
+	}
+	return c
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.Registration != RegistrationOpen && c.Registration != RegistrationClosed:
+		return fmt.Errorf("account: registration mode %q is neither open nor closed", c.Registration)
+	case c.MinPassword > c.MaxPassword:
+		return fmt.Errorf("account: minimum password length %d exceeds the maximum %d", c.MinPassword, c.MaxPassword)
+	case c.CacheTTL > MaxCacheTTL:
+		return fmt.Errorf("account: cache TTL %v exceeds %v", c.CacheTTL, MaxCacheTTL)
+	case c.Hash.SaltLen < 8 || c.Hash.KeyLen < 16 || c.Hash.Time < 1 || c.Hash.Threads < 1 ||
+		c.Hash.MemoryKiB < 8*uint32(c.Hash.Threads) || c.Hash.MemoryKiB > maxMemoryKiB:
+		return fmt.Errorf("account: unusable hash parameters %+v", c.Hash)
+	}
+	return nil
+}
+
+// User describes a registered user.
+type User struct {
+	// Username is the name as registered; lookups ignore case.
+	Username  string
+	Admin     bool
+	CreatedAt time.Time
+}
+
+// Session is the answer to a successful login.
+type Session struct {
+	// Token is the bearer token: "<lowercased username>.<random>".
+	Token     string
+	Username  string
+	ExpiresAt time.Time
+}
+
+// RegisterRequest is a call to Register.
+type RegisterRequest struct {
+	Username, Password string
+	// ClientAddr is the caller's address, for the rate limit.
+	ClientAddr string
+	// ByAdmin is true when an authenticated admin makes the call; with
+	// registration closed only admins may create users.
+	ByAdmin bool
+	// IdempotencyKey, when not empty, makes a retry within the dedup window
+	// return the first result instead of errs.Conflict.
+	IdempotencyKey string
+}
+
+// Service registers users and manages their sessions. It is safe for
+// concurrent use.
+type Service struct {
+	r      Replicator
+	cfg    Config
+	hasher *hasher
+	cache  *SessionCache // nil when disabled
+	limit  *limiter      // nil when unlimited
+}
+
+// NewService returns a Service that replicates through r. Building it hashes
+// one random password (the stand-in verified for unknown users).
+func NewService(r Replicator, cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	h, err := newHasher(cfg.Hash, cfg.HashConcurrency, cfg.Rand)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{r: r, cfg: cfg, hasher: h}
+	if cfg.CacheTTL > 0 {
+		s.cache = NewSessionCache(cfg.CacheTTL, cfg.CacheSize)
+	}
+	if cfg.AttemptsPerMinute > 0 {
+		s.limit = newLimiter(cfg.AttemptsPerMinute)
+	}
+	return s, nil
+}
+
+// Config returns the configuration in force, defaults filled in.
+func (s *Service) Config() Config { return s.cfg }
+
+// CacheStats returns the session cache's hits and misses (0, 0 when the cache
+// is disabled).
+func (s *Service) CacheStats() (hits, misses uint64) {
+	if s.cache == nil {
+		return 0, 0
+	}
+	return s.cache.Stats()
+}
+
+// Register creates a user; the first user ever registered in the cluster is
+// admin (see the package doc for how that is decided once). Errors:
+// errs.Invalid naming the field for a bad username, password or idempotency
+// key; errs.RateLimited; errs.Forbidden when registration is closed and the
+// caller is not an admin; errs.Conflict when the name is taken, whatever its
+// case.
+func (s *Service) Register(ctx context.Context, req RegisterRequest) (User, error) {
+	if err := CheckUsername(req.Username, s.cfg.MaxUsername); err != nil {
+		return User{}, err
+	}
+	if err := checkPassword(req.Password, s.cfg.MinPassword, s.cfg.MaxPassword); err != nil {
+		return User{}, err
+	}
+	if len(req.IdempotencyKey) > MaxIdempotencyKey {
+		return User{}, errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(req.IdempotencyKey), MaxIdempotencyKey)
+	}
+	if err := s.allow(req.ClientAddr); err != nil {
+		return User{}, err
+	}
+	lower := asciiLower(req.Username)
+	holder, err := s.readClaim(ctx)
+	if err != nil {
+		return User{}, err
+	}
+	if err := s.mayRegister(req.ByAdmin, holder, lower); err != nil {
+		return User{}, err
+	}
+	if req.IdempotencyKey == "" {
+		// Refuse a taken name before paying for a hash; Apply decides races.
+		if _, found, err := s.readUser(ctx, lower); err != nil {
+			return User{}, err
+		} else if found {
+			return User{}, errs.New(errs.Conflict, "username is taken")
+		}
+	}
+	phc, err := s.hasher.hash(ctx, req.Password)
+	if err != nil {
+		return User{}, fmt.Errorf("account: hash password: %w", err)
+	}
+	if holder == "" {
+		if holder, err = s.claimAdmin(ctx, lower); err != nil {
+			return User{}, err
+		}
+		if err := s.mayRegister(req.ByAdmin, holder, lower); err != nil {
+			return User{}, err
+		}
+	}
+	cmd := EncodeCreateUser(CreateUser{Username: req.Username, PasswordHash: phc, Admin: holder == lower})
+	res, err := s.r.Propose(ctx, s.r.PartitionOf(lower), DedupKey(opCreateUser, lower, req.IdempotencyKey), cmd)
+	if err != nil {
+		return User{}, fmt.Errorf("account: create user %q: %w", req.Username, err)
+	}
+	u, err := decodeUserResult(res)
+	if err != nil {
+		return User{}, err
+	}
+	return User{Username: u.name, Admin: u.admin, CreatedAt: time.UnixMilli(u.createdMs)}, nil
+}
+
+// mayRegister applies the registration mode: with registration closed, a
+// caller who is not an admin may register only while the admin seat is free
+// (holder "") or held by the very name being registered.
+func (s *Service) mayRegister(byAdmin bool, holder, lower string) error {
+	if s.cfg.Registration == RegistrationClosed && !byAdmin && holder != "" && holder != lower {
+		return errs.New(errs.Forbidden, "registration is closed; ask an admin to create your account")
+	}
+	return nil
+}
+
+// claimAdmin proposes the admin claim for lower and returns the seat's
+// holder.
+func (s *Service) claimAdmin(ctx context.Context, lower string) (string, error) {
+	res, err := s.r.Propose(ctx, s.r.PartitionOf(AdminClaimRoutingKey), "", EncodeClaimAdmin(ClaimAdmin{Username: lower}))
+	if err != nil {
+		return "", fmt.Errorf("account: claim admin: %w", err)
+	}
+	return decodeClaimResult(res)
+}
+
+// Login checks a username (any case) and password and opens a session.
+// Every refusal is the same errs.Unauthorized, and an unknown username costs
+// the same hash as a wrong password, so neither reveals which users exist.
+// Logins are not idempotent: a retry opens another session, which is
+// harmless.
+func (s *Service) Login(ctx context.Context, username, password, clientAddr string) (Session, error) {
+	if err := s.allow(clientAddr); err != nil {
+		return Session{}, err
+	}
+	denied := errs.New(errs.Unauthorized, "invalid username or password")
+	if CheckUsername(username, s.cfg.MaxUsername) != nil || len(password) > s.cfg.MaxPassword {
+		return Session{}, denied
+	}
+	lower := asciiLower(username)
+	u, _, err := s.readUser(ctx, lower)
+	if err != nil {
+		return Session{}, err
+	}
+	ok, err := s.hasher.verify(ctx, u.passwordHash, password)
+	if err != nil {
+		return Session{}, fmt.Errorf("account: verify password of %q: %w", lower, err)
+	}
+	if !ok {
+		return Session{}, denied
+	}
+	token, err := newToken(lower, s.cfg.Rand)
+	if err != nil {
+		return Session{}, err
+	}
+	digest := tokenDigest(token)
+	start := s.cfg.Now()
+	cmd := EncodeCreateSession(CreateSession{Username: lower, TokenHash: digest, TTLMs: uint64(s.cfg.SessionTTL.Milliseconds())})
+	res, err := s.r.Propose(ctx, s.r.PartitionOf(lower), "", cmd)
+	if err != nil {
+		return Session{}, fmt.Errorf("account: create session of %q: %w", lower, err)
+	}
+	name, admin, expiresMs, err := decodeSessionResult(res)
+	if err != nil {
+		return Session{}, err
+	}
+	if s.cache != nil {
+		s.cache.put(digest, cachedSession{username: name, admin: admin, expiresMs: expiresMs}, start)
+	}
+	return Session{Token: token, Username: name, ExpiresAt: time.UnixMilli(expiresMs)}, nil
+}
+
+// Logout revokes the session of token: at once on this node, and on every
+// other node within CacheTTL. An unknown, malformed or already revoked token
+// is errs.Unauthorized.
+func (s *Service) Logout(ctx context.Context, token string) error {
+	lower, digest, ok := parseToken(token, s.cfg.MaxUsername)
+	if !ok {
+		return errs.New(errs.Unauthorized, "invalid session token")
+	}
+	if s.cache != nil {
+		s.cache.forget(digest)
+	}
+	res, err := s.r.Propose(ctx, s.r.PartitionOf(lower), "", EncodeDeleteSession(DeleteSession{TokenHash: digest}))
+	if err != nil {
+		return fmt.Errorf("account: delete session: %w", err)
+	}
+	if s.cache != nil {
+		s.cache.forget(digest) // an Authenticate racing with the delete may have cached it
+	}
+	if err := decodeDeleteResult(res); errs.Is(err, errs.NotFound) {
+		return errs.New(errs.Unauthorized, "invalid session token")
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// Authenticate returns the user a token belongs to and whether that user is
+// admin. It answers from the node-local cache when it holds an answer younger
+// than CacheTTL, and otherwise reads the session linearizably from its
+// partition. An unknown, malformed, expired or revoked token is
+// errs.Unauthorized; a revoked one is refused on every node within CacheTTL
+// of the Logout returning.
+func (s *Service) Authenticate(ctx context.Context, token string) (username string, admin bool, err error) {
+	lower, digest, ok := parseToken(token, s.cfg.MaxUsername)
+	if !ok {
+		return "", false, errs.New(errs.Unauthorized, "invalid session token")
+	}
+	now := s.cfg.Now()
+	e, hit := cachedSession{}, false
+	if s.cache != nil {
+		e, hit = s.cache.get(digest, now)
+	}
+	if !hit {
+		if e, err = s.readSession(ctx, lower, digest); err != nil {
+			return "", false, err
+		}
+		if s.cache != nil {
+			s.cache.put(digest, e, now)
+		}
+	}
+	if e.username == "" || now.UnixMilli() >= e.expiresMs {
+		return "", false, errs.New(errs.Unauthorized, "invalid or expired session token")
+	}
+	return e.username, e.admin, nil
+}
+
+// Lookup returns the user named username, in any case; errs.NotFound when
+// there is none. The read is linearizable.
+func (s *Service) Lookup(ctx context.Context, username string) (User, error) {
+	if err := CheckUsername(username, s.cfg.MaxUsername); err != nil {
+		return User{}, err
+	}
+	u, found, err := s.readUser(ctx, asciiLower(username))
+	if err != nil {
+		return User{}, err
+	}
+	if !found {
+		return User{}, errs.New(errs.NotFound, "user not found")
+	}
+	return User{Username: u.name, Admin: u.admin, CreatedAt: time.UnixMilli(u.createdMs)}, nil
+}
+
+func (s *Service) allow(addr string) error {
+	if s.limit != nil && !s.limit.allow(addr, s.cfg.Now()) {
+		return errs.New(errs.RateLimited, "too many attempts from this address; try again in a minute")
+	}
+	return nil
+}
+
+// readClaim returns the admin seat's holder, "" when it is free.
+func (s *Service) readClaim(ctx context.Context) (holder string, err error) {
+	_, err = s.r.Read(ctx, s.r.PartitionOf(AdminClaimRoutingKey), false, func(r state.Reader) error {
+		holder, err = AdminHolder(r)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("account: read admin claim: %w", err)
+	}
+	return holder, nil
+}
+
+func (s *Service) readUser(ctx context.Context, lower string) (u userRecord, found bool, err error) {
+	_, err = s.r.Read(ctx, s.r.PartitionOf(lower), false, func(r state.Reader) error {
+		u, found, err = getUser(r, lower)
+		return err
+	})
+	if err != nil {
+		return userRecord{}, false, fmt.Errorf("account: read user %q: %w", lower, err)
+	}
+	return u, found, nil
+}
+
+// readSession reads the session of digest and its user; the zero entry (no
+// username) means unknown.
+func (s *Service) readSession(ctx context.Context, lower string, digest [TokenHashLen]byte) (e cachedSession, err error) {
+	_, err = s.r.Read(ctx, s.r.PartitionOf(lower), false, func(r state.Reader) error {
+		e, err = getSession(r, digest)
+		return err
+	})
+	if err != nil {
+		return cachedSession{}, fmt.Errorf("account: read session: %w", err)
+	}
+	return e, nil
+}
+
+// DedupKey returns the replication dedup key of an account command for an
+// idempotency key: Tag, op, uvarint len(name), name, idempotencyKey; "" when
+// idempotencyKey is empty. The tag keeps account retries apart from other
+// domains' in the same partition, the length prefix keeps ("ab","c") apart
+// from ("a","bc").
+func DedupKey(op byte, name, idempotencyKey string) string {
+	if idempotencyKey == "" {
+		return ""
+	}
+	b := make([]byte, 0, 2+binary.MaxVarintLen64+len(name)+len(idempotencyKey))
+	b = binary.AppendUvarint(append(b, Tag, op), uint64(len(name)))
+	return string(append(append(b, name...), idempotencyKey...))
+}
