@@ -1,0 +1,451 @@
+package chat
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/parley-chat/parley/internal/state"
+)
+
+// StateMachine applies chat commands to one partition's state. It has no
+// fields: everything it needs is in the command, the meta and the state.
+//
+// Apply checks everything that decides a command's outcome against the
+// replicated state (the room exists, the user is a member, the room is not
+// full, the verified password hash is the room's), so every replica reaches
+// the same outcome. A refusal writes nothing. Limits that are node flags
+// (text length, member cap) are checked by the Service before proposing,
+// never here: replicas with different flags must not diverge.
+type StateMachine struct{}
+
+var _ state.Applier = StateMachine{}
+
+// DefaultCompactBudget is the most events one Compact deletes when its Budget
+// is 0, which bounds the size of the write batch.
+const DefaultCompactBudget = 10000
+
+// Apply implements state.Applier. A command that does not decode yields an
+// invalid result and changes nothing; an error means the state could not be
+// read or written, or a stored record is corrupt.
+func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
+	c, err := DecodeCommand(cmd)
+	if err != nil {
+		return refuse(statusInvalid, "%v", err), nil
+	}
+	switch c := c.(type) {
+	case CreateRoom:
+		return applyCreate(w, meta, c)
+	case DeleteRoom:
+		return applyDelete(w, c)
+	case Join:
+		return applyJoin(w, meta, c)
+	case Leave:
+		return applyLeave(w, meta, c)
+	case MarkRead:
+		return applyMarkRead(w, c)
+	case Post:
+		return applyPost(w, meta, c)
+	case Compact:
+		return applyCompact(w, meta, c)
+	default:
+		return refuse(statusInvalid, "chat: unhandled command %T", c), nil
+	}
+}
+
+// checkNames returns a refusal when room is not a canonical room name or
+// user not a valid username.
+func checkNames(room, user string) []byte {
+	if !isCanonicalRoom(room) {
+		return refuse(statusInvalid, "room name %q is invalid", clip(room))
+	}
+	if !validUsername(user) {
+		return refuse(statusInvalid, "username %q is invalid", clip(user))
+	}
+	return nil
+}
+
+// notFound is the refusal for a missing or deleted room.
+func notFound(room string) []byte {
+	return refuse(statusNotFound, "room %q not found", room)
+}
+
+// appendEventTo stores the next event of room and advances rec's seq and
+// time; the caller stores rec. The event's time is meta's, raised to the
+// room's last time so it never goes back.
+func appendEventTo(w state.Writer, meta state.Meta, room string, rec *roomRecord, kind byte, sender string, to []string, text string) (uint64, int64, error) {
+	ts := max(meta.TimeMs, rec.lastTs)
+	seq := rec.lastSeq + 1
+	k := eventKey(room, seq)
+	v := appendEvent(make([]byte, 0, 16+len(sender)+len(text)), kind, ts, sender, to, text)
+	if err := w.Set(k, v); err != nil {
+		return 0, 0, fmt.Errorf("chat: write %q: %w", k, err)
+	}
+	rec.lastSeq, rec.lastTs = seq, ts
+	return seq, ts, nil
+}
+
+func setRoom(w state.Writer, room string, rec *roomRecord) error {
+	if err := w.Set(roomKey(room), encodeRoom(rec)); err != nil {
+		return fmt.Errorf("chat: write room %q: %w", room, err)
+	}
+	return nil
+}
+
+func setMember(w state.Writer, room string, m memberRecord) error {
+	if err := w.Set(memberKey(room, m.name), encodeMember(m)); err != nil {
+		return fmt.Errorf("chat: write member %q of %q: %w", m.name, room, err)
+	}
+	return nil
+}
+
+func applyCreate(w state.Writer, meta state.Meta, c CreateRoom) ([]byte, error) {
+	if ref := checkNames(c.Room, c.Owner); ref != nil {
+		return ref, nil
+	}
+	if c.Private != (c.PasswordHash != "") {
+		return refuse(statusInvalid, "password: a private room needs one and a public room takes none"), nil
+	}
+	if c.MaxMembers == 0 {
+		return refuse(statusInvalid, "max_members must be at least 1"), nil
+	}
+	old, err := getRoom(w, c.Room)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil && !old.deleted {
+		return refuse(statusConflict, "room %q already exists", c.Room), nil
+	}
+	rec := &roomRecord{
+		owner:         c.Owner,
+		private:       c.Private,
+		passwordHash:  c.PasswordHash,
+		maxMembers:    c.MaxMembers,
+		members:       1,
+		firstRetained: 1,
+	}
+	if old != nil {
+		// A room created again under a deleted one's name continues its seqs,
+		// so a seq never names two events; the old events are gone.
+		rec.lastSeq, rec.lastTs, rec.firstRetained = old.lastSeq, old.lastTs, old.lastSeq+1
+	}
+	seq, ts, err := appendEventTo(w, meta, c.Room, rec, evJoin, c.Owner, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	rec.createdAt = ts
+	if err := setMember(w, c.Room, memberRecord{name: c.Owner, joinedAt: ts, lastRead: seq}); err != nil {
+		return nil, err
+	}
+	if err := setRoom(w, c.Room, rec); err != nil {
+		return nil, err
+	}
+	return encodeOK(okResult{op: opCreate, seq: seq, ts: ts, user: c.Owner, room: c.Room, rec: rec}), nil
+}
+
+// applyDelete marks the room deleted and removes its members. Its events stay
+// until Compact purges them (a room's events are unbounded; one batch must
+// not be); firstRetained moves past them so no read returns them.
+func applyDelete(w state.Writer, c DeleteRoom) ([]byte, error) {
+	if ref := checkNames(c.Room, c.User); ref != nil {
+		return ref, nil
+	}
+	rec, err := getRoom(w, c.Room)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil || rec.deleted {
+		return notFound(c.Room), nil
+	}
+	if !c.Admin && !sameUser(c.User, rec.owner) {
+		return refuse(statusForbidden, "only the owner of room %q or an admin may delete it", c.Room), nil
+	}
+	var keys [][]byte
+	lo := membersPrefix(c.Room)
+	if err := w.Scan(lo, prefixEnd(lo), func(k, _ []byte) bool {
+		keys = append(keys, append([]byte(nil), k...))
+		return true
+	}); err != nil {
+		return nil, fmt.Errorf("chat: scan members of %q: %w", c.Room, err)
+	}
+	for _, k := range keys {
+		if err := w.Delete(k); err != nil {
+			return nil, fmt.Errorf("chat: delete %q: %w", k, err)
+		}
+	}
+	rec.deleted, rec.members, rec.passwordHash = true, 0, ""
+	rec.firstRetained = rec.lastSeq + 1
+	if err := setRoom(w, c.Room, rec); err != nil {
+		return nil, err
+	}
+	return encodeOK(okResult{op: opDelete}), nil
+}
+
+func applyJoin(w state.Writer, meta state.Meta, c Join) ([]byte, error) {
+	if ref := checkNames(c.Room, c.User); ref != nil {
+		return ref, nil
+	}
+	rec, err := getRoom(w, c.Room)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil || rec.deleted {
+		return notFound(c.Room), nil
+	}
+	m, member, err := getMember(w, c.Room, c.User)
+	if err != nil {
+		return nil, err
+	}
+	if member {
+		return encodeOK(okResult{op: opJoin, user: m.name, room: c.Room, rec: rec}), nil
+	}
+	if rec.private {
+		if c.PasswordHash == "" {
+			return refuse(statusForbidden, "room %q is private: a password is needed to join", c.Room), nil
+		}
+		if c.PasswordHash != rec.passwordHash {
+			return refuse(statusForbidden, "wrong password for room %q", c.Room), nil
+		}
+	}
+	if rec.members >= rec.maxMembers {
+		return refuse(statusConflict, "room %q is full (%d members)", c.Room, rec.maxMembers), nil
+	}
+	seq, ts, err := appendEventTo(w, meta, c.Room, rec, evJoin, c.User, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	rec.members++
+	if err := setMember(w, c.Room, memberRecord{name: c.User, joinedAt: ts, lastRead: seq}); err != nil {
+		return nil, err
+	}
+	if err := setRoom(w, c.Room, rec); err != nil {
+		return nil, err
+	}
+	return encodeOK(okResult{op: opJoin, seq: seq, ts: ts, user: c.User, room: c.Room, rec: rec}), nil
+}
+
+// applyLeave removes the user from the room. Leaving a room one is not a
+// member of changes nothing and succeeds, like joining twice.
+func applyLeave(w state.Writer, meta state.Meta, c Leave) ([]byte, error) {
+	if ref := checkNames(c.Room, c.User); ref != nil {
+		return ref, nil
+	}
+	rec, err := getRoom(w, c.Room)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil || rec.deleted {
+		return notFound(c.Room), nil
+	}
+	m, member, err := getMember(w, c.Room, c.User)
+	if err != nil {
+		return nil, err
+	}
+	if !member {
+		return encodeOK(okResult{op: opLeave, user: c.User, room: c.Room, rec: rec}), nil
+	}
+	k := memberKey(c.Room, c.User)
+	if err := w.Delete(k); err != nil {
+		return nil, fmt.Errorf("chat: delete %q: %w", k, err)
+	}
+	seq, ts, err := appendEventTo(w, meta, c.Room, rec, evLeave, m.name, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	rec.members--
+	if err := setRoom(w, c.Room, rec); err != nil {
+		return nil, err
+	}
+	return encodeOK(okResult{op: opLeave, seq: seq, ts: ts, user: m.name, room: c.Room, rec: rec}), nil
+}
+
+// applyMarkRead raises the user's read marker to the command's seq, capped at
+// the room's last seq. A marker never goes back, so a late or replayed mark
+// from another device cannot undo a newer one.
+func applyMarkRead(w state.Writer, c MarkRead) ([]byte, error) {
+	if ref := checkNames(c.Room, c.User); ref != nil {
+		return ref, nil
+	}
+	rec, err := getRoom(w, c.Room)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil || rec.deleted {
+		return notFound(c.Room), nil
+	}
+	m, member, err := getMember(w, c.Room, c.User)
+	if err != nil {
+		return nil, err
+	}
+	if !member {
+		return refuse(statusForbidden, "you are not a member of room %q", c.Room), nil
+	}
+	if seq := min(c.Seq, rec.lastSeq); seq > m.lastRead {
+		m.lastRead = seq
+		if err := setMember(w, c.Room, m); err != nil {
+			return nil, err
+		}
+	}
+	return encodeOK(okResult{op: opMarkRead, user: m.name, n: m.lastRead}), nil
+}
+
+func applyPost(w state.Writer, meta state.Meta, c Post) ([]byte, error) {
+	if ref := checkNames(c.Room, c.User); ref != nil {
+		return ref, nil
+	}
+	if c.Text == "" {
+		return refuse(statusInvalid, "text is empty"), nil
+	}
+	rec, err := getRoom(w, c.Room)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil || rec.deleted {
+		return notFound(c.Room), nil
+	}
+	sender, member, err := getMember(w, c.Room, c.User)
+	if err != nil {
+		return nil, err
+	}
+	if !member {
+		return refuse(statusForbidden, "join room %q to post in it", c.Room), nil
+	}
+	to, ref, err := resolveRecipients(w, c.Room, c.To)
+	if ref != nil || err != nil {
+		return ref, err
+	}
+	kind := evMessage
+	if len(to) > 0 {
+		kind = evWhisper
+	}
+	seq, ts, err := appendEventTo(w, meta, c.Room, rec, kind, sender.name, to, c.Text)
+	if err != nil {
+		return nil, err
+	}
+	// Posting marks the room read up to one's own message, as chat clients
+	// do, so one's own posts never count as unread.
+	sender.lastRead = seq
+	if err := setMember(w, c.Room, sender); err != nil {
+		return nil, err
+	}
+	if err := setRoom(w, c.Room, rec); err != nil {
+		return nil, err
+	}
+	return encodeOK(okResult{op: opPost, seq: seq, ts: ts, user: sender.name}), nil
+}
+
+// resolveRecipients returns a whisper's recipients as the room spells them,
+// without repeats, in the order given; a refusal when one is not a member.
+func resolveRecipients(r state.Reader, room string, to []string) ([]string, []byte, error) {
+	if len(to) == 0 {
+		return nil, nil, nil
+	}
+	out := make([]string, 0, len(to))
+	seen := make(map[string]bool, len(to))
+	for _, t := range to {
+		if !validUsername(t) {
+			return nil, refuse(statusInvalid, "to: %q is not a valid username", clip(t)), nil
+		}
+		if seen[lower(t)] {
+			continue
+		}
+		seen[lower(t)] = true
+		m, member, err := getMember(r, room, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !member {
+			return nil, refuse(statusInvalid, "to: %q is not a member of room %q", t, room), nil
+		}
+		out = append(out, m.name)
+	}
+	return out, nil, nil
+}
+
+// applyCompact deletes, room by room in key order, the events below each
+// room's firstRetained (left by deletion) and then, when RetentionMs is not 0,
+// the events older than the command's time minus RetentionMs, raising
+// firstRetained past them. Times never decrease along a room's seqs, so the
+// old events are a prefix. At most Budget events are deleted; More in the
+// result says the proposer should run it again.
+func applyCompact(w state.Writer, meta state.Meta, c Compact) ([]byte, error) {
+	budget := c.Budget
+	if budget == 0 {
+		budget = DefaultCompactBudget
+	}
+	// Events with a time below cutoff are old; none is when byAge is false.
+	byAge := c.RetentionMs != 0 && c.RetentionMs <= math.MaxInt64 &&
+		meta.TimeMs >= math.MinInt64+int64(c.RetentionMs)
+	var cutoff int64
+	if byAge {
+		cutoff = meta.TimeMs - int64(c.RetentionMs)
+	}
+	var deleted uint64
+	more := false
+	err := forEachRoom(w, func(room string, rec *roomRecord) (bool, error) {
+		var keys [][]byte
+		first := rec.firstRetained
+		var err error
+		lo := eventsPrefix(room)
+		scanErr := w.Scan(lo, prefixEnd(lo), func(k, v []byte) bool {
+			if len(k) != len(lo)+8 {
+				err = fmt.Errorf("chat: corrupt event key %q", k)
+				return false
+			}
+			seq := binary.BigEndian.Uint64(k[len(lo):])
+			retained := seq >= first
+			if retained {
+				if !byAge {
+					return false
+				}
+				var ts int64
+				if ts, err = eventTs(k, v); err != nil || ts >= cutoff {
+					return false
+				}
+			}
+			if deleted+uint64(len(keys)) >= budget {
+				more = true
+				return false
+			}
+			if retained {
+				first = seq + 1
+			}
+			keys = append(keys, append([]byte(nil), k...))
+			return true
+		})
+		if scanErr != nil {
+			return false, fmt.Errorf("chat: scan events of %q: %w", room, scanErr)
+		}
+		if err != nil {
+			return false, err
+		}
+		for _, k := range keys {
+			if err := w.Delete(k); err != nil {
+				return false, fmt.Errorf("chat: delete %q: %w", k, err)
+			}
+		}
+		deleted += uint64(len(keys))
+		if first != rec.firstRetained {
+			rec.firstRetained = first
+			if err := setRoom(w, room, rec); err != nil {
+				return false, err
+			}
+		}
+		return !more, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return encodeOK(okResult{op: opCompact, n: deleted, more: more}), nil
+}
+
+// eventTs returns the time of the stored event v under k.
+func eventTs(k, v []byte) (int64, error) {
+	d := decoder{b: v}
+	d.byte1()
+	ts := d.varint()
+	if d.err != nil {
+		return 0, fmt.Errorf("chat: corrupt event under %q: %w", k, d.err)
+	}
+	return ts, nil
+}

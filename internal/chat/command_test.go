@@ -1,0 +1,133 @@
+package chat
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// encode encodes any command.
+func encode(t testing.TB, c Command) []byte {
+	switch c := c.(type) {
+	case CreateRoom:
+		return EncodeCreateRoom(c)
+	case DeleteRoom:
+		return EncodeDeleteRoom(c)
+	case Join:
+		return EncodeJoin(c)
+	case Leave:
+		return EncodeLeave(c)
+	case MarkRead:
+		return EncodeMarkRead(c)
+	case Post:
+		return EncodePost(c)
+	case Compact:
+		return EncodeCompact(c)
+	}
+	t.Fatalf("unexpected command %T", c)
+	return nil
+}
+
+func TestEncode_DecodeCommand(t *testing.T) {
+	cases := []struct {
+		name string
+		cmd  Command
+	}{
+		{"create public", CreateRoom{Room: "general", Owner: "alice", MaxMembers: 30}},
+		{"create private", CreateRoom{Room: "r", Owner: "a", Private: true, PasswordHash: "$argon2id$x", MaxMembers: 1 << 20}},
+		{"delete", DeleteRoom{Room: "r", User: "bob"}},
+		{"delete admin", DeleteRoom{Room: "r", User: "root", Admin: true}},
+		{"join", Join{Room: "r", User: "bob"}},
+		{"join with hash", Join{Room: "r", User: "bob", PasswordHash: "h"}},
+		{"leave", Leave{Room: "r", User: "bob"}},
+		{"mark read", MarkRead{Room: "r", User: "bob", Seq: 1 << 40}},
+		{"mark read zero", MarkRead{Room: "r", User: "bob"}},
+		{"post", Post{Room: "r", User: "bob", Text: "hello"}},
+		{"post empty text", Post{Room: "r", User: "bob", Text: ""}},
+		{"whisper", Post{Room: "r", User: "bob", To: []string{"alice", "carol"}, Text: "psst\x00\xff"}},
+		{"compact", Compact{RetentionMs: 86400000, Budget: 100}},
+		{"compact zero", Compact{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			enc := encode(t, tc.cmd)
+			if enc[0] != Tag {
+				t.Fatalf("first byte = %q, want %q", enc[0], Tag)
+			}
+			got, err := DecodeCommand(enc)
+			if err != nil {
+				t.Fatalf("DecodeCommand: %v", err)
+			}
+			if !reflect.DeepEqual(got, tc.cmd) {
+				t.Fatalf("round trip = %#v, want %#v", got, tc.cmd)
+			}
+		})
+	}
+}
+
+func TestDecodeCommand_Errors(t *testing.T) {
+	cases := []struct {
+		name string
+		in   []byte
+	}{
+		{"nil", nil},
+		{"tag only", []byte{Tag}},
+		{"wrong tag", []byte{'K', opLeave, 1, 'r', 1, 'u'}},
+		{"unknown op", []byte{Tag, 'Z', 1, 'r', 1, 'u'}},
+		{"empty room", []byte{Tag, opLeave, 0, 1, 'u'}},
+		{"empty user", []byte{Tag, opLeave, 1, 'r', 0}},
+		{"missing user", []byte{Tag, opLeave, 1, 'r'}},
+		{"room too long", []byte{Tag, opLeave, 5, 'r'}},
+		{"huge length", []byte{Tag, opLeave, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
+		{"truncated varint", []byte{Tag, opLeave, 0x80}},
+		{"non-minimal varint", []byte{Tag, opLeave, 0x81, 0x00, 'r', 1, 'u'}},
+		{"leave trailing", []byte{Tag, opLeave, 1, 'r', 1, 'u', 'x'}},
+		{"unknown create flag", []byte{Tag, opCreate, 0x80, 1, 'r', 1, 'u', 1, 0}},
+		{"unknown delete flag", []byte{Tag, opDelete, 0x02, 1, 'r', 1, 'u'}},
+		{"create missing hash", []byte{Tag, opCreate, 0, 1, 'r', 1, 'u', 1}},
+		{"mark read missing seq", []byte{Tag, opMarkRead, 1, 'r', 1, 'u'}},
+		{"post too many recipients", []byte{Tag, opPost, 1, 'r', 1, 'u', 5, 1, 'a'}},
+		{"post empty recipient", []byte{Tag, opPost, 1, 'r', 1, 'u', 1, 0, 'x'}},
+		{"compact trailing", []byte{Tag, opCompact, 0, 0, 0}},
+		{"compact truncated", []byte{Tag, opCompact, 0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if c, err := DecodeCommand(tc.in); err == nil {
+				t.Fatalf("DecodeCommand(% x) = %#v, want error", tc.in, c)
+			}
+		})
+	}
+}
+
+func FuzzDecodeCommand(f *testing.F) {
+	f.Add(EncodeCreateRoom(CreateRoom{Room: "r", Owner: "a", Private: true, PasswordHash: "h", MaxMembers: 30}))
+	f.Add(EncodeDeleteRoom(DeleteRoom{Room: "r", User: "a", Admin: true}))
+	f.Add(EncodeJoin(Join{Room: "r", User: "b", PasswordHash: "h"}))
+	f.Add(EncodeLeave(Leave{Room: "r", User: "b"}))
+	f.Add(EncodeMarkRead(MarkRead{Room: "r", User: "b", Seq: 300}))
+	f.Add(EncodePost(Post{Room: "r", User: "b", To: []string{"a", "c"}, Text: "hi"}))
+	f.Add(EncodeCompact(Compact{RetentionMs: 1000, Budget: 3}))
+	f.Add([]byte{Tag, opPost, 0xff})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		c, err := DecodeCommand(in)
+		if err != nil {
+			return
+		}
+		// Only canonical encodings decode, so they re-encode to the input.
+		if enc := encode(t, c); !bytes.Equal(enc, in) {
+			t.Fatalf("re-encoding % x gives % x", in, enc)
+		}
+	})
+}
+
+func BenchmarkDecodeCommand(b *testing.B) {
+	cmd := EncodePost(Post{Room: "general", User: "alice", Text: strings.Repeat("x", 200)})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeCommand(cmd); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+// Package chat is Parley's rooms domain: the binary commands, the
+// deterministic state machine that applies them to one partition's state,
+// pure reads over that state, and the Service that turns the room routes of
+// the HTTP API into proposals through a Replicator that the engine
+// implements.
+//
+// The package uses only the standard library, internal/state, internal/errs
+// and golang.org/x/crypto/argon2 (room passwords); it knows nothing about
+// Raft, Pebble or HTTP.
+//
+// # Routing and names
+//
+// Every room command is routed by the room's canonical name. Room names are
+// case-insensitive: CanonicalRoom folds them to ASCII lower case, and that
+// spelling is the routing key, the storage key and the name every answer
+// carries. Usernames are case-insensitive too (as registration is): member
+// keys use the lower-cased name, and each member record keeps the user's own
+// spelling, which events and member lists show.
+//
+// # Key layout
+//
+// Relative to the partition; all keys start with "c/" (0x00-prefixed keys
+// belong to the engine):
+//
+//	c/<room>/r         room record: owner, private, password hash (argon2id
+//	                   PHC), max_members, member count, created_at, last_seq,
+//	                   last event time, first_retained_seq, deleted flag
+//	c/<room>/m/<user>  member record: username as spelled, joined_at, last_read
+//	c/<room>/e/<seq>   event, seq as 8 bytes big endian: kind, ts, sender,
+//	                   whisper recipients, text
+//
+// Room names cannot contain '/', so "c/<room>/" holds exactly one room's keys
+// and the rooms of a partition are listed by skipping from one such prefix
+// to the next (one short scan and one read per room).
+//
+// # Events and seqs (Guarantee 3)
+//
+// Apply gives every event of a room the next seq (1, 2, 3...) and the
+// leader-stamped time of its command, raised when needed so times never go
+// back along the seqs. Posts (messages and whispers), joins and leaves are
+// events; joining twice or leaving a room one is not in are no-ops that add
+// none. A whisper occupies a seq like any event; Event.ViewFor turns it into
+// a hidden event (seq and time only) for members who neither sent nor
+// receive it, so every reader sees every seq.
+//
+// Deleting a room removes its members and marks it deleted; its events stay
+// until Compact purges them in bounded batches, and no read returns them. A
+// room created again under the same name continues the old seqs, so a seq
+// never names two events and a subscriber resuming from an old seq gets
+// ErrHistoryCompacted rather than someone else's events.
+//
+// # Retention (Guarantee 5)
+//
+// Compact, proposed periodically by the node that owns a partition, deletes
+// events older than the retention and records the room's first retained seq.
+// Asking for events after a seq below it is ErrHistoryCompacted (code
+// "history_compacted"; the api package should answer 410 Gone, the stream
+// layer sends it as its error frame), never a silent gap.
+//
+// # Who may do what
+//
+// Only members post and mark read. Private rooms need the password to join:
+// the Service verifies it against the stored hash before proposing and puts
+// the hash it verified into the Join command, which Apply compares with the
+// room's. History and member lists of a public room are readable by anyone
+// signed in (anyone may join it without a password, so reading first reveals
+// nothing a join would not, and the room list can preview it); a private
+// room's only by its members (CheckRead). Deleting is for the owner or an
+// admin.
+//
+// # Live streams
+//
+// This package does not stream. The stream layer tails rooms by applied
+// index: when a partition applies entries, it reads EventsAfter(last seq
+// delivered) for each room with subscribers and fans the events out, viewed
+// for each subscriber with Event.ViewFor. Deleting a room is not an event:
+// EventsAfter then answers errs.NotFound, which the stream layer forwards as
+// its not_found error frame.
+//
+// # Idempotency
+//
+// Every write takes an idempotency key; DedupKey makes the engine's dedup key
+// from it and the user, as kv does, so a retry returns the first result
+// (a retried post its first seq). Results carry the operation that produced
+// them, and a key reused for another kind of request is errs.Conflict rather
+// than someone else's result.
+package chat

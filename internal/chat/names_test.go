@@ -1,0 +1,74 @@
+package chat
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/parley-chat/parley/internal/errs"
+)
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+func TestCanonicalRoom(t *testing.T) {
+	cases := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"general", "general", true},
+		{"General", "general", true},
+		{"A-b_C.9", "a-b_c.9", true},
+		{strings.Repeat("x", MaxRoomName), strings.Repeat("x", MaxRoomName), true},
+		{"...", "...", true},
+		{"", "", false},
+		{".", "", false},
+		{"..", "", false},
+		{strings.Repeat("x", MaxRoomName+1), "", false},
+		{"a/b", "", false},
+		{"a b", "", false},
+		{"é", "", false},
+		{"a\x00", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := CanonicalRoom(tc.in)
+			if tc.ok {
+				if err != nil || got != tc.want {
+					t.Fatalf("CanonicalRoom(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+				}
+				if !isCanonicalRoom(got) {
+					t.Fatalf("%q is not canonical", got)
+				}
+				return
+			}
+			wantCode(t, err, errs.Invalid)
+			if !strings.Contains(err.Error(), "room name") {
+				t.Fatalf("error %q does not name the room name", err)
+			}
+		})
+	}
+	if isCanonicalRoom("General") {
+		t.Fatal(`"General" is canonical`)
+	}
+}
+
+func TestSameUser(t *testing.T) {
+	cases := []struct {
+		a, b string
+		want bool
+	}{
+		{"alice", "alice", true},
+		{"Alice", "aLICE", true},
+		{"alice", "alice2", false},
+		{"a-b", "a_b", false},
+		{"", "", true},
+	}
+	for _, tc := range cases {
+		if got := sameUser(tc.a, tc.b); got != tc.want {
+			t.Errorf("sameUser(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if got := lower("MiXeD-1"); got != "mixed-1" {
+		t.Errorf("lower = %q", got)
+	}
+}

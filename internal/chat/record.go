@@ -1,0 +1,251 @@
+package chat
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Key layout, relative to the partition (see the package documentation):
+//
+//	c/<room>/r                 room record
+//	c/<room>/m/<user>          member record; <user> is the lower-cased username
+//	c/<room>/e/<seq>           event; <seq> is 8 bytes big endian
+//
+// Room names never contain '/', so "c/<room>/" is a prefix of exactly that
+// room's keys, and the rooms of a partition are found by skipping from one
+// room prefix to the next.
+const (
+	keyPrefix = "c/"
+	// roomsEnd is the first key after every chat key.
+	roomsEnd = "c0"
+)
+
+// roomKeyBuf returns "c/<room>/" with room for extra more bytes.
+func roomKeyBuf(room string, extra int) []byte {
+	b := make([]byte, 0, len(keyPrefix)+len(room)+1+extra)
+	return append(append(append(b, keyPrefix...), room...), '/')
+}
+
+// roomPrefix returns "c/<room>/".
+func roomPrefix(room string) []byte { return roomKeyBuf(room, 0) }
+
+// roomKey returns the key of room's record.
+func roomKey(room string) []byte { return append(roomKeyBuf(room, 1), 'r') }
+
+// membersPrefix returns the prefix of room's member keys.
+func membersPrefix(room string) []byte { return append(roomKeyBuf(room, 2), 'm', '/') }
+
+// memberKey returns the key of user's membership of room.
+func memberKey(room, user string) []byte {
+	b := append(roomKeyBuf(room, 2+len(user)), 'm', '/')
+	for i := 0; i < len(user); i++ {
+		c := user[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// eventsPrefix returns the prefix of room's event keys.
+func eventsPrefix(room string) []byte { return append(roomKeyBuf(room, 2), 'e', '/') }
+
+// eventKey returns the key of room's event seq.
+func eventKey(room string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(roomKeyBuf(room, 10), 'e', '/'), seq)
+}
+
+// roomOfKey returns the room whose prefix starts the chat key k.
+func roomOfKey(k []byte) (string, bool) {
+	if len(k) <= len(keyPrefix) || string(k[:len(keyPrefix)]) != keyPrefix {
+		return "", false
+	}
+	rest := k[len(keyPrefix):]
+	for i, c := range rest {
+		if c == '/' {
+			return string(rest[:i]), i > 0
+		}
+	}
+	return "", false
+}
+
+// prefixEnd returns the smallest key greater than every key that starts with
+// p, or nil when there is none.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// Room record flags.
+const (
+	recPrivate byte = 1 << 0
+	recDeleted byte = 1 << 1
+	recFlags        = recPrivate | recDeleted
+)
+
+// recordVersion is the first byte of every stored record, so the format can
+// change without misreading old records.
+const recordVersion byte = 1
+
+// roomRecord is a room's stored state.
+type roomRecord struct {
+	owner        string
+	private      bool
+	deleted      bool
+	passwordHash string
+	maxMembers   uint64
+	members      uint64 // current number of members
+	createdAt    int64  // Unix ms
+	lastSeq      uint64 // seq of the room's latest event; 0 before the first
+	lastTs       int64  // time of the latest event, so times never go back
+	// firstRetained is the lowest seq History may return: 1 until
+	// compaction or deletion removes events. Events below it may still be
+	// stored until Compact purges them; reads never return them.
+	firstRetained uint64
+}
+
+// encodeRoom returns the stored form of rec: version, flags, uvarint
+// maxMembers, uvarint members, varint createdAt, uvarint lastSeq, varint
+// lastTs, uvarint firstRetained, owner, passwordHash.
+func encodeRoom(rec *roomRecord) []byte {
+	var flags byte
+	if rec.private {
+		flags |= recPrivate
+	}
+	if rec.deleted {
+		flags |= recDeleted
+	}
+	b := make([]byte, 0, 2+8*binary.MaxVarintLen64+len(rec.owner)+len(rec.passwordHash))
+	b = append(b, recordVersion, flags)
+	b = binary.AppendUvarint(b, rec.maxMembers)
+	b = binary.AppendUvarint(b, rec.members)
+	b = binary.AppendVarint(b, rec.createdAt)
+	b = binary.AppendUvarint(b, rec.lastSeq)
+	b = binary.AppendVarint(b, rec.lastTs)
+	b = binary.AppendUvarint(b, rec.firstRetained)
+	b = appendString(b, rec.owner)
+	return appendString(b, rec.passwordHash)
+}
+
+// decodeRoom decodes the room record stored under k.
+func decodeRoom(k, v []byte) (*roomRecord, error) {
+	d := decoder{b: v}
+	if d.byte1() != recordVersion && d.err == nil {
+		d.fail("unknown record version")
+	}
+	flags := d.flags(recFlags)
+	rec := &roomRecord{
+		private:       flags&recPrivate != 0,
+		deleted:       flags&recDeleted != 0,
+		maxMembers:    d.uvarint(),
+		members:       d.uvarint(),
+		createdAt:     d.varint(),
+		lastSeq:       d.uvarint(),
+		lastTs:        d.varint(),
+		firstRetained: d.uvarint(),
+		owner:         d.str(),
+		passwordHash:  d.str(),
+	}
+	if d.err == nil && (len(d.b) != 0 || rec.firstRetained == 0 || rec.firstRetained > rec.lastSeq+1) {
+		d.fail("inconsistent record")
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("chat: corrupt room record under %q: %w", k, d.err)
+	}
+	return rec, nil
+}
+
+// memberRecord is one user's membership of a room.
+type memberRecord struct {
+	name     string // the username as the user spells it
+	joinedAt int64
+	lastRead uint64
+}
+
+// encodeMember returns the stored form of m: version, varint joinedAt,
+// uvarint lastRead, name.
+func encodeMember(m memberRecord) []byte {
+	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(m.name))
+	b = append(b, recordVersion)
+	b = binary.AppendVarint(b, m.joinedAt)
+	b = binary.AppendUvarint(b, m.lastRead)
+	return appendString(b, m.name)
+}
+
+// decodeMember decodes the member record stored under k.
+func decodeMember(k, v []byte) (memberRecord, error) {
+	d := decoder{b: v}
+	if d.byte1() != recordVersion && d.err == nil {
+		d.fail("unknown record version")
+	}
+	m := memberRecord{joinedAt: d.varint(), lastRead: d.uvarint(), name: d.name()}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("%d trailing bytes", len(d.b))
+	}
+	if d.err != nil {
+		return memberRecord{}, fmt.Errorf("chat: corrupt member record under %q: %w", k, d.err)
+	}
+	return m, nil
+}
+
+// Stored event kinds, the first byte of an event record.
+const (
+	evMessage byte = 'm'
+	evWhisper byte = 'w'
+	evJoin    byte = 'j'
+	evLeave   byte = 'l'
+)
+
+var kindNames = map[byte]string{evMessage: KindMessage, evWhisper: KindWhisper, evJoin: KindJoin, evLeave: KindLeave}
+
+// appendEvent appends the stored form of an event to b: kind, varint ts,
+// sender, uvarint len(to), each to, text (the rest). The seq is in the key.
+func appendEvent(b []byte, kind byte, ts int64, sender string, to []string, text string) []byte {
+	b = append(b, kind)
+	b = binary.AppendVarint(b, ts)
+	b = appendString(b, sender)
+	b = binary.AppendUvarint(b, uint64(len(to)))
+	for _, t := range to {
+		b = appendString(b, t)
+	}
+	return append(b, text...)
+}
+
+// decodeEvent decodes the event stored under k in room.
+func decodeEvent(room string, k, v []byte) (Event, error) {
+	prefixLen := len(keyPrefix) + len(room) + 3 // "c/" room "/e/"
+	if len(k) != prefixLen+8 {
+		return Event{}, fmt.Errorf("chat: corrupt event key %q", k)
+	}
+	e := Event{Room: room, Seq: binary.BigEndian.Uint64(k[prefixLen:])}
+	d := decoder{b: v}
+	kind := d.byte1()
+	e.Kind = kindNames[kind]
+	e.Ts = d.varint()
+	e.Sender = d.name()
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b))/2 {
+		d.fail("%d recipients in %d bytes", n, len(d.b))
+	}
+	if d.err == nil && n > 0 {
+		e.To = make([]string, n)
+		for i := range e.To {
+			e.To[i] = d.name()
+		}
+	}
+	if d.err == nil && e.Kind == "" {
+		d.fail("unknown event kind %#x", kind)
+	}
+	if d.err != nil {
+		return Event{}, fmt.Errorf("chat: corrupt event under %q: %w", k, d.err)
+	}
+	e.Text = string(d.b)
+	return e, nil
+}

@@ -1,0 +1,550 @@
+package chat
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/state"
+)
+
+// Replicator is what the Service needs from the replication engine. It is the
+// same method set as kv.Replicator, so one engine adapter serves both.
+type Replicator interface {
+	// PartitionOf returns the partition (Raft group id) that owns a routing key.
+	PartitionOf(routingKey string) uint64
+	// Partitions returns all partition ids.
+	Partitions() []uint64
+	// Propose replicates cmd in partition p and returns Apply's result once
+	// applied. dedupKey non-empty makes the command idempotent: a second
+	// proposal with the same dedupKey within the dedup window returns the
+	// first result.
+	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
+	// Read runs fn against partition p's state: linearizable (ReadIndex)
+	// unless stale, when it reads the local replica (or the nearest one) and
+	// returns how stale it may be in ms.
+	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
+}
+
+// Defaults of Config.
+const (
+	DefaultMaxText     = 4096 // bytes
+	DefaultRoomMembers = 30   // max_members when the creator gives none (the TUM seed's limit)
+	DefaultMaxMembers  = 1000 // the highest max_members a creator may ask for
+	DefaultMinPassword = 8    // bytes
+	DefaultMaxPassword = 256  // bytes
+	MaxIdempotencyKey  = 256  // bytes
+)
+
+// Config bounds what callers may do. Zero fields take the defaults.
+type Config struct {
+	// MaxText is the longest message text in bytes (4 KiB).
+	MaxText int
+	// RoomMembers is a new room's max_members when its creator gives none
+	// (30).
+	RoomMembers int
+	// MaxMembers is the highest max_members a creator may ask for (1000).
+	MaxMembers int
+	// MinPassword and MaxPassword bound private room passwords in bytes
+	// (8 and 256).
+	MinPassword, MaxPassword int
+	// Hash is the argon2id cost of room passwords (DefaultHashParams).
+	Hash HashParams
+	// MaxConcurrentHashes bounds the password hashes computed at once, each
+	// taking Hash.MemoryKiB of memory (GOMAXPROCS).
+	MaxConcurrentHashes int
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config { return Config{}.withDefaults() }
+
+func (c Config) withDefaults() Config {
+	if c.MaxText <= 0 {
+		c.MaxText = DefaultMaxText
+	}
+	if c.MaxMembers <= 0 {
+		c.MaxMembers = DefaultMaxMembers
+	}
+	if c.RoomMembers <= 0 {
+		c.RoomMembers = min(DefaultRoomMembers, c.MaxMembers)
+	}
+	if c.MinPassword <= 0 {
+		c.MinPassword = DefaultMinPassword
+	}
+	if c.MaxPassword <= 0 {
+		c.MaxPassword = DefaultMaxPassword
+	}
+	if c.Hash == (HashParams{}) {
+		c.Hash = DefaultHashParams()
+	}
+	if c.MaxConcurrentHashes <= 0 {
+		c.MaxConcurrentHashes = runtime.GOMAXPROCS(0)
+	}
+	return c
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.RoomMembers > c.MaxMembers:
+		return fmt.Errorf("chat: default room size %d exceeds the member cap %d", c.RoomMembers, c.MaxMembers)
+	case c.MinPassword > c.MaxPassword:
+		return fmt.Errorf("chat: minimum password length %d exceeds the maximum %d", c.MinPassword, c.MaxPassword)
+	case c.Hash.Time == 0 || c.Hash.Time > maxHashTime || c.Hash.Threads == 0 ||
+		c.Hash.MemoryKiB < 8*uint32(c.Hash.Threads) || c.Hash.MemoryKiB > maxHashMemoryKiB:
+		return fmt.Errorf("chat: argon2id parameters %+v out of bounds", c.Hash)
+	}
+	return nil
+}
+
+// Service turns chat API calls into proposals and reads. It is safe for
+// concurrent use. Every method takes the signed-in user's name; an empty one
+// is errs.Unauthorized. Room names are folded to lower case (see
+// CanonicalRoom).
+type Service struct {
+	r      Replicator
+	cfg    Config
+	hashes chan struct{} // semaphore of password hashes in progress
+}
+
+// NewService returns a Service that replicates through r within cfg.
+func NewService(r Replicator, cfg Config) *Service {
+	cfg = cfg.withDefaults()
+	return &Service{r: r, cfg: cfg, hashes: make(chan struct{}, cfg.MaxConcurrentHashes)}
+}
+
+// Config returns the configuration in force, defaults filled in.
+func (s *Service) Config() Config { return s.cfg }
+
+// CreateRequest is the body of a room creation.
+type CreateRequest struct {
+	Name     string `json:"name"`
+	Private  bool   `json:"private"`
+	Password string `json:"password,omitempty"`
+	// MaxMembers 0 means Config.RoomMembers.
+	MaxMembers int `json:"max_members,omitempty"`
+}
+
+// PostResult is the answer to a post.
+type PostResult struct {
+	Seq    uint64 `json:"seq"`
+	Ts     int64  `json:"ts"`
+	Sender string `json:"sender"`
+}
+
+// CompactResult is the answer to a compaction.
+type CompactResult struct {
+	// Deleted is the number of events removed.
+	Deleted uint64
+	// More says the budget ran out: propose again soon.
+	More bool
+}
+
+// Create creates a room owned by user, who becomes its first member (a join
+// event, seq 1 for a new name). A private room needs a password, hashed here
+// before proposing; a public room takes none. A name in use is errs.Conflict.
+func (s *Service) Create(ctx context.Context, user string, req CreateRequest, idempotencyKey string) (Room, error) {
+	if err := checkUser(user); err != nil {
+		return Room{}, err
+	}
+	room, err := CanonicalRoom(req.Name)
+	if err != nil {
+		return Room{}, err
+	}
+	members := req.MaxMembers
+	if members == 0 {
+		members = s.cfg.RoomMembers
+	}
+	if members < 1 || members > s.cfg.MaxMembers {
+		return Room{}, errs.New(errs.Invalid, "max_members must be between 1 and %d", s.cfg.MaxMembers)
+	}
+	dk, err := dedupKeyFor(user, idempotencyKey)
+	if err != nil {
+		return Room{}, err
+	}
+	cmd := CreateRoom{Room: room, Owner: user, Private: req.Private, MaxMembers: uint64(members)}
+	switch {
+	case req.Private && req.Password == "":
+		return Room{}, errs.New(errs.Invalid, "password: a private room needs one")
+	case !req.Private && req.Password != "":
+		return Room{}, errs.New(errs.Invalid, "password: only private rooms take one")
+	case req.Private:
+		if err := s.checkPassword(req.Password); err != nil {
+			return Room{}, err
+		}
+		if cmd.PasswordHash, err = s.hash(ctx, req.Password); err != nil {
+			return Room{}, err
+		}
+	}
+	res, err := s.propose(ctx, room, dk, EncodeCreateRoom(cmd))
+	if err != nil {
+		return Room{}, fmt.Errorf("chat: create %q: %w", room, err)
+	}
+	return *res.Room, nil
+}
+
+// Delete deletes a room: its owner or, with isAdmin, an administrator may.
+// Its members are removed and its history becomes unreadable; the name can be
+// used again, and the new room's seqs continue after the old one's.
+func (s *Service) Delete(ctx context.Context, user, room string, isAdmin bool, idempotencyKey string) error {
+	room, dk, err := s.prepare(user, room, idempotencyKey)
+	if err != nil {
+		return err
+	}
+	if _, err := s.propose(ctx, room, dk, EncodeDeleteRoom(DeleteRoom{Room: room, User: user, Admin: isAdmin})); err != nil {
+		return fmt.Errorf("chat: delete %q: %w", room, err)
+	}
+	return nil
+}
+
+// Join makes user a member of room and returns the room. A private room needs
+// its password (errs.Forbidden when missing or wrong), verified here against
+// the stored hash before proposing; a full room is errs.Conflict. Joining a
+// room one is a member of changes nothing and returns the room.
+func (s *Service) Join(ctx context.Context, user, room, password, idempotencyKey string) (Room, error) {
+	room, dk, err := s.prepare(user, room, idempotencyKey)
+	if err != nil {
+		return Room{}, err
+	}
+	var private, member bool
+	var hash string
+	p := s.r.PartitionOf(room)
+	if _, err := s.r.Read(ctx, p, false, func(r state.Reader) error {
+		rec, err := liveRoom(r, room)
+		if err != nil {
+			return err
+		}
+		private, hash = rec.private, rec.passwordHash
+		_, member, err = getMember(r, room, user)
+		return err
+	}); err != nil {
+		return Room{}, fmt.Errorf("chat: join %q: %w", room, err)
+	}
+	cmd := Join{Room: room, User: user}
+	if private && !member {
+		if password == "" {
+			return Room{}, errs.New(errs.Forbidden, "room %q is private: a password is needed to join", room)
+		}
+		if len(password) > s.cfg.MaxPassword {
+			return Room{}, errs.New(errs.Forbidden, "wrong password for room %q", room)
+		}
+		ok, err := s.verify(ctx, hash, password)
+		if err != nil {
+			return Room{}, fmt.Errorf("chat: join %q: %w", room, err)
+		}
+		if !ok {
+			return Room{}, errs.New(errs.Forbidden, "wrong password for room %q", room)
+		}
+		cmd.PasswordHash = hash
+	}
+	res, err := s.proposeTo(ctx, p, dk, EncodeJoin(cmd))
+	if err != nil {
+		return Room{}, fmt.Errorf("chat: join %q: %w", room, err)
+	}
+	return *res.Room, nil
+}
+
+// Leave removes user from room's members; leaving a room one is not a member
+// of changes nothing.
+func (s *Service) Leave(ctx context.Context, user, room, idempotencyKey string) error {
+	room, dk, err := s.prepare(user, room, idempotencyKey)
+	if err != nil {
+		return err
+	}
+	if _, err := s.propose(ctx, room, dk, EncodeLeave(Leave{Room: room, User: user})); err != nil {
+		return fmt.Errorf("chat: leave %q: %w", room, err)
+	}
+	return nil
+}
+
+// MarkRead raises user's read marker in room to seq (capped at the room's
+// last seq; a marker never goes back) and returns the marker. Only members
+// have one (errs.Forbidden otherwise). Joining sets it to the join's seq and
+// posting to the post's, so one's own events never count as unread.
+func (s *Service) MarkRead(ctx context.Context, user, room string, seq uint64, idempotencyKey string) (uint64, error) {
+	room, dk, err := s.prepare(user, room, idempotencyKey)
+	if err != nil {
+		return 0, err
+	}
+	res, err := s.propose(ctx, room, dk, EncodeMarkRead(MarkRead{Room: room, User: user, Seq: seq}))
+	if err != nil {
+		return 0, fmt.Errorf("chat: mark read in %q: %w", room, err)
+	}
+	return res.N, nil
+}
+
+// Post appends a message by user to room; a non-empty to makes it a whisper
+// to those members (each must be a member: errs.Invalid naming "to"). Only
+// members post (errs.Forbidden). The text must be 1 to Config.MaxText bytes of
+// UTF-8. A retry with the same idempotency key returns the first result.
+func (s *Service) Post(ctx context.Context, user, room, text string, to []string, idempotencyKey string) (PostResult, error) {
+	room, dk, err := s.prepare(user, room, idempotencyKey)
+	if err != nil {
+		return PostResult{}, err
+	}
+	switch {
+	case text == "":
+		return PostResult{}, errs.New(errs.Invalid, "text is empty")
+	case len(text) > s.cfg.MaxText:
+		return PostResult{}, errs.New(errs.TooLarge, "text is %d bytes; the limit is %d", len(text), s.cfg.MaxText)
+	case !utf8.ValidString(text):
+		return PostResult{}, errs.New(errs.Invalid, "text is not valid UTF-8")
+	case len(to) > s.cfg.MaxMembers:
+		return PostResult{}, errs.New(errs.Invalid, "to: at most %d recipients", s.cfg.MaxMembers)
+	}
+	for _, t := range to {
+		if !validUsername(t) {
+			return PostResult{}, errs.New(errs.Invalid, "to: %q is not a valid username", clip(t))
+		}
+	}
+	res, err := s.propose(ctx, room, dk, EncodePost(Post{Room: room, User: user, To: to, Text: text}))
+	if err != nil {
+		return PostResult{}, fmt.Errorf("chat: post to %q: %w", room, err)
+	}
+	return PostResult{Seq: res.Seq, Ts: res.Ts, Sender: res.User}, nil
+}
+
+// Room returns a room user may read (see CheckRead).
+func (s *Service) Room(ctx context.Context, user, room string, stale bool) (out Room, staleMs int64, err error) {
+	room, err = s.prepareRead(user, room)
+	if err != nil {
+		return Room{}, 0, err
+	}
+	staleMs, err = s.r.Read(ctx, s.r.PartitionOf(room), stale, func(r state.Reader) error {
+		out, err = CheckRead(r, room, user)
+		return err
+	})
+	if err != nil {
+		return Room{}, 0, fmt.Errorf("chat: room %q: %w", room, err)
+	}
+	return out, staleMs, nil
+}
+
+// Members returns the members of a room user may read (see CheckRead).
+func (s *Service) Members(ctx context.Context, user, room string, stale bool) (members []Member, staleMs int64, err error) {
+	room, err = s.prepareRead(user, room)
+	if err != nil {
+		return nil, 0, err
+	}
+	staleMs, err = s.r.Read(ctx, s.r.PartitionOf(room), stale, func(r state.Reader) error {
+		if _, err := checkRead(r, room, user); err != nil {
+			return err
+		}
+		members, err = Members(r, room)
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("chat: members of %q: %w", room, err)
+	}
+	return members, staleMs, nil
+}
+
+// History returns a page of a room's history as user may see it (see
+// History and HistoryQuery).
+func (s *Service) History(ctx context.Context, user, room string, q HistoryQuery, stale bool) (events []Event, staleMs int64, err error) {
+	room, err = s.prepareRead(user, room)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, err := historyLimit(q.Limit); err != nil {
+		return nil, 0, err
+	}
+	staleMs, err = s.r.Read(ctx, s.r.PartitionOf(room), stale, func(r state.Reader) error {
+		events, err = History(r, room, user, q)
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("chat: history of %q: %w", room, err)
+	}
+	return events, staleMs, nil
+}
+
+// List returns the rooms visible to user (public ones and private ones user
+// is a member of) from every partition, read concurrently, in name order;
+// staleMs is the largest staleness among them.
+func (s *Service) List(ctx context.Context, user string, stale bool) ([]RoomSummary, int64, error) {
+	if err := checkUser(user); err != nil {
+		return nil, 0, err
+	}
+	parts := s.r.Partitions()
+	type partResult struct {
+		rooms   []RoomSummary
+		staleMs int64
+		err     error
+	}
+	results := make([]partResult, len(parts))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		wg.Go(func() {
+			res := &results[i]
+			res.staleMs, res.err = s.r.Read(ctx, p, stale, func(r state.Reader) error {
+				var err error
+				res.rooms, err = ListRooms(r, user)
+				return err
+			})
+			if res.err != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	var firstErr error
+	var staleMs int64
+	n := 0
+	for _, r := range results {
+		if r.err != nil && (firstErr == nil || errors.Is(firstErr, context.Canceled)) {
+			firstErr = r.err
+		}
+		staleMs = max(staleMs, r.staleMs)
+		n += len(r.rooms)
+	}
+	if firstErr != nil {
+		return nil, 0, fmt.Errorf("chat: list rooms: %w", firstErr)
+	}
+	rooms := make([]RoomSummary, 0, n)
+	for _, r := range results {
+		rooms = append(rooms, r.rooms...)
+	}
+	slices.SortFunc(rooms, func(a, b RoomSummary) int { return strings.Compare(a.Name, b.Name) })
+	return rooms, staleMs, nil
+}
+
+// Compact runs one retention pass over partition p: events older than
+// retention are removed (0 keeps them forever) and what is left of deleted
+// rooms' events is purged, at most budget events (0: DefaultCompactBudget).
+// The node that owns p proposes it periodically and again at once while
+// More is set.
+func (s *Service) Compact(ctx context.Context, p uint64, retention time.Duration, budget int) (CompactResult, error) {
+	if retention < 0 || budget < 0 {
+		return CompactResult{}, errs.New(errs.Invalid, "retention and budget must not be negative")
+	}
+	cmd := Compact{RetentionMs: uint64(retention.Milliseconds()), Budget: uint64(budget)}
+	res, err := s.proposeTo(ctx, p, "", EncodeCompact(cmd))
+	if err != nil {
+		return CompactResult{}, fmt.Errorf("chat: compact partition %d: %w", p, err)
+	}
+	return CompactResult{Deleted: res.N, More: res.More}, nil
+}
+
+// prepare checks the user, folds the room name and builds the dedup key of a
+// write.
+func (s *Service) prepare(user, room, idempotencyKey string) (string, string, error) {
+	room, err := s.prepareRead(user, room)
+	if err != nil {
+		return "", "", err
+	}
+	dk, err := dedupKeyFor(user, idempotencyKey)
+	return room, dk, err
+}
+
+func (s *Service) prepareRead(user, room string) (string, error) {
+	if err := checkUser(user); err != nil {
+		return "", err
+	}
+	return CanonicalRoom(room)
+}
+
+func (s *Service) propose(ctx context.Context, room, dk string, cmd []byte) (Result, error) {
+	return s.proposeTo(ctx, s.r.PartitionOf(room), dk, cmd)
+}
+
+// proposeTo proposes cmd in partition p and decodes the result. A result of
+// another kind of command can only come from the dedup table: the caller
+// reused an idempotency key for a different request.
+func (s *Service) proposeTo(ctx context.Context, p uint64, dk string, cmd []byte) (Result, error) {
+	res, err := s.r.Propose(ctx, p, dk, cmd)
+	if err != nil {
+		return Result{}, err
+	}
+	r, err := DecodeResult(res)
+	if err != nil {
+		return Result{}, err
+	}
+	if r.op != cmd[1] || (r.Room == nil && (cmd[1] == opCreate || cmd[1] == opJoin || cmd[1] == opLeave)) {
+		return Result{}, errs.New(errs.Conflict, "the idempotency key was already used for a different request")
+	}
+	return r, nil
+}
+
+func (s *Service) checkPassword(pw string) error {
+	switch {
+	case len(pw) < s.cfg.MinPassword:
+		return errs.New(errs.Invalid, "password must be at least %d bytes", s.cfg.MinPassword)
+	case len(pw) > s.cfg.MaxPassword:
+		return errs.New(errs.TooLarge, "password is %d bytes; the limit is %d", len(pw), s.cfg.MaxPassword)
+	}
+	return nil
+}
+
+// hash hashes a room password, at most Config.MaxConcurrentHashes at once.
+func (s *Service) hash(ctx context.Context, pw string) (string, error) {
+	if err := s.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer s.release()
+	return hashPassword(pw, s.cfg.Hash)
+}
+
+// verify checks a password against a stored hash, sharing hash's bound.
+func (s *Service) verify(ctx context.Context, phc, pw string) (bool, error) {
+	if err := s.acquire(ctx); err != nil {
+		return false, err
+	}
+	defer s.release()
+	return verifyPassword(phc, pw)
+}
+
+func (s *Service) acquire(ctx context.Context) error {
+	select {
+	case s.hashes <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Service) release() { <-s.hashes }
+
+// checkUser rejects a missing or malformed signed-in username.
+func checkUser(user string) error {
+	switch {
+	case user == "":
+		return errs.New(errs.Unauthorized, "sign in to use rooms")
+	case !validUsername(user):
+		return errs.New(errs.Invalid, "username %q is invalid", clip(user))
+	}
+	return nil
+}
+
+// DedupKey returns the replication dedup key for a user's idempotency key:
+// Tag, uvarint len(user), user, idempotencyKey; "" when idempotencyKey is
+// empty. The tag keeps chat retries apart from other domains' in the same
+// partition, the length prefix keeps ("ab","c") apart from ("a","bc").
+// Usernames are case-insensitive, so the user is folded.
+func DedupKey(user, idempotencyKey string) string {
+	if idempotencyKey == "" {
+		return ""
+	}
+	user = lower(user)
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(user)+len(idempotencyKey))
+	b = binary.AppendUvarint(append(b, Tag), uint64(len(user)))
+	return string(append(append(b, user...), idempotencyKey...))
+}
+
+func dedupKeyFor(user, idempotencyKey string) (string, error) {
+	if len(idempotencyKey) > MaxIdempotencyKey {
+		return "", errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(idempotencyKey), MaxIdempotencyKey)
+	}
+	return DedupKey(user, idempotencyKey), nil
+}
