@@ -1,0 +1,90 @@
+// Package queue is Parley's replicated message-queue domain (seed 5, the
+// message-queuing middleware): the binary commands, the deterministic state
+// machine that applies them to one partition's state, pure reads over that
+// state, and the Service that turns the queue API calls into proposals
+// through a Replicator that the engine implements.
+//
+// The package uses only the standard library, internal/state and
+// internal/errs; it knows nothing about Raft, Pebble or HTTP.
+//
+// # Semantics
+//
+// A queue lives in the partition its name hashes to; every command names its
+// queue first, so the engine routes on it. A message has an id that grows by
+// one with every send to the queue (gap-free, starting at 1), a sender, an
+// optional receiver ("" means anyone), the leader-stamped time of its send
+// (non-decreasing within the queue) and a body. Receivers take messages in id
+// order, which is send order.
+//
+// A user may take a message addressed to them or to anyone, optionally only
+// from one sender. Receive without an ack timeout removes the message at once.
+// With an ack timeout the message is leased instead: it is returned with a
+// receipt and stays invisible while the lease lasts, that is while the
+// command's meta.TimeMs <= the lease's expiry. Only the user who received it
+// may Ack it; an Ack after the lease has lapsed, or with a receipt that is not
+// the caller's current lease, is refused with errs.Conflict. Once a lease has
+// lapsed the message is eligible again at its original position, and the
+// next receive reports one more delivery. Peek returns the message Receive
+// would take, without taking it.
+//
+// Leases lapse by time, not by command: the state machine returns lapsed
+// leases to the queue ("reaps" them) during every later Send, Receive or Ack
+// on the queue, at most MaxReapPerApply of them per command so that one
+// command never does unbounded work. The queue record keeps a lower bound of
+// the earliest lease expiry, so commands look at the lease index only when a
+// lease may have lapsed. Reads (Peek, Waiting, the long-poll probe) take a
+// wall-clock time and treat a lapsed but not yet reaped lease as eligible,
+// within the same bound.
+//
+// Receipts are deterministic: the message id and the Raft index of the
+// receive that leased it, base64url-encoded. They are not secrets: Apply
+// accepts an Ack only from the lease's holder, and answers every other user
+// as if the receipt were unknown.
+//
+// User names (senders, receivers, the "to" and "from" filters, queue
+// creators) are matched case-insensitively, as usernames are unique without
+// regard to case; they are stored as given. Queue names are case-sensitive.
+//
+// # Key layout
+//
+// All keys are relative to the partition and start with "q/". Queue and user
+// names never contain '/' or '!' (they are 1 to 255 bytes of [A-Za-z0-9_.-];
+// the Service enforces 1 to 64 for queue names), so the layout below cannot be
+// confused. <id> is a message id and <exp> a lease expiry in Unix ms, both as
+// 8 bytes big endian (the expiry with its sign bit flipped so that it sorts);
+// <user> is a user name folded to lower case.
+//
+//	q/!/<queue>                            queue record: next id, counts, times, version, lease floor, creator
+//	q/<queue>/m/<id>                       message record: times, lease, sender, receiver, body
+//	q/<queue>/a/<id>                       ready message for anyone
+//	q/<queue>/r/<user>/<id>                ready message for one receiver
+//	q/<queue>/s/<user>/a/<id>              ready message for anyone, by sender
+//	q/<queue>/s/<user>/r/<user>/<id>       ready message for one receiver, by sender
+//	q/<queue>/l/<exp>/<id>                 leased message, by lease expiry
+//
+// A message is "ready" while it is stored and not leased; it then has exactly
+// two index entries (a/ or r/, and the matching s/ entry) and no l/ entry. A
+// leased message has an l/ entry and no ready entries. Index values are
+// empty. Receive and Peek find the oldest eligible message with two seeks
+// (the receiver's and the anyone index, or their by-sender twins) and never
+// scan the queue. Deleting a queue deletes its record and everything under
+// "q/<queue>/". Queue records sit apart under "q/!/" so that List and Waiting
+// visit queues without visiting messages.
+//
+// # Long polling
+//
+// Service.Receive with a wait long-polls: it proposes one receive; when that
+// finds nothing it waits until the queue may have a message for the caller,
+// checks with a cheap (stale) read, and proposes again only when the read
+// finds one, until a message arrives or the wait ends. What it waits on:
+//   - a Notifier, when configured: the node layer wakes waiters when it
+//     applies a command that can make messages available (see NotifyQueue);
+//   - otherwise polling with the probe read, every Config.PollMin at first,
+//     doubling up to Config.PollMax;
+//   - in both cases a timer for the earliest lease expiry in the queue, since
+//     a lapsing lease makes a message eligible without any command.
+//
+// Each attempt of a long poll carrying an idempotency key uses its own dedup
+// key (the idempotency key and the attempt number), so a retried long poll
+// replays the first one's attempts and returns the message it took.
+package queue
