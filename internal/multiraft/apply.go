@@ -72,7 +72,7 @@ func (e *Engine) applyEntries(b *storage.Batch, g *group, ents []raftpb.Entry) e
 	}
 	if !g.applyPending {
 		g.applyPending = true
-		ls.appliedG = append(ls.appliedG, g)
+		ls.cur.appliedG = append(ls.cur.appliedG, g)
 	}
 	return nil
 }
@@ -110,7 +110,7 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 	}
 	if _, waiting := g.proposals[string(env.id)]; waiting {
 		ls := e.ls()
-		ls.results = append(ls.results, appliedResult{g: g, id: string(env.id), result: result})
+		ls.cur.results = append(ls.cur.results, appliedResult{g: g, id: string(env.id), result: result})
 	}
 	return nil
 }
@@ -122,7 +122,7 @@ func (e *Engine) applyConfChange(g *group, cc raftpb.ConfChangeV2) {
 		close(ch)
 		delete(g.confWaits, string(cc.Context))
 	}
-	e.ls().confChanged = append(e.ls().confChanged, g)
+	e.ls().cur.confChanged = append(e.ls().cur.confChanged, g)
 }
 
 // loadApplyState reads what Apply keeps in memory — the last applied time

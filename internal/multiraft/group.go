@@ -47,6 +47,7 @@ type group struct {
 	prepared      *storage.PreparedSnapshot // received snapshot data waiting for Raft to accept it
 	preparedIndex uint64
 	applyPending  bool // in the round's list of groups that applied
+	inFlight      bool // its last Ready is in a batch being committed
 }
 
 // openGroup creates the in-memory replica of a group on the loop goroutine.

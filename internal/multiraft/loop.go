@@ -12,15 +12,32 @@ import (
 	"github.com/parley-chat/parley/internal/transport"
 )
 
+// maxInflightBatches bounds the round batches being committed at once.
+const maxInflightBatches = 2
+
 // loopState is owned by the driver goroutine.
 type loopState struct {
-	ready    []*group // groups touched this round (the ready set)
-	readies  []groupReady
-	outbox   map[string][]transport.GroupMessage
-	results  []appliedResult
+	ready  []*group // groups touched since they were last processed (the ready set)
+	outbox map[string][]transport.GroupMessage
+	// cur is the round batch being built; apply code records its results in it.
+	cur *roundBatch
+	// inflight counts round batches whose commit has not completed.
+	inflight int
+}
+
+// roundBatch is one round's writes for a set of groups, committed off the
+// loop; the groups wait (no new Ready) until it completes.
+type roundBatch struct {
+	batch   *storage.Batch
+	sync    bool
+	readies []groupReady
+	results []appliedResult
+	// appliedG lists the groups that applied entries or a snapshot.
 	appliedG []*group
-	// confChanged lists groups whose membership changed this round.
+	// confChanged lists groups whose membership changed.
 	confChanged []*group
+	err         error
+	took        time.Duration
 }
 
 type groupReady struct {
@@ -56,6 +73,13 @@ func (e *Engine) run() {
 		case <-ticker.C:
 			tick = true
 		case <-e.wake:
+		case rb := <-e.commits:
+			if err := e.finishRounds(rb); err != nil {
+				e.log.Error("raft driver stopped", "err", err)
+				e.fatalErr.Store(&err)
+				e.shutdown()
+				return
+			}
 		}
 		if err := e.round(tick); err != nil {
 			e.log.Error("raft driver stopped", "err", err)
@@ -85,6 +109,12 @@ func (e *Engine) shutdown() {
 	}
 	for _, g := range groups {
 		g.failAll(ErrClosed)
+	}
+	e.commitWG.Wait()
+	for e.ls().inflight > 0 {
+		rb := <-e.commits
+		e.ls().inflight--
+		rb.batch.Close()
 	}
 	e.snapCancel()
 	e.snapWG.Wait()
@@ -122,18 +152,24 @@ func (e *Engine) round(tick bool) error {
 			e.sendReads(g, now)
 		}
 	}
-	for i := 0; len(e.ls().ready) > 0; i++ {
-		if err := e.processReady(); err != nil {
-			return err
-		}
-		if i > 64 {
-			break // let the inbox in; the rest waits for the next round
-		}
-	}
-	if len(e.ls().ready) > 0 {
-		e.notify()
+	if _, err := e.processReady(); err != nil {
+		return err
 	}
 	return nil
+}
+
+// finishRounds completes rb and every other round batch already committed.
+func (e *Engine) finishRounds(rb *roundBatch) error {
+	for {
+		if err := e.finishRound(rb); err != nil {
+			return err
+		}
+		select {
+		case rb = <-e.commits:
+		default:
+			return nil
+		}
+	}
 }
 
 // stepMessage feeds one incoming message to its group, creating the replica
@@ -164,22 +200,27 @@ func (e *Engine) stepMessage(m *transport.GroupMessage) {
 	e.markTouched(g)
 }
 
-// processReady persists, sends and applies the Ready of every touched group:
-// one batch, at most one fsync.
-func (e *Engine) processReady() error {
+// processReady persists, sends and applies the Ready of every touched group
+// that is not waiting for an earlier batch: one batch, at most one fsync,
+// committed off the loop so the loop keeps stepping messages and taking
+// proposals meanwhile. It reports whether it started a batch.
+func (e *Engine) processReady() (bool, error) {
 	ls := e.ls()
-	readies := ls.readies[:0]
+	if ls.inflight >= maxInflightBatches {
+		return false, nil // the ready set waits for a commit to complete
+	}
+	var readies []groupReady
 	for _, g := range ls.ready {
 		g.touched = false
-		if g.rn.HasReady() {
+		// A group in flight is touched again when its batch completes.
+		if !g.inFlight && g.rn.HasReady() {
 			readies = append(readies, groupReady{g: g, rd: g.rn.Ready()})
 		}
 	}
 	clear(ls.ready)
 	ls.ready = ls.ready[:0]
 	if len(readies) == 0 {
-		ls.readies = readies
-		return nil
+		return false, nil
 	}
 	e.stats.Rounds.Add(1)
 
@@ -195,42 +236,63 @@ func (e *Engine) processReady() error {
 	}
 	e.flushOutbox()
 
-	b := e.cfg.DB.NewBatch()
-	defer b.Close()
-	sync := false
+	rb := &roundBatch{batch: e.cfg.DB.NewBatch(), readies: readies}
+	ls.cur = rb
 	for i := range readies {
 		r := &readies[i]
-		s, err := e.persistReady(b, r.g, &r.rd)
+		s, err := e.persistReady(rb.batch, r.g, &r.rd)
 		if err != nil {
-			return err
+			ls.cur = nil
+			rb.batch.Close()
+			return false, err
 		}
-		sync = sync || s
+		rb.sync = rb.sync || s
+		r.g.inFlight = true
 	}
-	if err := b.Commit(sync); err != nil {
-		return fmt.Errorf("commit round batch: %w", err)
-	}
-	if sync {
-		e.stats.Syncs.Add(1)
-	}
+	ls.cur = nil
+	ls.inflight++
+	e.commitWG.Add(1)
+	go func() {
+		defer e.commitWG.Done()
+		start := time.Now()
+		rb.err = rb.batch.Commit(rb.sync)
+		rb.took = time.Since(start)
+		e.commits <- rb // buffered for maxInflightBatches: never blocks
+	}()
+	return true, nil
+}
 
-	for i := range readies {
-		r := &readies[i]
+// finishRound runs once a round batch is durable: the groups' other messages
+// go out, results and reads are handed out, and Raft is told to advance.
+func (e *Engine) finishRound(rb *roundBatch) error {
+	ls := e.ls()
+	ls.inflight--
+	defer rb.batch.Close()
+	if rb.err != nil {
+		return fmt.Errorf("commit round batch: %w", rb.err)
+	}
+	e.stats.CommitNanos.Add(uint64(rb.took))
+	if rb.sync {
+		e.stats.Syncs.Add(1)
+		e.stats.SyncNanos.Add(uint64(rb.took))
+	}
+	for i := range rb.readies {
+		r := &rb.readies[i]
 		if !r.g.isLeader {
 			e.queueMessages(r.g, r.rd.Messages)
 		}
 	}
 	e.flushOutbox()
-	e.afterCommit()
-	for i := range readies {
-		r := &readies[i]
+	e.afterCommit(rb)
+	for i := range rb.readies {
+		r := &rb.readies[i]
 		if len(r.g.readyReads) > 0 {
 			r.g.releaseReads()
 		}
 		r.g.rn.Advance(r.rd)
+		r.g.inFlight = false
 		e.markTouched(r.g)
-		r.rd = raft.Ready{}
 	}
-	ls.readies = readies[:0]
 	return nil
 }
 
@@ -317,19 +379,16 @@ func (e *Engine) flushOutbox() {
 }
 
 // afterCommit hands out what the now-durable batch made visible.
-func (e *Engine) afterCommit() {
-	ls := e.ls()
-	for _, r := range ls.results {
+func (e *Engine) afterCommit(rb *roundBatch) {
+	for _, r := range rb.results {
 		ps := r.g.proposals[r.id]
 		for _, p := range ps {
 			p.finish(r.result, nil)
 		}
 		delete(r.g.proposals, r.id)
 	}
-	clear(ls.results)
-	ls.results = ls.results[:0]
 	now := nowMs()
-	for _, g := range ls.appliedG {
+	for _, g := range rb.appliedG {
 		g.appliedIdx.Store(g.applied)
 		if g.isLeader {
 			g.caughtUpAt.Store(now)
@@ -344,13 +403,9 @@ func (e *Engine) afterCommit() {
 		}
 		g.applyPending = false
 	}
-	clear(ls.appliedG)
-	ls.appliedG = ls.appliedG[:0]
-	for _, g := range ls.confChanged {
+	for _, g := range rb.confChanged {
 		if e.cfg.OnConfChange != nil {
 			e.cfg.OnConfChange(g.id, !isMember(g.confState, g.replica))
 		}
 	}
-	clear(ls.confChanged)
-	ls.confChanged = ls.confChanged[:0]
 }

@@ -119,9 +119,9 @@ func (e *Engine) installSnapshot(b *storage.Batch, g *group, rd *raft.Ready) err
 	g.dedup = nil // the snapshot replaced the records: reload before applying
 	if !g.applyPending {
 		g.applyPending = true
-		e.ls().appliedG = append(e.ls().appliedG, g)
+		e.ls().cur.appliedG = append(e.ls().cur.appliedG, g)
 	}
-	e.ls().confChanged = append(e.ls().confChanged, g)
+	e.ls().cur.confChanged = append(e.ls().cur.confChanged, g)
 	e.log.Info("snapshot installed", "group", g.id, "index", meta.Index)
 	return nil
 }

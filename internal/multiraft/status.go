@@ -78,7 +78,7 @@ func (e *Engine) groupStatus(g *group) GroupStatus {
 		IsLeader:  s.RaftState == raft.StateLeader,
 		Term:      s.Term,
 		Commit:    s.Commit,
-		Applied:   g.applied,
+		Applied:   g.appliedIdx.Load(),
 		ConfState: g.confState,
 	}
 	if st.IsLeader {

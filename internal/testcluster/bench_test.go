@@ -62,7 +62,8 @@ func BenchmarkCluster_KVPut(b *testing.B) {
 			sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 			for i := 0; i < 3; i++ {
 				st := c.Node(i).Engine().Stats()
-				b.Logf("n%d: rounds %d syncs %d applied %d dropped %d", i+1, st.Rounds.Load(), st.Syncs.Load(), st.EntriesApplied.Load(), st.ProposalsDropped.Load())
+				b.Logf("n%d: rounds %d syncs %d applied %d dropped %d; mean synced commit %v", i+1, st.Rounds.Load(), st.Syncs.Load(),
+					st.EntriesApplied.Load(), st.ProposalsDropped.Load(), time.Duration(st.SyncNanos.Load()/max(1, st.Syncs.Load())))
 			}
 			if len(all) > 0 {
 				b.ReportMetric(float64(len(all))/elapsed.Seconds(), "puts/s")
