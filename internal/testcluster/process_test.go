@@ -154,7 +154,7 @@ func TestProcess_Kill9AndRestartLosesNothing(t *testing.T) {
 	mu.Lock()
 	before := len(acked)
 	mu.Unlock()
-	ackedAtLeast(before+100, 30*time.Second) // the survivors keep a majority
+	ackedAtLeast(before+100, 30*time.Second)             // the survivors keep a majority
 	procs[1].args = procs[1].args[:len(procs[1].args)-2] // a restarted node needs no --join
 	procs[1].start(t, bin)
 	waitReady(t, clients[1], 30*time.Second)
