@@ -105,11 +105,15 @@ func (n *Node) finishCreate(ctx context.Context, rec *nodeRecord) error {
 		MetaVoters:        3,
 		Node:              n.nodeInfo(rec),
 	}
-	for _, g := range append([]uint64{placement.MetaGroup}, n.router.Partitions()...) {
-		if g > uint64(n.cfg.Partitions) {
-			break
+	// Single-voter groups would elect themselves after an election timeout;
+	// campaigning as soon as each has applied its bootstrap entry saves that.
+	for g := uint64(0); g <= uint64(n.cfg.Partitions); g++ {
+		for n.engine.Applied(g) == 0 && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
 		}
-		_ = n.engine.Campaign(ctx, g)
+		if lead, _ := n.engine.Leader(g); lead == 0 {
+			_ = n.engine.Campaign(ctx, g)
+		}
 	}
 	res, err := n.router.Propose(ctx, placement.MetaGroup, "create/"+rec.ClusterID, cmd.Encode())
 	if err != nil {

@@ -258,3 +258,30 @@ func TestAvailability_LossyNetwork(t *testing.T) {
 		}
 	}
 }
+
+// Shutdown (what SIGTERM does) hands every group the node leads to another
+// replica before the node stops, so no partition waits for an election.
+func TestLifecycle_ShutdownHandsLeadershipOver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 6, NoSync: true, Tick: 50 * time.Millisecond})
+	victim := c.LeaderOf(0)
+	led := 0
+	for g := uint64(0); g <= 6; g++ {
+		if c.LeaderOf(g) == victim {
+			led++
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.Node(victim).Shutdown(ctx)
+	c.Kill(victim)
+	// An election would take at least one election timeout (500 ms here);
+	// the hand-over leaves a leader in place at once.
+	for g := uint64(0); g <= 6; g++ {
+		if l := c.LeaderOf(g); l < 0 || l == victim {
+			t.Fatalf("group %d has no leader right after shutdown (the node led %d groups)", g, led)
+		}
+	}
+}
