@@ -6,18 +6,18 @@ import (
 	"time"
 )
 
-// cacheShards spreads a SessionCache over independently locked maps so
+// cacheShards spreads a sessionCache over independently locked maps so
 // concurrent Authenticate calls on many cores do not share one lock.
 const cacheShards = 16
 
-// SessionCache is a node-local cache of Authenticate's answers, keyed by token
+// sessionCache is a node-local cache of Authenticate's answers, keyed by token
 // digest. An entry lives TTL from the start of the read that filled it, so an
 // answer is never older than TTL: a session revoked by a Logout that returned
 // at time t is refused on every node from t+TTL on. Unknown tokens are cached
 // too (a token cannot become valid later: a new session always has a new
-// random token). It holds at most Max entries; when full it drops expired
+// random token). It holds at most maxEntries; when full it drops expired
 // entries, then arbitrary ones. It is safe for concurrent use.
-type SessionCache struct {
+type sessionCache struct {
 	ttl    time.Duration
 	max    int
 	shards [cacheShards]cacheShard
@@ -40,20 +40,20 @@ type cachedSession struct {
 	untilNs   int64 // the entry's expiry, Unix ns
 }
 
-// NewSessionCache returns a cache whose entries live ttl and that holds at
+// newSessionCache returns a cache whose entries live ttl and that holds at
 // most maxEntries (at least one per shard).
-func NewSessionCache(ttl time.Duration, maxEntries int) *SessionCache {
-	c := &SessionCache{ttl: ttl, max: max(maxEntries/cacheShards, 1)}
+func newSessionCache(ttl time.Duration, maxEntries int) *sessionCache {
+	c := &sessionCache{ttl: ttl, max: max(maxEntries/cacheShards, 1)}
 	for i := range c.shards {
 		c.shards[i].m = make(map[[TokenHashLen]byte]cachedSession)
 	}
 	return c
 }
 
-func (c *SessionCache) shard(d [TokenHashLen]byte) *cacheShard { return &c.shards[d[0]%cacheShards] }
+func (c *sessionCache) shard(d [TokenHashLen]byte) *cacheShard { return &c.shards[d[0]%cacheShards] }
 
 // get returns the live entry for digest d at now.
-func (c *SessionCache) get(d [TokenHashLen]byte, now time.Time) (cachedSession, bool) {
+func (c *sessionCache) get(d [TokenHashLen]byte, now time.Time) (cachedSession, bool) {
 	sh := c.shard(d)
 	sh.mu.RLock()
 	e, ok := sh.m[d]
@@ -69,7 +69,7 @@ func (c *SessionCache) get(d [TokenHashLen]byte, now time.Time) (cachedSession, 
 
 // put stores e for digest d; readStart is when the read that produced it
 // began.
-func (c *SessionCache) put(d [TokenHashLen]byte, e cachedSession, readStart time.Time) {
+func (c *sessionCache) put(d [TokenHashLen]byte, e cachedSession, readStart time.Time) {
 	start := readStart.UnixNano()
 	e.untilNs = start + int64(c.ttl)
 	sh := c.shard(d)
@@ -95,15 +95,15 @@ func (c *SessionCache) put(d [TokenHashLen]byte, e cachedSession, readStart time
 }
 
 // forget drops the entry for digest d.
-func (c *SessionCache) forget(d [TokenHashLen]byte) {
+func (c *sessionCache) forget(d [TokenHashLen]byte) {
 	sh := c.shard(d)
 	sh.mu.Lock()
 	delete(sh.m, d)
 	sh.mu.Unlock()
 }
 
-// Stats returns how many lookups found a live entry and how many did not.
-func (c *SessionCache) Stats() (hits, misses uint64) {
+// stats returns how many lookups found a live entry and how many did not.
+func (c *sessionCache) stats() (hits, misses uint64) {
 	for i := range c.shards {
 		hits += c.shards[i].hits.Load()
 		misses += c.shards[i].misses.Load()
@@ -111,8 +111,8 @@ func (c *SessionCache) Stats() (hits, misses uint64) {
 	return hits, misses
 }
 
-// Len returns the number of entries, live or expired.
-func (c *SessionCache) Len() int {
+// len returns the number of entries, live or expired.
+func (c *sessionCache) len() int {
 	n := 0
 	for i := range c.shards {
 		sh := &c.shards[i]

@@ -55,7 +55,7 @@
 // constant time, then proposes CreateSession with the token's digest;
 // Apply stamps the expiry from the leader's time. Logout deletes the session.
 // Authenticate reads the session linearizably, or from a node-local
-// SessionCache whose entries live at most CacheTTL (500 ms by default)
+// session cache whose entries live at most CacheTTL (500 ms by default)
 // counted from the start of the read that filled them: a token revoked by a
 // Logout that has returned stops working on every node within CacheTTL.
 // Expired sessions are refused at once and purged a few at a time by later

@@ -184,7 +184,7 @@ type Service struct {
 	r      Replicator
 	cfg    Config
 	hasher *hasher
-	cache  *SessionCache // nil when disabled
+	cache  *sessionCache // nil when disabled
 	limit  *limiter      // nil when unlimited
 }
 
@@ -201,7 +201,7 @@ func NewService(r Replicator, cfg Config) (*Service, error) {
 	}
 	s := &Service{r: r, cfg: cfg, hasher: h}
 	if cfg.CacheTTL > 0 {
-		s.cache = NewSessionCache(cfg.CacheTTL, cfg.CacheSize)
+		s.cache = newSessionCache(cfg.CacheTTL, cfg.CacheSize)
 	}
 	if cfg.AttemptsPerMinute > 0 {
 		s.limit = newLimiter(cfg.AttemptsPerMinute)
@@ -218,7 +218,7 @@ func (s *Service) CacheStats() (hits, misses uint64) {
 	if s.cache == nil {
 		return 0, 0
 	}
-	return s.cache.Stats()
+	return s.cache.stats()
 }
 
 // Register creates a user; the first user ever registered in the cluster is
@@ -269,7 +269,7 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (User, erro
 		}
 	}
 	cmd := EncodeCreateUser(CreateUser{Username: req.Username, PasswordHash: phc, Admin: holder == lower})
-	res, err := s.r.Propose(ctx, s.r.PartitionOf(lower), DedupKey(opCreateUser, lower, req.IdempotencyKey), cmd)
+	res, err := s.r.Propose(ctx, s.r.PartitionOf(lower), dedupKey(opCreateUser, lower, req.IdempotencyKey), cmd)
 	if err != nil {
 		return User{}, fmt.Errorf("account: create user %q: %w", req.Username, err)
 	}
@@ -461,12 +461,12 @@ func (s *Service) readSession(ctx context.Context, lower string, digest [TokenHa
 	return e, nil
 }
 
-// DedupKey returns the replication dedup key of an account command for an
+// dedupKey returns the replication dedup key of an account command for an
 // idempotency key: Tag, op, uvarint len(name), name, idempotencyKey; "" when
 // idempotencyKey is empty. The tag keeps account retries apart from other
 // domains' in the same partition, the length prefix keeps ("ab","c") apart
 // from ("a","bc").
-func DedupKey(op byte, name, idempotencyKey string) string {
+func dedupKey(op byte, name, idempotencyKey string) string {
 	if idempotencyKey == "" {
 		return ""
 	}

@@ -1,0 +1,126 @@
+package link
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/parley-chat/parley/internal/state"
+)
+
+// StateMachine applies link commands to one partition's state. It has no
+// fields: everything it needs is in the command, the meta and the state.
+//
+// Keys (relative to the partition, all under "l/"): "l/c/"+code holds a
+// link's record (created time, hits, owner, URL); "l/u/"+owner+^created+code
+// indexes each owner's links newest first, for Mine.
+type StateMachine struct{}
+
+var _ state.Applier = StateMachine{}
+
+// Apply implements state.Applier. A command that does not decode yields an
+// invalid result and changes nothing; an error means the state could not be
+// read or written, or a stored record is corrupt.
+func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
+	c, err := DecodeCommand(cmd)
+	if err != nil {
+		return invalidResult(err), nil
+	}
+	switch c := c.(type) {
+	case Create:
+		return applyCreate(w, meta, c)
+	case Delete:
+		return applyDelete(w, c)
+	case AddHits:
+		return applyAddHits(w, c)
+	default:
+		return invalidResult(fmt.Errorf("link: unhandled command %T", c)), nil
+	}
+}
+
+func applyCreate(w state.Writer, meta state.Meta, c Create) ([]byte, error) {
+	k := linkKey(c.Code)
+	_, found, err := w.Get(k)
+	if err != nil {
+		return nil, fmt.Errorf("link: read %q: %w", c.Code, err)
+	}
+	if found {
+		return []byte{statusConflict}, nil
+	}
+	r := record{createdMs: meta.TimeMs, createdBy: c.CreatedBy, url: c.URL}
+	rec := encodeRecord(r)
+	if err := w.Set(k, rec); err != nil {
+		return nil, fmt.Errorf("link: create %q: %w", c.Code, err)
+	}
+	if err := w.Set(ownerKey(asciiLower(c.CreatedBy), r.createdMs, c.Code), nil); err != nil {
+		return nil, fmt.Errorf("link: index %q: %w", c.Code, err)
+	}
+	return append([]byte{statusOK}, rec...), nil
+}
+
+func applyDelete(w state.Writer, d Delete) ([]byte, error) {
+	k := linkKey(d.Code)
+	rec, found, err := w.Get(k)
+	if err != nil {
+		return nil, fmt.Errorf("link: read %q: %w", d.Code, err)
+	}
+	if !found {
+		return []byte{statusNotFound}, nil
+	}
+	r, err := decodeRecord(rec)
+	if err != nil {
+		return nil, err
+	}
+	owner := asciiLower(r.createdBy)
+	if !d.Admin && asciiLower(d.User) != owner {
+		return []byte{statusForbidden}, nil
+	}
+	if err := w.Delete(ownerKey(owner, r.createdMs, d.Code)); err != nil {
+		return nil, fmt.Errorf("link: unindex %q: %w", d.Code, err)
+	}
+	if err := w.Delete(k); err != nil {
+		return nil, fmt.Errorf("link: delete %q: %w", d.Code, err)
+	}
+	return []byte{statusOK}, nil
+}
+
+func applyAddHits(w state.Writer, a AddHits) ([]byte, error) {
+	var updated uint64
+	for _, h := range a.Hits {
+		k := linkKey(h.Code)
+		rec, found, err := w.Get(k)
+		if err != nil {
+			return nil, fmt.Errorf("link: read %q: %w", h.Code, err)
+		}
+		if !found {
+			continue // deleted since the hits were counted
+		}
+		r, err := decodeRecord(rec)
+		if err != nil {
+			return nil, err
+		}
+		r.hits += min(h.N, math.MaxUint64-r.hits)
+		if err := w.Set(k, encodeRecord(r)); err != nil {
+			return nil, fmt.Errorf("link: count hits of %q: %w", h.Code, err)
+		}
+		updated++
+	}
+	return hitsResult(updated), nil
+}
+
+// asciiLower returns s with ASCII letters lowercased and every other byte
+// unchanged. Apply uses it instead of strings.ToLower, whose Unicode tables
+// may differ between Go releases and so between replicas.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; 'A' <= c && c <= 'Z' {
+					b[j] = c + 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}

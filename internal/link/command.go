@@ -1,0 +1,212 @@
+package link
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Tag is the first byte of every link command. The partition state machine
+// dispatches on it to hand the command to StateMachine.
+const Tag byte = 'L'
+
+// Operation bytes, the second byte of every command.
+const (
+	opCreate  byte = 'C'
+	opDelete  byte = 'D'
+	opAddHits byte = 'H'
+)
+
+// flagAdmin is the one flag bit of Delete. Unknown bits are rejected, so a
+// later field can be added under a new bit without old decoders misreading
+// it.
+const flagAdmin byte = 1
+
+// Command is a decoded link command.
+type Command interface {
+	isCommand()
+}
+
+// Create stores a link unless its code is taken.
+//
+// Encoding: Tag, 'C', uvarint len(Code), Code, uvarint len(CreatedBy),
+// CreatedBy, URL (the rest of the command).
+type Create struct {
+	Code      string
+	CreatedBy string
+	URL       string
+}
+
+// Delete removes a link if User created it or Admin is set.
+//
+// Encoding: Tag, 'D', flags, uvarint len(User), User, Code (the rest).
+type Delete struct {
+	Code  string
+	User  string
+	Admin bool
+}
+
+// AddHits adds counted redirects to links of one partition; codes that no
+// longer exist are skipped.
+//
+// Encoding: Tag, 'H', uvarint len(Hits), then for each: uvarint len(Code),
+// Code, uvarint N. Codes are strictly increasing and every N is at least 1.
+type AddHits struct {
+	Hits []CodeHits
+}
+
+// CodeHits is a number of redirects of one code.
+type CodeHits struct {
+	Code string
+	N    uint64
+}
+
+func (Create) isCommand()  {}
+func (Delete) isCommand()  {}
+func (AddHits) isCommand() {}
+
+// errMalformed is the cause of every DecodeCommand error.
+var errMalformed = errors.New("link: malformed command")
+
+// EncodeCreate returns the binary encoding of c.
+func EncodeCreate(c Create) []byte {
+	b := make([]byte, 0, 2+2*binary.MaxVarintLen64+len(c.Code)+len(c.CreatedBy)+len(c.URL))
+	b = append(b, Tag, opCreate)
+	b = appendString(b, c.Code)
+	b = appendString(b, c.CreatedBy)
+	return append(b, c.URL...)
+}
+
+// EncodeDelete returns the binary encoding of d.
+func EncodeDelete(d Delete) []byte {
+	b := make([]byte, 0, 3+binary.MaxVarintLen64+len(d.User)+len(d.Code))
+	var flags byte
+	if d.Admin {
+		flags = flagAdmin
+	}
+	b = append(b, Tag, opDelete, flags)
+	b = appendString(b, d.User)
+	return append(b, d.Code...)
+}
+
+// EncodeAddHits returns the binary encoding of a; a.Hits must be sorted by
+// code with no duplicates.
+func EncodeAddHits(a AddHits) []byte {
+	n := 2 + binary.MaxVarintLen64
+	for _, h := range a.Hits {
+		n += 2*binary.MaxVarintLen64 + len(h.Code)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, Tag, opAddHits)
+	b = binary.AppendUvarint(b, uint64(len(a.Hits)))
+	for _, h := range a.Hits {
+		b = appendString(b, h.Code)
+		b = binary.AppendUvarint(b, h.N)
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// DecodeCommand decodes a command made by one of the Encode functions. It
+// accepts only canonical encodings (minimal varints, no unknown flags, no
+// trailing bytes, non-empty strings, sorted unique codes with positive
+// counts), so every command it accepts re-encodes to the same bytes. It
+// never panics.
+func DecodeCommand(cmd []byte) (Command, error) {
+	if len(cmd) < 2 || cmd[0] != Tag {
+		return nil, fmt.Errorf("%w: missing tag or op", errMalformed)
+	}
+	op, rest := cmd[1], cmd[2:]
+	switch op {
+	case opCreate:
+		code, rest, err := readString(rest)
+		if err != nil {
+			return nil, err
+		}
+		by, rest, err := readString(rest)
+		if err != nil {
+			return nil, err
+		}
+		if len(rest) == 0 {
+			return nil, fmt.Errorf("%w: empty url", errMalformed)
+		}
+		return Create{Code: code, CreatedBy: by, URL: string(rest)}, nil
+	case opDelete:
+		if len(rest) < 1 || rest[0]&^flagAdmin != 0 {
+			return nil, fmt.Errorf("%w: missing or unknown flags", errMalformed)
+		}
+		admin := rest[0]&flagAdmin != 0
+		user, rest, err := readString(rest[1:])
+		if err != nil {
+			return nil, err
+		}
+		if len(rest) == 0 {
+			return nil, fmt.Errorf("%w: empty code", errMalformed)
+		}
+		return Delete{Code: string(rest), User: user, Admin: admin}, nil
+	case opAddHits:
+		return decodeAddHits(rest)
+	default:
+		return nil, fmt.Errorf("%w: unknown op %#x", errMalformed, op)
+	}
+}
+
+func decodeAddHits(b []byte) (Command, error) {
+	n, rest, err := readUvarint(b)
+	if err != nil {
+		return nil, err
+	}
+	// Every entry takes at least 3 bytes, which bounds the allocation.
+	if n == 0 || n > uint64(len(rest)/3) {
+		return nil, fmt.Errorf("%w: %d hit entries in %d bytes", errMalformed, n, len(rest))
+	}
+	hits := make([]CodeHits, 0, n)
+	for range n {
+		var h CodeHits
+		if h.Code, rest, err = readString(rest); err != nil {
+			return nil, err
+		}
+		if h.N, rest, err = readUvarint(rest); err != nil {
+			return nil, err
+		}
+		if h.N == 0 {
+			return nil, fmt.Errorf("%w: zero hits for %q", errMalformed, h.Code)
+		}
+		if len(hits) > 0 && strings.Compare(hits[len(hits)-1].Code, h.Code) >= 0 {
+			return nil, fmt.Errorf("%w: codes out of order", errMalformed)
+		}
+		hits = append(hits, h)
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", errMalformed, len(rest))
+	}
+	return AddHits{Hits: hits}, nil
+}
+
+// readString reads a uvarint length and that many bytes of non-empty string.
+func readString(b []byte) (string, []byte, error) {
+	n, rest, err := readUvarint(b)
+	if err != nil {
+		return "", nil, err
+	}
+	if n == 0 || n > uint64(len(rest)) {
+		return "", nil, fmt.Errorf("%w: string length %d with %d bytes left", errMalformed, n, len(rest))
+	}
+	return string(rest[:n]), rest[n:], nil
+}
+
+// readUvarint reads a minimally encoded uvarint.
+func readUvarint(b []byte) (uint64, []byte, error) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, nil, fmt.Errorf("%w: bad varint", errMalformed)
+	}
+	if n > 1 && b[n-1] == 0 {
+		return 0, nil, fmt.Errorf("%w: non-minimal varint", errMalformed)
+	}
+	return v, b[n:], nil
+}
