@@ -23,6 +23,12 @@ type loopState struct {
 	cur *roundBatch
 	// inflight counts round batches whose commit has not completed.
 	inflight int
+	// Spare inbox slices, swapped in each round so the inbox does not
+	// regrow from nothing every round.
+	spareMsgs  []transport.GroupMessage
+	spareProps []*proposal
+	spareReads []*readRequest
+	spareFuncs []func()
 }
 
 // roundBatch is one round's writes for a set of groups, committed off the
@@ -123,10 +129,18 @@ func (e *Engine) shutdown() {
 // round runs one iteration of the driver: take the inbox, tick, then process
 // Ready until no group has one.
 func (e *Engine) round(tick bool) error {
+	ls := e.ls()
 	e.mu.Lock()
 	msgs, props, reads, funcs := e.msgs, e.proposals, e.reads, e.funcs
-	e.msgs, e.proposals, e.reads, e.funcs = nil, nil, nil, nil
+	e.msgs, e.proposals, e.reads, e.funcs = ls.spareMsgs, ls.spareProps, ls.spareReads, ls.spareFuncs
 	e.mu.Unlock()
+	defer func() {
+		clear(msgs)
+		clear(props)
+		clear(reads)
+		clear(funcs)
+		ls.spareMsgs, ls.spareProps, ls.spareReads, ls.spareFuncs = msgs[:0], props[:0], reads[:0], funcs[:0]
+	}()
 
 	for _, f := range funcs {
 		f()
@@ -373,8 +387,9 @@ func (e *Engine) flushOutbox() {
 		if len(msgs) == 0 {
 			continue
 		}
-		e.cfg.Sender.SendRaft(addr, msgs)
-		ls.outbox[addr] = nil
+		e.cfg.Sender.SendRaft(addr, msgs) // copies what it keeps: reuse the slice
+		clear(msgs)
+		ls.outbox[addr] = msgs[:0]
 	}
 }
 
