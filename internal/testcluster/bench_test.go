@@ -19,9 +19,18 @@ import (
 // API of a 3-node in-process cluster on real disk (fsync on), 16 partitions,
 // with clients spread over the nodes: ops/s and latency percentiles.
 func BenchmarkCluster_KVPut(b *testing.B) {
-	for _, clients := range []int{1, 64} {
-		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+	for _, tc := range []struct {
+		clients  int
+		toLeader bool
+	}{{1, false}, {64, false}, {64, true}} {
+		clients := tc.clients
+		name := fmt.Sprintf("clients=%d", clients)
+		if tc.toLeader {
+			name += "/to-leader" // no forwarding: shows what the extra hop costs
+		}
+		b.Run(name, func(b *testing.B) {
 			c := testcluster.New(b, testcluster.Options{Nodes: 3, Partitions: 16, Tick: 100 * time.Millisecond, NoSync: os.Getenv("BENCH_NOSYNC") != ""})
+			c.WaitLeadersBalanced(30 * time.Second)
 			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
 			cls := make([]*client.Client, 3)
 			for i := range cls {
@@ -43,8 +52,15 @@ func BenchmarkCluster_KVPut(b *testing.B) {
 						if i > int64(b.N) {
 							return
 						}
+						key := fmt.Sprintf("k%d", i%10000)
+						target := int(i) % 3
+						if tc.toLeader {
+							if l := c.LeaderOf(c.Node(0).Router().PartitionOf(key)); l >= 0 {
+								target = l
+							}
+						}
 						t0 := time.Now()
-						if _, err := cls[int(i)%3].KVPut(context.Background(), fmt.Sprintf("k%d", i%10000), value, client.PutOptions{}); err != nil {
+						if _, err := cls[target].KVPut(context.Background(), key, value, client.PutOptions{}); err != nil {
 							b.Error(err)
 							return
 						}

@@ -65,24 +65,5 @@ func TestPlacement_LeadersSpreadOverNodes(t *testing.T) {
 		t.Skip("cluster test")
 	}
 	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 9, NoSync: true})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		counts := make([]int, c.Len())
-		for p := uint64(1); p <= 9; p++ {
-			if l := c.LeaderOf(p); l >= 0 {
-				counts[l]++
-			}
-		}
-		lo, hi := counts[0], counts[0]
-		for _, n := range counts {
-			lo, hi = min(lo, n), max(hi, n)
-		}
-		if hi-lo <= 1 && lo+hi > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("leaders per node %v, want within one of each other", counts)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	c.WaitLeadersBalanced(20 * time.Second)
 }

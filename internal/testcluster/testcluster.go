@@ -427,3 +427,57 @@ func checksumsAgree(nodes []*node.Node, g uint64) error {
 	}
 	return nil
 }
+
+// WaitLeadersBalanced waits until every partition has a leader and the
+// running nodes lead within one partition of each other (leadership
+// transfers settle after the cluster forms).
+func (c *Cluster) WaitLeadersBalanced(timeout time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		counts, missing := c.leaderCounts()
+		lo, hi := -1, 0
+		for _, n := range counts {
+			if lo < 0 || n < lo {
+				lo = n
+			}
+			hi = max(hi, n)
+		}
+		if missing == 0 && hi-lo <= 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("leaders per node %v (%d partitions without a leader) after %v", counts, missing, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// leaderCounts returns how many partitions each running node leads and how
+// many partitions have no leader.
+func (c *Cluster) leaderCounts() (map[int]int, int) {
+	counts := map[int]int{}
+	missing := 0
+	c.mu.Lock()
+	var m *placement.Map
+	for i, n := range c.nodes {
+		if n != nil {
+			counts[i] = 0
+			if m == nil {
+				m = n.Map()
+			}
+		}
+	}
+	c.mu.Unlock()
+	if m == nil {
+		return counts, 1
+	}
+	for p := uint64(1); p <= uint64(m.Partitions); p++ {
+		if l := c.LeaderOf(p); l >= 0 {
+			counts[l]++
+		} else {
+			missing++
+		}
+	}
+	return counts, missing
+}
