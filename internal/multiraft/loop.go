@@ -128,8 +128,8 @@ func (e *Engine) shutdown() {
 	e.snapWG.Wait()
 }
 
-// round runs one iteration of the driver: take the inbox, tick, then process
-// Ready until no group has one.
+// round runs one iteration of the driver: take the inbox, tick, then start
+// a round batch for the touched groups that have a Ready.
 func (e *Engine) round(tick bool) error {
 	ls := e.ls()
 	e.mu.Lock()
@@ -168,10 +168,7 @@ func (e *Engine) round(tick bool) error {
 			e.sendReads(g, now)
 		}
 	}
-	if _, err := e.processReady(); err != nil {
-		return err
-	}
-	return nil
+	return e.processReady()
 }
 
 // finishRounds completes rb and every other round batch already committed.
@@ -219,11 +216,11 @@ func (e *Engine) stepMessage(m *transport.GroupMessage) {
 // processReady persists, sends and applies the Ready of every touched group
 // that is not waiting for an earlier batch: one batch, at most one fsync,
 // committed off the loop so the loop keeps stepping messages and taking
-// proposals meanwhile. It reports whether it started a batch.
-func (e *Engine) processReady() (bool, error) {
+// proposals meanwhile.
+func (e *Engine) processReady() error {
 	ls := e.ls()
 	if ls.inflight >= maxInflightBatches {
-		return false, nil // the ready set waits for a commit to complete
+		return nil // the ready set waits for a commit to complete
 	}
 	var readies []groupReady
 	for _, g := range ls.ready {
@@ -236,7 +233,7 @@ func (e *Engine) processReady() (bool, error) {
 	clear(ls.ready)
 	ls.ready = ls.ready[:0]
 	if len(readies) == 0 {
-		return false, nil
+		return nil
 	}
 	e.stats.Rounds.Add(1)
 
@@ -260,7 +257,7 @@ func (e *Engine) processReady() (bool, error) {
 		if err != nil {
 			ls.cur = nil
 			rb.batch.Close()
-			return false, err
+			return err
 		}
 		rb.sync = rb.sync || s
 		r.g.inFlight = true
@@ -275,7 +272,7 @@ func (e *Engine) processReady() (bool, error) {
 		rb.took = time.Since(start)
 		e.commits <- rb // buffered for maxInflightBatches: never blocks
 	}()
-	return true, nil
+	return nil
 }
 
 // finishRound runs once a round batch is durable: the groups' other messages
