@@ -46,8 +46,9 @@ type group struct {
 
 	prepared      *storage.PreparedSnapshot // received snapshot data waiting for Raft to accept it
 	preparedIndex uint64
-	applyPending  bool // in the round's list of groups that applied
-	inFlight      bool // its last Ready is in a batch being committed
+	applyPending  bool   // in the round's list of groups that applied
+	inFlight      bool   // its last Ready is in a batch being committed
+	durable       uint64 // last log index known fsynced here
 }
 
 // openGroup creates the in-memory replica of a group on the loop goroutine.
@@ -113,6 +114,7 @@ func (e *Engine) openGroup(id, replica uint64, peers []uint64) (*group, error) {
 		confWaits:   map[string]chan struct{}{},
 	}
 	g.appliedIdx.Store(ap.Index)
+	g.durable = last
 	e.mu.Lock()
 	e.groups[id] = g
 	e.mu.Unlock()
