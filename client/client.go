@@ -1,14 +1,19 @@
 // Package client is the Go client for Parley's HTTP API v1.
 //
-//	c := client.New("http://localhost:7070", client.WithToken(token))
+//	c := client.New("http://localhost:7070")
+//	if _, err := c.Login(ctx, "alice", "correct horse"); err != nil { ... } // keeps the token
 //	v, err := c.KVPut(ctx, "greeting", []byte("hello"), client.PutOptions{IdempotencyKey: "req-1"})
 //	if client.IsRetryable(err) { /* send the same request again */ }
 //
-// Failed calls return an *Error carrying the server's status and error code,
-// or a wrapped transport error. A Client is safe for concurrent use.
+// Every write may carry an idempotency key: a context made with
+// WithIdempotencyKey sends it, so a retry with the same key is applied once.
+// Times are Unix milliseconds, as on the wire. Failed calls return an *Error
+// carrying the server's status and error code, or a wrapped transport error.
+// A Client is safe for concurrent use.
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,12 +21,15 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // Client calls one Parley server (any node of a cluster).
 type Client struct {
-	base  string
-	hc    *http.Client
+	base string
+	hc   *http.Client
+
+	mu    sync.RWMutex
 	token string
 }
 
@@ -47,6 +55,29 @@ func New(baseURL string, opts ...Option) *Client {
 		o(c)
 	}
 	return c
+}
+
+// Token returns the bearer token the Client sends ("" when none).
+func (c *Client) Token() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.token
+}
+
+// SetToken makes the Client send "Authorization: Bearer token" ("" stops).
+func (c *Client) SetToken(token string) {
+	c.mu.Lock()
+	c.token = token
+	c.mu.Unlock()
+}
+
+type idempotencyKey struct{}
+
+// WithIdempotencyKey returns a context whose writes carry key as their
+// Idempotency-Key: a retry with the same key, by the same user, within the
+// server's dedup window is applied once and returns the first result.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idempotencyKey{}, key)
 }
 
 // Healthz returns nil when the server process is alive.
@@ -78,8 +109,11 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, he
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
+	if key, _ := ctx.Value(idempotencyKey{}).(string); key != "" && req.Header.Get("Idempotency-Key") == "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	if token := c.Token(); token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -106,6 +140,32 @@ func (c *Client) getJSON(ctx context.Context, path string, q url.Values, out any
 		return nil, fmt.Errorf("parley: GET %s: decoding response: %w", path, err)
 	}
 	return resp.Header, nil
+}
+
+// sendJSON sends in (nil: no body) as JSON and decodes a JSON response into
+// out (nil: the body is discarded). It returns the response status.
+func (c *Client) sendJSON(ctx context.Context, method, path string, in, out any) (int, error) {
+	var body io.Reader
+	var h http.Header
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return 0, fmt.Errorf("parley: %s %s: encoding request: %w", method, path, err)
+		}
+		body, h = bytes.NewReader(b), http.Header{"Content-Type": {"application/json"}}
+	}
+	resp, err := c.do(ctx, method, path, body, h)
+	if err != nil {
+		return 0, err
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return resp.StatusCode, drain(resp)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return 0, fmt.Errorf("parley: %s %s: decoding response: %w", method, path, err)
+	}
+	return resp.StatusCode, nil
 }
 
 // drain reads and closes a response body so the connection can be reused.

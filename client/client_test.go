@@ -44,11 +44,11 @@ func newEnv(t *testing.T, opts ...client.Option) *env {
 	srv := httptest.NewServer(api.New(api.Config{
 		KV:     kv.NewService(rep, kv.Limits{MaxValue: 1 << 10}),
 		Status: st,
-		Authenticate: func(r *http.Request) (string, error) {
+		Authenticate: func(r *http.Request) (api.Identity, error) {
 			if h := r.Header.Get("Authorization"); h != "" && h != "Bearer secret" {
-				return "", errs.New(errs.Unauthorized, "unknown token")
+				return api.Identity{}, errs.New(errs.Unauthorized, "unknown token")
 			}
-			return "", nil
+			return api.Identity{}, nil
 		},
 		MaxKVValue: 1 << 10,
 	}).Handler())

@@ -1,6 +1,14 @@
 // Package api serves Parley's HTTP API v1 on a net/http ServeMux. It is the
 // only place that turns errs codes into HTTP statuses; domain services reach
-// it through small interfaces declared here (KVService, StatusSource).
+// it through small interfaces declared here (KVService, AccountService,
+// RoomService, QueueService, LinkService, StatusSource).
+//
+// Every route but GET /healthz, /readyz, POST /api/v1/users, POST
+// /api/v1/sessions and GET /s/{code} needs "Authorization: Bearer TOKEN";
+// the signed-in user travels in the request's context (IdentityFrom).
+// Request bodies are JSON objects with no unknown fields, each route with
+// its own size limit (413 past it); a malformed body or parameter is a 400
+// whose message names the field.
 package api
 
 import (
@@ -12,37 +20,74 @@ import (
 )
 
 // Config configures a Server. KV and Status are required; every other field
-// has a default.
+// has a default. A nil domain service leaves its routes out (they answer
+// 404), which tests of one domain use.
 type Config struct {
 	// KV serves the /api/v1/kv routes.
 	KV KVService
 	// Status serves /readyz and /api/v1/cluster.
 	Status StatusSource
+	// Accounts serves /api/v1/users and /api/v1/sessions and checks bearer
+	// tokens.
+	Accounts AccountService
+	// Rooms serves /api/v1/rooms.
+	Rooms RoomService
+	// Queues serves /api/v1/queues.
+	Queues QueueService
+	// Links serves /api/v1/links and the redirects of /s/{code}.
+	Links LinkService
+	// PublicURL is the base of short links ("https://example.com"); the
+	// short_url of a link is PublicURL + "/s/" + code. Default: the
+	// request's own scheme and Host.
+	PublicURL string
 	// Logger receives internal errors (never shown to users). Default: discard.
 	Logger *slog.Logger
-	// Authenticate returns the user a request acts for, or an error
-	// (typically errs.Unauthorized) that is sent to the client. Default:
-	// every request is the anonymous user "".
-	Authenticate func(r *http.Request) (user string, err error)
+	// Authenticate, when set, replaces the bearer-token check: it returns
+	// who a request acts for, or an error (typically errs.Unauthorized) that
+	// is sent to the client. Default: the token is checked by
+	// Accounts.Authenticate; without Accounts every request is the
+	// anonymous identity (tests of KV alone).
+	Authenticate func(r *http.Request) (Identity, error)
 	// Observe, when set, is called once for every request with its route
 	// pattern (r.Pattern, or "unmatched"), response status and duration.
 	Observe func(route string, status int, d time.Duration)
 	// MaxKVValue is the largest PUT /api/v1/kv body accepted, in bytes;
 	// larger bodies get 413 before reaching KV. Default kv.DefaultMaxValue.
 	MaxKVValue int64
+	// MaxText, MaxQueueBody and MaxURL are the domain limits the JSON body
+	// limits of posts, sends and link creation are derived from (a JSON
+	// string may take six bytes per byte of text). Defaults: the domain
+	// packages' defaults.
+	MaxText, MaxQueueBody, MaxURL int
+	// LoginRateLimit is the login and registration attempts per minute per
+	// client address the account service allows; it sets the Retry-After of
+	// 429 answers. Default: Retry-After 1 s.
+	LoginRateLimit int
+	// ClientAddr returns the address a request comes from, the key of the
+	// login rate limit. Default: the host of r.RemoteAddr (forwarding
+	// headers are not trusted).
+	ClientAddr func(r *http.Request) string
 }
 
 // Server is Parley's HTTP API. Create it with New; it is safe for
 // concurrent use.
 type Server struct {
-	kv      KVService
-	status  StatusSource
-	log     *slog.Logger
-	auth    func(r *http.Request) (string, error)
-	observe func(route string, status int, d time.Duration)
-	maxKV   int64
-	mux     *http.ServeMux
-	handler http.Handler
+	kv        KVService
+	status    StatusSource
+	accounts  AccountService
+	rooms     RoomService
+	queues    QueueService
+	links     LinkService
+	publicURL string
+	log       *slog.Logger
+	auth      func(r *http.Request) (Identity, error)
+	observe   func(route string, status int, d time.Duration)
+	clientIP  func(r *http.Request) string
+	maxKV     int64
+	limits    bodyLimits
+	rateRetry string // Retry-After of 429 answers, in seconds
+	mux       *http.ServeMux
+	handler   http.Handler
 }
 
 // New returns a Server for cfg, filling in defaults. It panics when KV or
@@ -52,19 +97,30 @@ func New(cfg Config) *Server {
 		panic("api: Config.KV and Config.Status are required")
 	}
 	s := &Server{
-		kv:      cfg.KV,
-		status:  cfg.Status,
-		log:     cfg.Logger,
-		auth:    cfg.Authenticate,
-		observe: cfg.Observe,
-		maxKV:   cfg.MaxKVValue,
-		mux:     http.NewServeMux(),
+		kv:        cfg.KV,
+		status:    cfg.Status,
+		accounts:  cfg.Accounts,
+		rooms:     cfg.Rooms,
+		queues:    cfg.Queues,
+		links:     cfg.Links,
+		publicURL: trimSlash(cfg.PublicURL),
+		log:       cfg.Logger,
+		auth:      cfg.Authenticate,
+		observe:   cfg.Observe,
+		clientIP:  cfg.ClientAddr,
+		maxKV:     cfg.MaxKVValue,
+		limits:    newBodyLimits(cfg.MaxText, cfg.MaxQueueBody, cfg.MaxURL),
+		rateRetry: rateRetryAfter(cfg.LoginRateLimit),
+		mux:       http.NewServeMux(),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.auth == nil {
-		s.auth = anonymous
+		s.auth = s.bearer
+	}
+	if s.clientIP == nil {
+		s.clientIP = remoteHost
 	}
 	if s.maxKV <= 0 {
 		s.maxKV = kv.DefaultMaxValue
@@ -81,14 +137,47 @@ func New(cfg Config) *Server {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // routes registers every route. Keep this list in step with PRODUCT.md.
+// GET /api/v1/users/online is missing on purpose: it needs presence.
 func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
-	s.handle("GET /api/v1/cluster", s.cluster)
-	s.handle("GET /api/v1/kv", s.kvList)
-	s.handle("PUT /api/v1/kv/{key...}", s.kvPut)
-	s.handle("GET /api/v1/kv/{key...}", s.kvGet)
-	s.handle("DELETE /api/v1/kv/{key...}", s.kvDelete)
+	s.handleAuth("GET /api/v1/cluster", s.cluster)
+	s.handleAuth("GET /api/v1/kv", s.kvList)
+	s.handleAuth("PUT /api/v1/kv/{key...}", s.kvPut)
+	s.handleAuth("GET /api/v1/kv/{key...}", s.kvGet)
+	s.handleAuth("DELETE /api/v1/kv/{key...}", s.kvDelete)
+	if s.accounts != nil {
+		s.handle("POST /api/v1/users", s.register)
+		s.handle("POST /api/v1/sessions", s.login)
+		s.handleAuth("DELETE /api/v1/sessions/current", s.logout)
+	}
+	if s.rooms != nil {
+		s.handleAuth("POST /api/v1/rooms", s.roomCreate)
+		s.handleAuth("GET /api/v1/rooms", s.roomList)
+		s.handleAuth("DELETE /api/v1/rooms/{room}", s.roomDelete)
+		s.handleAuth("POST /api/v1/rooms/{room}/join", s.roomJoin)
+		s.handleAuth("POST /api/v1/rooms/{room}/leave", s.roomLeave)
+		s.handleAuth("POST /api/v1/rooms/{room}/read", s.roomRead)
+		s.handleAuth("GET /api/v1/rooms/{room}/members", s.roomMembers)
+		s.handleAuth("POST /api/v1/rooms/{room}/messages", s.roomPost)
+		s.handleAuth("GET /api/v1/rooms/{room}/messages", s.roomHistory)
+	}
+	if s.queues != nil {
+		s.handleAuth("POST /api/v1/queues", s.queueCreate)
+		s.handleAuth("GET /api/v1/queues", s.queueList)
+		s.handleAuth("DELETE /api/v1/queues/{queue}", s.queueDelete)
+		s.handleAuth("POST /api/v1/queues/{queue}/messages", s.queueSend)
+		s.handleAuth("GET /api/v1/queues/{queue}/peek", s.queuePeek)
+		s.handleAuth("POST /api/v1/queues/{queue}/receive", s.queueReceive)
+		s.handleAuth("POST /api/v1/queues/{queue}/ack", s.queueAck)
+	}
+	if s.links != nil {
+		s.handleAuth("POST /api/v1/links", s.linkCreate)
+		s.handleAuth("GET /api/v1/links", s.linkList)
+		s.handleAuth("GET /api/v1/links/{code}", s.linkInfo)
+		s.handleAuth("DELETE /api/v1/links/{code}", s.linkDelete)
+		s.handle("GET /s/{code}", s.redirect)
+	}
 	// Catch-alls without a method answer unknown routes with JSON; the
 	// second keeps PUT /api/v1/kv from being redirected to /api/v1/kv/.
 	s.handle("/api/", s.noRoute)
@@ -105,5 +194,23 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 	})
 }
 
-// anonymous is the default Authenticate: no authentication yet.
-func anonymous(*http.Request) (string, error) { return "", nil }
+// handleAuth registers h under pattern behind authentication: h runs only
+// for a signed-in request, whose Identity is in its context.
+func (s *Server) handleAuth(pattern string, h http.HandlerFunc) {
+	s.handle(pattern, func(w http.ResponseWriter, r *http.Request) {
+		id, err := s.auth(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h(w, r.WithContext(withIdentity(r.Context(), id)))
+	})
+}
+
+// trimSlash drops trailing slashes of a base URL.
+func trimSlash(u string) string {
+	for len(u) > 0 && u[len(u)-1] == '/' {
+		u = u[:len(u)-1]
+	}
+	return u
+}

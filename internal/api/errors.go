@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
 )
 
@@ -23,6 +24,9 @@ var statusOf = map[errs.Code]int{
 	errs.Unavailable:         http.StatusServiceUnavailable,
 	errs.Timeout:             http.StatusServiceUnavailable,
 	errs.InsufficientStorage: http.StatusInsufficientStorage,
+	// Events after the seq asked for were removed by retention: the caller
+	// must reload the latest page instead of resuming.
+	chat.CodeHistoryCompacted: http.StatusGone,
 }
 
 // retryAfter lists the codes answered with "Retry-After: 1".
@@ -65,7 +69,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		status = http.StatusInternalServerError
 	}
 	if retryAfter[e.Code] {
-		w.Header().Set("Retry-After", "1")
+		after := "1"
+		if e.Code == errs.RateLimited {
+			after = s.rateRetry
+		}
+		w.Header().Set("Retry-After", after)
 	}
 	if e.Code == errs.Unauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer")

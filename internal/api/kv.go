@@ -52,10 +52,7 @@ type listKey struct {
 // kvPut serves PUT /api/v1/kv/{key...}: the raw body is the value.
 // "If-Match: N" makes it a compare-and-swap, "If-None-Match: *" a create.
 func (s *Server) kvPut(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.user(w, r)
-	if !ok {
-		return
-	}
+	user := identity(r).User
 	key := r.PathValue("key")
 	ifVersion, err := parseIfMatch(r)
 	if err != nil {
@@ -93,9 +90,6 @@ func (s *Server) kvPut(w http.ResponseWriter, r *http.Request) {
 // kvGet serves GET /api/v1/kv/{key...}: the raw value, its version in
 // X-Parley-Version and ETag, and with ?consistency=stale X-Parley-Stale-Ms.
 func (s *Server) kvGet(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.user(w, r); !ok {
-		return
-	}
 	stale, err := parseConsistency(r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -122,10 +116,7 @@ func (s *Server) kvGet(w http.ResponseWriter, r *http.Request) {
 
 // kvDelete serves DELETE /api/v1/kv/{key...}: 204, with If-Match as for PUT.
 func (s *Server) kvDelete(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.user(w, r)
-	if !ok {
-		return
-	}
+	user := identity(r).User
 	ifVersion, err := parseIfMatch(r)
 	if err == nil && r.Header.Get("If-None-Match") != "" {
 		err = errs.New(errs.Invalid, "If-None-Match is not supported on DELETE")
@@ -143,9 +134,6 @@ func (s *Server) kvDelete(w http.ResponseWriter, r *http.Request) {
 
 // kvList serves GET /api/v1/kv?prefix=&after=&limit=&consistency=.
 func (s *Server) kvList(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.user(w, r); !ok {
-		return
-	}
 	q := r.URL.Query()
 	limit := 0
 	if v := q.Get("limit"); v != "" {
@@ -174,16 +162,6 @@ func (s *Server) kvList(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(headerStaleMs, strconv.FormatInt(staleMs, 10))
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// user authenticates r, writing the error response when that fails.
-func (s *Server) user(w http.ResponseWriter, r *http.Request) (string, bool) {
-	u, err := s.auth(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return "", false
-	}
-	return u, true
 }
 
 // readBody reads r's body, refusing more than limit bytes with errs.TooLarge.

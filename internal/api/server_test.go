@@ -173,11 +173,11 @@ func TestServer_NoRoute(t *testing.T) {
 }
 
 func TestServer_Authenticate(t *testing.T) {
-	auth := func(r *http.Request) (string, error) {
+	auth := func(r *http.Request) (Identity, error) {
 		if r.Header.Get("Authorization") != "Bearer good" {
-			return "", errs.New(errs.Unauthorized, "missing or unknown token")
+			return Identity{}, errs.New(errs.Unauthorized, "missing or unknown token")
 		}
-		return "alice", nil
+		return Identity{User: "alice"}, nil
 	}
 	e := newEnv(t, Config{Authenticate: auth})
 	t.Run("refused", func(t *testing.T) {

@@ -8,21 +8,36 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/api"
-	"github.com/parley-chat/parley/internal/kv"
 )
 
-// startHTTP serves the API on the configured HTTP address.
+// startHTTP builds the domain services, starts their background work and
+// serves the API on the configured HTTP address.
 func (n *Node) startHTTP() error {
 	ln, err := net.Listen("tcp", n.cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listen for HTTP on %s: %w", n.cfg.HTTPAddr, err)
 	}
 	n.httpLn = ln
+	svc, err := n.newServices()
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	srv := api.New(api.Config{
-		KV:     kv.NewService(n.router, kv.Limits{}),
-		Status: n,
-		Logger: n.log,
+		KV:             svc.kv,
+		Status:         n,
+		Accounts:       svc.accounts,
+		Rooms:          svc.rooms,
+		Queues:         svc.queues,
+		Links:          svc.links,
+		PublicURL:      n.publicURL(),
+		Logger:         n.log,
+		MaxText:        svc.rooms.Config().MaxText,
+		MaxQueueBody:   svc.queues.Limits().MaxBody,
+		MaxURL:         svc.links.Config().MaxURL,
+		LoginRateLimit: n.cfg.RateLimit,
 	})
+	n.startServices(svc)
 	n.httpSrv = &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

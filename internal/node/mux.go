@@ -3,7 +3,11 @@ package node
 import (
 	"fmt"
 
+	"github.com/parley-chat/parley/internal/account"
+	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/kv"
+	"github.com/parley-chat/parley/internal/link"
+	"github.com/parley-chat/parley/internal/queue"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -11,9 +15,13 @@ import (
 // named by the command's first byte.
 type domainMux map[byte]state.Applier
 
-// partitionMux is the state machine of every partition.
+// partitionMux is the state machine of every partition: one domain per tag.
 var partitionMux = domainMux{
-	kv.Tag: kv.StateMachine{},
+	kv.Tag:      kv.StateMachine{},
+	account.Tag: account.StateMachine{},
+	chat.Tag:    chat.StateMachine{},
+	queue.Tag:   queue.StateMachine{},
+	link.Tag:    link.StateMachine{},
 }
 
 // Apply implements state.Applier.
@@ -27,4 +35,28 @@ func (d domainMux) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, e
 		return []byte(fmt.Sprintf("unknown command domain %q", cmd[0])), nil
 	}
 	return sm.Apply(w, meta, cmd)
+}
+
+// notifyingMux is partitionMux for one node: it also tells the node's queue
+// notifier about every applied command that may wake a long-polling
+// receiver. The notifier learns the command's index here, on the driver
+// goroutine, and wakes waiters only once the engine reports the batch
+// durable and visible (queueNotifier.applied).
+type notifyingMux struct {
+	mux   domainMux
+	notes *queueNotifier
+}
+
+var _ state.Applier = notifyingMux{}
+
+// Apply implements state.Applier. Recording the note has no effect on the
+// replicated state, so Apply stays deterministic.
+func (m notifyingMux) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
+	res, err := m.mux.Apply(w, meta, cmd)
+	if err == nil {
+		if q, ok := queue.NotifyQueue(cmd); ok {
+			m.notes.record(meta.Partition, q, meta.Index)
+		}
+	}
+	return res, err
 }

@@ -1,0 +1,98 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/parley-chat/parley/internal/account"
+)
+
+// AccountService is what the user and session routes need from accounts.
+type AccountService interface {
+	Register(ctx context.Context, req account.RegisterRequest) (account.User, error)
+	Login(ctx context.Context, username, password, clientAddr string) (account.Session, error)
+	Logout(ctx context.Context, token string) error
+	Authenticate(ctx context.Context, token string) (username string, admin bool, err error)
+}
+
+var _ AccountService = (*account.Service)(nil)
+
+// credentials is the body of POST /api/v1/users and POST /api/v1/sessions.
+type credentials struct {
+	Username  string `json:"username"`
+	Password  string `json:"password"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// userResponse is the body of a successful registration.
+type userResponse struct {
+	Username  string `json:"username"`
+	Admin     bool   `json:"admin"`
+	CreatedAt int64  `json:"created_at"` // Unix ms
+}
+
+// sessionResponse is the body of a successful login.
+type sessionResponse struct {
+	Token     string `json:"token"`
+	Username  string `json:"username"`
+	ExpiresAt int64  `json:"expires_at"` // Unix ms
+}
+
+// register serves POST /api/v1/users: 201. With registration closed only an
+// admin (signed in) may create users.
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	id, signedIn, err := s.optionalIdentity(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var body credentials
+	if err := s.decodeJSON(w, r, smallBody, &body, false); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	idem, err := idempotencyKey(r, body.RequestID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	u, err := s.accounts.Register(r.Context(), account.RegisterRequest{
+		Username:       body.Username,
+		Password:       body.Password,
+		ClientAddr:     s.clientIP(r),
+		ByAdmin:        signedIn && id.Admin,
+		IdempotencyKey: idem,
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, userResponse{Username: u.Username, Admin: u.Admin, CreatedAt: u.CreatedAt.UnixMilli()})
+}
+
+// login serves POST /api/v1/sessions: 201 with a token, 401 for bad
+// credentials.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	var body credentials
+	if err := s.decodeJSON(w, r, smallBody, &body, false); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, err := s.accounts.Login(r.Context(), body.Username, body.Password, s.clientIP(r))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, sessionResponse{Token: sess.Token, Username: sess.Username, ExpiresAt: sess.ExpiresAt.UnixMilli()})
+}
+
+// logout serves DELETE /api/v1/sessions/current: 204; the token stops
+// working on every node within a second.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if err := s.accounts.Logout(r.Context(), identity(r).Token); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,143 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/parley-chat/parley/internal/account"
+	"github.com/parley-chat/parley/internal/chat"
+	"github.com/parley-chat/parley/internal/kv"
+	"github.com/parley-chat/parley/internal/link"
+)
+
+// Intervals of the services' background work.
+const (
+	// linkFlushInterval is how often redirect counts are written; a crash
+	// loses at most one interval's counts.
+	linkFlushInterval = 2 * time.Second
+	// compactInterval is how often the partitions this node leads drop
+	// room history older than the retention.
+	compactInterval = time.Minute
+	// compactRounds bounds the compaction proposals of one partition per
+	// interval (each removes at most chat.DefaultCompactBudget events).
+	compactRounds = 16
+)
+
+// services are the product's domain services on this node, all replicating
+// through its Router.
+type services struct {
+	accounts *account.Service
+	rooms    *chat.Service
+	queues   queueService
+	links    *link.Service
+	kv       *kv.Service
+}
+
+// newServices builds the domain services from the node's configuration.
+func (n *Node) newServices() (*services, error) {
+	accounts, err := account.NewService(n.router, account.Config{
+		Registration:      account.RegistrationMode(n.cfg.Registration),
+		AttemptsPerMinute: n.cfg.RateLimit,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("accounts: %w", err)
+	}
+	policy, err := link.ParsePolicy(n.cfg.CachePolicy)
+	if err != nil {
+		return nil, err
+	}
+	links, err := link.NewService(n.router, link.Config{
+		CacheSize:   n.cfg.CacheSize,
+		CachePolicy: policy,
+		Logger:      n.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("links: %w", err)
+	}
+	return &services{
+		accounts: accounts,
+		rooms:    chat.NewService(n.router, chat.Config{}),
+		// The notifier needs the node's applied-command hook; until node.go
+		// feeds one (see queueNotifier), long polls poll.
+		queues: n.newQueueService(accounts, nil),
+		links:  links,
+		kv:     kv.NewService(n.router, kv.Limits{}),
+	}, nil
+}
+
+// startServices starts the services' background work on goroutines the node
+// owns: the redirect count flusher and, with a history retention, room
+// history compaction.
+func (n *Node) startServices(s *services) {
+	n.goBackground(func() { s.links.RunFlusher(n.ctx, linkFlushInterval) })
+	if n.cfg.HistoryRetention > 0 {
+		n.goBackground(func() { n.compactLoop(s.rooms, compactInterval) })
+	}
+}
+
+// compactLoop drops room history older than the retention, every interval,
+// in the partitions this node leads (so each partition is compacted by one
+// node at a time, and the proposals need no forwarding).
+func (n *Node) compactLoop(rooms *chat.Service, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var lastWarn time.Time
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, p := range n.router.Partitions() {
+			if _, local := n.engine.Leader(p); !local {
+				continue
+			}
+			if err := n.compactPartition(rooms, p); err != nil && n.ctx.Err() == nil && time.Since(lastWarn) >= time.Minute {
+				lastWarn = time.Now()
+				n.log.Warn("room history compaction failed; will retry", "partition", p, "err", err)
+			}
+		}
+	}
+}
+
+// compactPartition runs compaction rounds on partition p while there is
+// more to do, at most compactRounds of them.
+func (n *Node) compactPartition(rooms *chat.Service, p uint64) error {
+	for range compactRounds {
+		ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
+		res, err := rooms.Compact(ctx, p, n.cfg.HistoryRetention, 0)
+		cancel()
+		if err != nil || !res.More {
+			return err
+		}
+	}
+	return nil
+}
+
+// publicURL is the base of short links: --public-url, or the scheme and
+// advertised HTTP address of this node.
+func (n *Node) publicURL() string {
+	if n.cfg.PublicURL != "" {
+		return n.cfg.PublicURL
+	}
+	scheme := "http://"
+	if n.cfg.HTTPTLS != nil {
+		scheme = "https://"
+	}
+	if n.cfg.AdvertiseHTTP != "" {
+		return scheme + n.cfg.AdvertiseHTTP
+	}
+	// The configured address names the host as the operator wrote it
+	// ("localhost:7070"); the listener knows the port when it was 0.
+	host, port, err := net.SplitHostPort(n.cfg.HTTPAddr)
+	if ip := net.ParseIP(host); err != nil || port == "0" || host == "" || (ip != nil && ip.IsUnspecified()) {
+		_, lnPort, _ := net.SplitHostPort(n.httpLn.Addr().String())
+		if host == "" || (ip != nil && ip.IsUnspecified()) {
+			host = "localhost"
+		}
+		return scheme + net.JoinHostPort(host, lnPort)
+	}
+	return scheme + net.JoinHostPort(host, port)
+}
