@@ -3,10 +3,12 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/parley-chat/parley/internal/link"
 	"github.com/parley-chat/parley/internal/queue"
 	"github.com/parley-chat/parley/internal/queue/queuetest"
+	"github.com/parley-chat/parley/internal/state"
 )
 
 // clock is a settable clock for the account service. It starts at the Unix
@@ -47,6 +50,7 @@ type fullEnv struct {
 	chatRep *kvtest.Replicator
 	qRep    *queuetest.Replicator
 	linkRep *kvtest.Replicator
+	writes  atomic.Int64 // Set and Delete calls of account, chat and link
 }
 
 // envOptions adjust a fullEnv.
@@ -60,11 +64,11 @@ func newFullEnv(t *testing.T, o envOptions) *fullEnv {
 	t.Helper()
 	e := &fullEnv{
 		clk:     &clock{now: time.UnixMilli(0)},
-		accRep:  kvtest.NewReplicator(4, account.StateMachine{}),
-		chatRep: kvtest.NewReplicator(4, chat.StateMachine{}),
 		qRep:    queuetest.NewReplicator(4),
-		linkRep: kvtest.NewReplicator(4, link.StateMachine{}),
 	}
+	e.accRep = kvtest.NewReplicator(4, countingApplier{account.StateMachine{}, &e.writes})
+	e.chatRep = kvtest.NewReplicator(4, countingApplier{chat.StateMachine{}, &e.writes})
+	e.linkRep = kvtest.NewReplicator(4, countingApplier{link.StateMachine{}, &e.writes})
 	if o.rateLimit == 0 {
 		o.rateLimit = 1000
 	}
@@ -125,17 +129,40 @@ func (e *fullEnv) call(t *testing.T, token, method, target, body string, headers
 	return e.do(t, method, target, body, append([]string{"Authorization", "Bearer " + token}, headers...)...)
 }
 
-// applied returns how many commands every replicator has applied, to check
-// that refused requests change nothing.
-func (e *fullEnv) applied() [4]uint64 {
-	var n [4]uint64
+// stored sums up the stored data: the writes of the account, chat and link
+// state machines and the queue partitions' keys, to check that refused
+// requests change nothing.
+func (e *fullEnv) stored() string {
+	var keys []string
 	for p := uint64(1); p <= 4; p++ {
-		n[0] += e.accRep.Applied(p)
-		n[1] += e.chatRep.Applied(p)
-		n[2] += e.qRep.Applied(p)
-		n[3] += e.linkRep.Applied(p)
+		keys = append(keys, e.qRep.Keys(p)...)
 	}
-	return n
+	return fmt.Sprintf("%d writes, queue keys %q", e.writes.Load(), keys)
+}
+
+// countingApplier counts the writes of a state machine.
+type countingApplier struct {
+	app    state.Applier
+	writes *atomic.Int64
+}
+
+func (c countingApplier) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
+	return c.app.Apply(countingWriter{w, c.writes}, meta, cmd)
+}
+
+type countingWriter struct {
+	state.Writer
+	writes *atomic.Int64
+}
+
+func (c countingWriter) Set(k, v []byte) error {
+	c.writes.Add(1)
+	return c.Writer.Set(k, v)
+}
+
+func (c countingWriter) Delete(k []byte) error {
+	c.writes.Add(1)
+	return c.Writer.Delete(k)
 }
 
 // mustJSON checks w's status and decodes its JSON body into out (nil: no
@@ -165,3 +192,15 @@ func mustError(t *testing.T, w *httptest.ResponseRecorder, status int, code, wan
 		t.Fatalf("message %q does not mention %q", msg.Message, want)
 	}
 }
+
+func newRequest(method, target, body string) *http.Request {
+	return httptest.NewRequest(method, target, strings.NewReader(body))
+}
+
+func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

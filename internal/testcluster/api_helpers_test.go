@@ -1,0 +1,139 @@
+package testcluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/testcluster"
+)
+
+// apiShapes are the cluster shapes the API tests run on: every node holds
+// every partition (3 nodes, RF 3), and some nodes hold none of a given
+// partition (4 nodes, RF 3), so every call must work through forwarding.
+var apiShapes = []struct {
+	name      string
+	nodes, rf int
+}{
+	{"3 nodes RF3", 3, 3},
+	{"4 nodes RF3", 4, 3},
+}
+
+// newAPICluster starts a cluster for API tests, with the login rate limit
+// raised out of the way.
+func newAPICluster(t *testing.T, nodes, rf int) *testcluster.Cluster {
+	t.Helper()
+	return testcluster.New(t, testcluster.Options{
+		Nodes:             nodes,
+		ReplicationFactor: rf,
+		NoSync:            true,
+		Configure: func(_ int, cfg *config.Config) {
+			cfg.RateLimit = 1 << 20
+		},
+	})
+}
+
+// forEachShape runs fn on a fresh cluster of every shape.
+func forEachShape(t *testing.T, fn func(t *testing.T, c *testcluster.Cluster)) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	for _, s := range apiShapes {
+		t.Run(s.name, func(t *testing.T) {
+			fn(t, newAPICluster(t, s.nodes, s.rf))
+		})
+	}
+}
+
+// apiCtx bounds one API test step.
+func apiCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// password is every test user's password (usernames ignore case).
+func password(user string) string { return "password of " + strings.ToLower(user) }
+
+// signUp registers user through node reg and returns a client of node i
+// signed in as user (logged in through node i).
+func signUp(t *testing.T, c *testcluster.Cluster, reg, i int, user string) *client.Client {
+	t.Helper()
+	if _, err := c.Client(reg).Register(apiCtx(t), user, password(user)); err != nil {
+		t.Fatalf("register %s on n%d: %v", user, reg+1, err)
+	}
+	return signIn(t, c, i, user)
+}
+
+// signIn returns a client of node i logged in as user.
+func signIn(t *testing.T, c *testcluster.Cluster, i int, user string) *client.Client {
+	t.Helper()
+	cl := c.Client(i)
+	if _, err := cl.Login(apiCtx(t), user, password(user)); err != nil {
+		t.Fatalf("login %s on n%d: %v", user, i+1, err)
+	}
+	return cl
+}
+
+// as returns a client of node i with cl's token.
+func as(c *testcluster.Cluster, i int, cl *client.Client) *client.Client {
+	return c.ClientWith(i, client.WithToken(cl.Token()))
+}
+
+// mustStatus checks err is a *client.Error with the given status and code.
+func mustStatus(t *testing.T, err error, status int, code string) {
+	t.Helper()
+	var e *client.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T), want a %d %s *client.Error", err, err, status, code)
+	}
+	if e.Status != status || e.Code != code {
+		t.Fatalf("error %d %s (%s), want %d %s", e.Status, e.Code, e.Message, status, code)
+	}
+}
+
+// noReplica returns a node holding no replica of the partition of
+// routingKey, or -1 when every node holds one.
+func noReplica(c *testcluster.Cluster, routingKey string) int {
+	for i := 0; i < c.Len(); i++ {
+		n := c.Node(i)
+		if n != nil && !n.Engine().HasGroup(n.Router().PartitionOf(routingKey)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// eventually polls check every 20 ms until it returns nil or within has
+// passed, and returns how long that took.
+func eventually(t *testing.T, within time.Duration, what string, check func() error) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		err := check()
+		if err == nil {
+			return time.Since(start)
+		}
+		if time.Since(start) > within {
+			t.Fatalf("%s: not within %v: %v", what, within, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// fmtSeqs formats the seqs and kinds of events.
+func fmtSeqs(events []client.Event) string {
+	s := ""
+	for _, e := range events {
+		s += fmt.Sprintf("%d:%s ", e.Seq, e.Kind)
+	}
+	return s
+}
+
+// errNotYet is what eventually's checks return while waiting.
+var errNotYet = errors.New("not yet")

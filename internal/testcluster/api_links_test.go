@@ -1,0 +1,129 @@
+package testcluster_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/testcluster"
+)
+
+// Short links: a link redirects on every node the moment it is created, and
+// stops on every node within 5 s of its deletion.
+func TestAPI_Links(t *testing.T) {
+	forEachShape(t, func(t *testing.T, c *testcluster.Cluster) {
+		ctx := apiCtx(t)
+		n := c.Len()
+		admin := signUp(t, c, 0, 0, "root")
+		lena := signUp(t, c, 1, 1, "lena")
+		mark := signUp(t, c, n-1, n-1, "mark")
+
+		const code = "docs"
+		far := noReplica(c, code)
+		if n == 4 && far < 0 {
+			t.Fatal("a 4-node RF3 cluster has no node without a replica of the link's partition")
+		}
+		if far < 0 {
+			far = n - 1
+		} else {
+			t.Logf("n%d holds no replica of link %q", far+1, code)
+		}
+		const target = "https://example.com/docs?page=1"
+		l, err := as(c, 0, lena).CreateLink(ctx, target, client.LinkOptions{Code: code})
+		if err != nil || l.Code != code || l.URL != target || l.CreatedBy != "lena" || !strings.HasSuffix(l.ShortURL, "/s/"+code) {
+			t.Fatalf("create = %+v, %v", l, err)
+		}
+		t.Run("redirects at once on every node", func(t *testing.T) {
+			for i := 0; i < n; i++ {
+				loc, err := c.Client(i).Resolve(ctx, code) // no token needed
+				if err != nil || loc != target {
+					t.Fatalf("resolve via n%d = %q, %v", i+1, loc, err)
+				}
+			}
+		})
+		t.Run("refusals change nothing", func(t *testing.T) {
+			for i := 0; i < n; i++ {
+				_, err := as(c, i, mark).CreateLink(ctx, "https://evil.example", client.LinkOptions{Code: code})
+				mustStatus(t, err, http.StatusConflict, "conflict")
+			}
+			for _, bad := range []string{"ftp://example.com/f", "example.com", "javascript:alert(1)", "https://user:pw@example.com/"} {
+				_, err := as(c, far, mark).CreateLink(ctx, bad, client.LinkOptions{})
+				mustStatus(t, err, http.StatusBadRequest, "invalid")
+			}
+			_, err := as(c, far, mark).CreateLink(ctx, target, client.LinkOptions{Code: "no spaces"})
+			mustStatus(t, err, http.StatusBadRequest, "invalid")
+			mustStatus(t, as(c, far, mark).DeleteLink(ctx, code), http.StatusForbidden, "forbidden")
+			mine, err := as(c, 0, mark).MyLinks(ctx)
+			if err != nil || len(mine) != 0 {
+				t.Fatalf("mark's links after refusals = %+v, %v", mine, err)
+			}
+			info, err := as(c, far, mark).LinkInfo(ctx, code)
+			if err != nil || info.URL != target || info.CreatedBy != "lena" {
+				t.Fatalf("info after refusals = %+v, %v", info, err)
+			}
+		})
+		t.Run("generated codes, mine and hits", func(t *testing.T) {
+			gen, err := as(c, far, lena).CreateLink(client.WithIdempotencyKey(ctx, "link-1"), "http://example.org/x", client.LinkOptions{})
+			if err != nil || len(gen.Code) != 7 {
+				t.Fatalf("generated = %+v, %v", gen, err)
+			}
+			again, err := as(c, 1, lena).CreateLink(client.WithIdempotencyKey(ctx, "link-1"), "http://example.org/x", client.LinkOptions{})
+			if err != nil || again.Code != gen.Code {
+				t.Fatalf("retry = %+v, %v; want code %s", again, err, gen.Code)
+			}
+			mine, err := as(c, n-1, lena).MyLinks(ctx)
+			if err != nil || len(mine) != 2 || mine[0].Code != gen.Code || mine[1].Code != code {
+				t.Fatalf("lena's links = %+v, %v", mine, err)
+			}
+			// Every node counted one redirect above; the counts are flushed
+			// every 2 s.
+			eventually(t, 10*time.Second, "hits counted", func() error {
+				info, err := as(c, 0, lena).LinkInfo(ctx, code)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if info.Hits < uint64(n) {
+					return fmt.Errorf("%d hits, want %d", info.Hits, n)
+				}
+				return nil
+			})
+			_, err = as(c, 0, lena).LinkInfo(ctx, "unknown")
+			mustStatus(t, err, http.StatusNotFound, "not_found")
+		})
+		t.Run("a deleted link stops everywhere within 5s", func(t *testing.T) {
+			for i := 0; i < n; i++ { // every node has the link cached now
+				if _, err := c.Client(i).Resolve(ctx, code); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := as(c, far, lena).DeleteLink(ctx, code); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < n; i++ {
+				cl := c.Client(i)
+				took := eventually(t, 5*time.Second, fmt.Sprintf("n%d stops redirecting", i+1), func() error {
+					_, err := cl.Resolve(ctx, code)
+					var e *client.Error
+					if errors.As(err, &e) && e.Status == http.StatusNotFound {
+						return nil
+					}
+					return fmt.Errorf("resolve = %v", err)
+				})
+				t.Logf("n%d stopped redirecting %v after the check began", i+1, took.Round(time.Millisecond))
+			}
+			_, err := as(c, 0, lena).LinkInfo(ctx, code)
+			mustStatus(t, err, http.StatusNotFound, "not_found")
+			gen, err := as(c, 1, mark).CreateLink(ctx, "https://example.net", client.LinkOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := as(c, far, admin).DeleteLink(ctx, gen.Code); err != nil {
+				t.Fatalf("an admin deletes: %v", err)
+			}
+		})
+	})
+}
