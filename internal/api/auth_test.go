@@ -35,7 +35,7 @@ var authedRoutes = []struct{ method, path, body string }{
 	{http.MethodDelete, "/api/v1/links/abc", ""},
 }
 
-func TestServer_AuthRequired(t *testing.T) {
+func TestAPI_AuthRequired(t *testing.T) {
 	e := newFullEnv(t, envOptions{})
 	good := e.signUp(t, "alice")
 	revoked := e.login(t, "alice")
@@ -91,7 +91,7 @@ func TestServer_AuthRequired(t *testing.T) {
 	})
 }
 
-func TestServer_KVActsAsUser(t *testing.T) {
+func TestAPI_KVActsAsUser(t *testing.T) {
 	// KV with accounts: the signed-in user reaches the service.
 	e := newFullEnv(t, envOptions{})
 	tok := e.signUp(t, "Alice")
@@ -101,7 +101,7 @@ func TestServer_KVActsAsUser(t *testing.T) {
 	}
 }
 
-func TestRateRetryAfter(t *testing.T) {
+func TestAPI_RateRetryAfter(t *testing.T) {
 	for _, tc := range []struct {
 		perMinute int
 		want      string

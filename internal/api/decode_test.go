@@ -27,7 +27,7 @@ var jsonRoutes = []struct {
 	{http.MethodPost, "/api/v1/links", 6*2048 + smallBody, false},
 }
 
-func TestServer_JSONBodies(t *testing.T) {
+func TestAPI_JSONBodies(t *testing.T) {
 	e := newFullEnv(t, envOptions{})
 	tok := e.signUp(t, "alice")
 	before := e.stored()
@@ -58,7 +58,7 @@ func TestServer_JSONBodies(t *testing.T) {
 	}
 }
 
-func TestJSONType(t *testing.T) {
+func TestAPI_JSONType(t *testing.T) {
 	for kind, want := range map[string]string{
 		"string": "a string", "bool": "true or false", "slice": "an array", "int64": "an integer",
 		"uint64": "a non-negative integer", "struct": "an object", "float64": "a number", "chan": "of another type",

@@ -63,8 +63,8 @@ type envOptions struct {
 func newFullEnv(t *testing.T, o envOptions) *fullEnv {
 	t.Helper()
 	e := &fullEnv{
-		clk:     &clock{now: time.UnixMilli(0)},
-		qRep:    queuetest.NewReplicator(4),
+		clk:  &clock{now: time.UnixMilli(0)},
+		qRep: queuetest.NewReplicator(4),
 	}
 	e.accRep = kvtest.NewReplicator(4, countingApplier{account.StateMachine{}, &e.writes})
 	e.chatRep = kvtest.NewReplicator(4, countingApplier{chat.StateMachine{}, &e.writes})

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestServer_Links(t *testing.T) {
+func TestAPI_Links(t *testing.T) {
 	e := newFullEnv(t, envOptions{})
 	alice := e.signUp(t, "alice") // admin
 	bob := e.signUp(t, "bob")
@@ -100,7 +100,7 @@ func TestServer_Links(t *testing.T) {
 	})
 }
 
-func TestServer_ShortURLFromRequest(t *testing.T) {
+func TestAPI_ShortURLFromRequest(t *testing.T) {
 	s := &Server{}
 	r := newRequest(http.MethodGet, "http://node-3:7070/api/v1/links", "")
 	if got := s.shortBase(r); got != "http://node-3:7070" {

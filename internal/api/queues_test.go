@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestServer_Queues(t *testing.T) {
+func TestAPI_Queues(t *testing.T) {
 	e := newFullEnv(t, envOptions{})
 	alice := e.signUp(t, "alice") // admin
 	bob := e.signUp(t, "bob")

@@ -10,7 +10,7 @@ import (
 	"github.com/parley-chat/parley/internal/errs"
 )
 
-func TestServer_Rooms(t *testing.T) {
+func TestAPI_Rooms(t *testing.T) {
 	e := newFullEnv(t, envOptions{})
 	alice := e.signUp(t, "alice") // admin
 	bob := e.signUp(t, "bob")

@@ -8,7 +8,7 @@ import (
 	"github.com/parley-chat/parley/internal/account"
 )
 
-func TestServer_Register(t *testing.T) {
+func TestAPI_Register(t *testing.T) {
 	e := newFullEnv(t, envOptions{})
 	var first userResponse
 	mustJSON(t, e.do(t, http.MethodPost, "/api/v1/users", `{"username":"Alice","password":"password-Alice"}`), http.StatusCreated, &first)
@@ -58,7 +58,7 @@ func TestServer_Register(t *testing.T) {
 	}
 }
 
-func TestServer_RegisterClosed(t *testing.T) {
+func TestAPI_RegisterClosed(t *testing.T) {
 	e := newFullEnv(t, envOptions{registration: account.RegistrationClosed})
 	admin := e.signUp(t, "root") // the first user may register, and is admin
 	mustError(t, e.do(t, http.MethodPost, "/api/v1/users", `{"username":"bob","password":"password-bob"}`), 403, "forbidden", "closed")
@@ -68,7 +68,7 @@ func TestServer_RegisterClosed(t *testing.T) {
 	mustError(t, e.call(t, tok, http.MethodPost, "/api/v1/users", `{"username":"carl","password":"password-carl"}`), 403, "forbidden", "closed")
 }
 
-func TestServer_Login(t *testing.T) {
+func TestAPI_Login(t *testing.T) {
 	e := newFullEnv(t, envOptions{})
 	e.signUp(t, "alice")
 	var s sessionResponse
@@ -90,7 +90,7 @@ func TestServer_Login(t *testing.T) {
 	mustError(t, e.do(t, http.MethodPost, "/api/v1/sessions", `{"user":"alice"}`), 400, "invalid", `"user"`)
 }
 
-func TestServer_Logout(t *testing.T) {
+func TestAPI_Logout(t *testing.T) {
 	e := newFullEnv(t, envOptions{})
 	tok := e.signUp(t, "alice")
 	other := e.login(t, "alice")
@@ -104,7 +104,7 @@ func TestServer_Logout(t *testing.T) {
 	}
 }
 
-func TestServer_LoginRateLimit(t *testing.T) {
+func TestAPI_LoginRateLimit(t *testing.T) {
 	e := newFullEnv(t, envOptions{rateLimit: 3})
 	e.do(t, http.MethodPost, "/api/v1/users", `{"username":"alice","password":"password-alice"}`) // 1
 	login := `{"username":"alice","password":"password-alice"}`

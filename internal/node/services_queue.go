@@ -39,6 +39,7 @@ const notifyRecheck = time.Second
 type queueNotifier struct {
 	partitionOf func(queue string) uint64
 	hasReplica  func(partition uint64) bool
+	recheck     time.Duration // notifyRecheck; tests shorten it
 
 	mu      sync.Mutex
 	pending map[uint64][]queueNote // partition -> applied, not yet reported durable
@@ -64,6 +65,7 @@ func newQueueNotifier(partitionOf func(string) uint64, hasReplica func(uint64) b
 	return &queueNotifier{
 		partitionOf: partitionOf,
 		hasReplica:  hasReplica,
+		recheck:     notifyRecheck,
 		pending:     map[uint64][]queueNote{},
 		parts:       map[uint64]*notifyPartition{},
 	}
@@ -129,7 +131,7 @@ func (q *queueNotifier) partition(p uint64) *notifyPartition {
 // once for the same index.
 func (q *queueNotifier) Wait(ctx context.Context, queue string, afterIndex uint64) error {
 	p, b := q.partitionOf(queue), notifyBucket(queue)
-	t := time.NewTimer(notifyRecheck)
+	t := time.NewTimer(q.recheck)
 	defer t.Stop()
 	for {
 		q.mu.Lock()
@@ -150,7 +152,7 @@ func (q *queueNotifier) Wait(ctx context.Context, queue string, afterIndex uint6
 			if !q.hasReplica(p) {
 				return nil
 			}
-			t.Reset(notifyRecheck)
+			t.Reset(q.recheck)
 		case <-ctx.Done():
 			return ctx.Err()
 		}

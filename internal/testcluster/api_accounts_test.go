@@ -45,7 +45,7 @@ func TestAPI_Accounts(t *testing.T) {
 			_, err = c.Client(2).Login(ctx, "alice", "another password")
 			mustStatus(t, err, http.StatusUnauthorized, "unauthorized")
 			signIn(t, c, 2, "ALICE")
-			u, err := c.Client(3 % c.Len()).Register(ctx, "dave", password("dave"))
+			u, err := c.Client(3%c.Len()).Register(ctx, "dave", password("dave"))
 			if err != nil || u.Admin {
 				t.Fatalf("second user = %+v, %v; want not admin", u, err)
 			}
