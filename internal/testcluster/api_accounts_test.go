@@ -19,7 +19,7 @@ func TestAPI_Accounts(t *testing.T) {
 	forEachShape(t, func(t *testing.T, c *testcluster.Cluster) {
 		ctx := apiCtx(t)
 		last := c.Len() - 1
-		u, err := c.Client(0).Register(ctx, "Alice", password("Alice"))
+		u, err := anonAt(c, 0).Register(ctx, "Alice", password("Alice"))
 		if err != nil || u.Username != "Alice" || !u.Admin || u.CreatedAt == 0 {
 			t.Fatalf("first register = %+v, %v; want admin Alice", u, err)
 		}
@@ -31,30 +31,30 @@ func TestAPI_Accounts(t *testing.T) {
 
 		t.Run("register refusals leave users unchanged", func(t *testing.T) {
 			for i := 0; i < c.Len(); i++ {
-				_, err := c.Client(i).Register(ctx, "ALICE", "another password")
+				_, err := anonAt(c, i).Register(ctx, "ALICE", "another password")
 				mustStatus(t, err, http.StatusConflict, "conflict")
 			}
-			_, err := c.Client(1).Register(ctx, "no spaces", password("x"))
+			_, err := anonAt(c, 1).Register(ctx, "no spaces", password("x"))
 			mustStatus(t, err, http.StatusBadRequest, "invalid")
-			_, err = c.Client(1).Register(ctx, "carol", "short")
+			_, err = anonAt(c, 1).Register(ctx, "carol", "short")
 			mustStatus(t, err, http.StatusBadRequest, "invalid")
 			// Read back: the refused names do not exist, Alice's password is
 			// unchanged.
-			_, err = c.Client(2).Login(ctx, "carol", "short")
+			_, err = anonAt(c, 2).Login(ctx, "carol", "short")
 			mustStatus(t, err, http.StatusUnauthorized, "unauthorized")
-			_, err = c.Client(2).Login(ctx, "alice", "another password")
+			_, err = anonAt(c, 2).Login(ctx, "alice", "another password")
 			mustStatus(t, err, http.StatusUnauthorized, "unauthorized")
 			signIn(t, c, 2, "ALICE")
-			u, err := c.Client(3%c.Len()).Register(ctx, "dave", password("dave"))
+			u, err := anonAt(c, 3%c.Len()).Register(ctx, "dave", password("dave"))
 			if err != nil || u.Admin {
 				t.Fatalf("second user = %+v, %v; want not admin", u, err)
 			}
 		})
 		t.Run("login refusals", func(t *testing.T) {
 			for i := 0; i < c.Len(); i++ {
-				_, err := c.Client(i).Login(ctx, "bob", "wrong password")
+				_, err := anonAt(c, i).Login(ctx, "bob", "wrong password")
 				mustStatus(t, err, http.StatusUnauthorized, "unauthorized")
-				_, err = c.Client(i).Login(ctx, "nobody", password("nobody"))
+				_, err = anonAt(c, i).Login(ctx, "nobody", password("nobody"))
 				mustStatus(t, err, http.StatusUnauthorized, "unauthorized")
 			}
 		})
@@ -73,13 +73,13 @@ func TestAPI_Accounts(t *testing.T) {
 		})
 		t.Run("no token, no access", func(t *testing.T) {
 			for i := 0; i < c.Len(); i++ {
-				_, err := c.Client(i).ListRooms(ctx)
+				_, err := anonAt(c, i).ListRooms(ctx)
 				mustStatus(t, err, http.StatusUnauthorized, "unauthorized")
-				_, err = c.Client(i).KVPut(ctx, "k", []byte("v"), client.PutOptions{})
+				_, err = anonAt(c, i).KVPut(ctx, "k", []byte("v"), client.PutOptions{})
 				mustStatus(t, err, http.StatusUnauthorized, "unauthorized")
-				_, err = c.ClientWith(i, client.WithToken("alice.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")).ListRooms(ctx)
+				_, err = anonAt(c, i, client.WithToken("alice.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")).ListRooms(ctx)
 				mustStatus(t, err, http.StatusUnauthorized, "unauthorized")
-				if err := c.Client(i).Healthz(ctx); err != nil {
+				if err := anonAt(c, i).Healthz(ctx); err != nil {
 					t.Fatalf("healthz on n%d: %v", i+1, err)
 				}
 			}
@@ -96,7 +96,7 @@ func TestAPI_Accounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := 0; i < c.Len(); i++ {
-				cl := c.ClientWith(i, client.WithToken(token))
+				cl := anonAt(c, i, client.WithToken(token))
 				took := eventually(t, time.Second, fmt.Sprintf("token refused on n%d", i+1), func() error {
 					_, err := cl.ListRooms(ctx)
 					if err == nil {

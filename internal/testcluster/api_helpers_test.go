@@ -64,7 +64,7 @@ func password(user string) string { return "password of " + strings.ToLower(user
 // signed in as user (logged in through node i).
 func signUp(t *testing.T, c *testcluster.Cluster, reg, i int, user string) *client.Client {
 	t.Helper()
-	if _, err := c.Client(reg).Register(apiCtx(t), user, password(user)); err != nil {
+	if _, err := anonAt(c, reg).Register(apiCtx(t), user, password(user)); err != nil {
 		t.Fatalf("register %s on n%d: %v", user, reg+1, err)
 	}
 	return signIn(t, c, i, user)
@@ -73,16 +73,22 @@ func signUp(t *testing.T, c *testcluster.Cluster, reg, i int, user string) *clie
 // signIn returns a client of node i logged in as user.
 func signIn(t *testing.T, c *testcluster.Cluster, i int, user string) *client.Client {
 	t.Helper()
-	cl := c.Client(i)
+	cl := anonAt(c, i)
 	if _, err := cl.Login(apiCtx(t), user, password(user)); err != nil {
 		t.Fatalf("login %s on n%d: %v", user, i+1, err)
 	}
 	return cl
 }
 
+// anonAt returns a client of node i that sends no token unless opts give
+// one (whatever the cluster's own clients do).
+func anonAt(c *testcluster.Cluster, i int, opts ...client.Option) *client.Client {
+	return client.New("http://"+c.Node(i).HTTPAddr(), opts...)
+}
+
 // as returns a client of node i with cl's token.
 func as(c *testcluster.Cluster, i int, cl *client.Client) *client.Client {
-	return c.ClientWith(i, client.WithToken(cl.Token()))
+	return anonAt(c, i, client.WithToken(cl.Token()))
 }
 
 // mustStatus checks err is a *client.Error with the given status and code.

@@ -39,7 +39,7 @@ func TestAPI_Links(t *testing.T) {
 		}
 		t.Run("redirects at once on every node", func(t *testing.T) {
 			for i := 0; i < n; i++ {
-				loc, err := c.Client(i).Resolve(ctx, code) // no token needed
+				loc, err := anonAt(c, i).Resolve(ctx, code) // no token needed
 				if err != nil || loc != target {
 					t.Fatalf("resolve via n%d = %q, %v", i+1, loc, err)
 				}
@@ -96,7 +96,7 @@ func TestAPI_Links(t *testing.T) {
 		})
 		t.Run("a deleted link stops everywhere within 5s", func(t *testing.T) {
 			for i := 0; i < n; i++ { // every node has the link cached now
-				if _, err := c.Client(i).Resolve(ctx, code); err != nil {
+				if _, err := anonAt(c, i).Resolve(ctx, code); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -104,7 +104,7 @@ func TestAPI_Links(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := 0; i < n; i++ {
-				cl := c.Client(i)
+				cl := anonAt(c, i)
 				took := eventually(t, 5*time.Second, fmt.Sprintf("n%d stops redirecting", i+1), func() error {
 					_, err := cl.Resolve(ctx, code)
 					var e *client.Error
