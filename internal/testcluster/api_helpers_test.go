@@ -70,6 +70,25 @@ func signUp(t *testing.T, c *testcluster.Cluster, reg, i int, user string) *clie
 	return signIn(t, c, i, user)
 }
 
+// signUpAdmin registers user through node i and returns a client of node i
+// signed in as an admin: user when it was the cluster's first user, else
+// the cluster's own client (the cluster signs in its first user itself).
+func signUpAdmin(t *testing.T, c *testcluster.Cluster, i int, user string) *client.Client {
+	t.Helper()
+	u, err := anonAt(c, i).Register(apiCtx(t), user, password(user))
+	if err != nil {
+		t.Fatalf("register %s on n%d: %v", user, i+1, err)
+	}
+	if u.Admin {
+		return signIn(t, c, i, user)
+	}
+	cl := c.Client(i)
+	if cl.Token() == "" {
+		t.Fatalf("%s is not admin and the cluster has no signed-in client", user)
+	}
+	return cl
+}
+
 // signIn returns a client of node i logged in as user.
 func signIn(t *testing.T, c *testcluster.Cluster, i int, user string) *client.Client {
 	t.Helper()

@@ -18,7 +18,7 @@ func TestAPI_Links(t *testing.T) {
 	forEachShape(t, func(t *testing.T, c *testcluster.Cluster) {
 		ctx := apiCtx(t)
 		n := c.Len()
-		admin := signUp(t, c, 0, 0, "root")
+		admin := signUpAdmin(t, c, 0, "root")
 		lena := signUp(t, c, 1, 1, "lena")
 		mark := signUp(t, c, n-1, n-1, "mark")
 

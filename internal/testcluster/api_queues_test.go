@@ -17,7 +17,7 @@ func TestAPI_Queues(t *testing.T) {
 	forEachShape(t, func(t *testing.T, c *testcluster.Cluster) {
 		ctx := apiCtx(t)
 		n := c.Len()
-		admin := signUp(t, c, 0, 0, "root")
+		admin := signUpAdmin(t, c, 0, "root")
 		sam := signUp(t, c, 1, 1, "sam")
 		rita := signUp(t, c, 2, 2, "rita")
 		ted := signUp(t, c, n-1, n-1, "ted")
