@@ -451,15 +451,30 @@ func (s *Service) readUser(ctx context.Context, lower string) (u userRecord, fou
 // readSession reads the session of digest and its user; the zero entry (no
 // username) means unknown.
 func (s *Service) readSession(ctx context.Context, lower string, digest [TokenHashLen]byte) (e cachedSession, err error) {
-	_, err = s.r.Read(ctx, s.r.PartitionOf(lower), false, func(r state.Reader) error {
+	p := s.r.PartitionOf(lower)
+	read := func(r state.Reader) error {
 		e, err = getSession(r, digest)
 		return err
-	})
+	}
+	lctx, cancel := context.WithTimeout(ctx, sessionQuorumBudget)
+	_, err = s.r.Read(lctx, p, false, read)
+	cancel()
+	if err != nil && (errs.Is(err, errs.Unavailable) || errs.Is(err, errs.Timeout)) && ctx.Err() == nil {
+		// No quorum answered: this node is cut off from a majority. It still
+		// serves stale reads, so it accepts the sessions its own replica
+		// knows; a logout made on the majority side reaches it when the
+		// partition heals. Writes and linearizable reads fail here anyway.
+		_, err = s.r.Read(ctx, p, true, read)
+	}
 	if err != nil {
 		return cachedSession{}, fmt.Errorf("account: read session: %w", err)
 	}
 	return e, nil
 }
+
+// sessionQuorumBudget bounds the linearizable session read before
+// Authenticate falls back to the local replica.
+const sessionQuorumBudget = 2 * time.Second
 
 // dedupKey returns the replication dedup key of an account command for an
 // idempotency key: Tag, op, uvarint len(name), name, idempotencyKey; "" when

@@ -291,36 +291,42 @@ func (e *Engine) CloseGroup(ctx context.Context, id uint64, destroy bool) error 
 }
 
 // TransferLeadership asks every group this node leads to hand leadership to
-// its most up-to-date follower, and waits until none is led here or ctx ends.
+// its most up-to-date follower, and waits until each of those groups knows
+// a leader elsewhere, or ctx ends.
 func (e *Engine) TransferLeadership(ctx context.Context) error {
+	handing := map[uint64]bool{}
 	for {
-		led := 0
+		pending := 0
 		err := e.do(ctx, func() {
-			for _, g := range e.groups {
+			for id, g := range e.groups {
 				st := g.rn.Status()
 				if st.RaftState != raft.StateLeader {
+					if handing[id] && (st.Lead == 0 || st.Lead == g.replica) {
+						pending++ // the new leader's election is still running
+					}
 					continue
 				}
 				var best, bestMatch uint64
-				for id, pr := range st.Progress {
-					if id != g.replica && !pr.IsLearner && pr.Match >= bestMatch {
-						best, bestMatch = id, pr.Match
+				for rid, pr := range st.Progress {
+					if rid != g.replica && !pr.IsLearner && pr.Match >= bestMatch {
+						best, bestMatch = rid, pr.Match
 					}
 				}
 				if best != 0 {
-					led++
+					handing[id] = true
+					pending++
 					g.rn.TransferLeader(best)
 					e.markTouched(g)
 				}
 			}
 		})
-		if err != nil || led == 0 {
+		if err != nil || pending == 0 {
 			return err
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(e.cfg.TickInterval):
+		case <-time.After(e.cfg.TickInterval / 4):
 		}
 	}
 }

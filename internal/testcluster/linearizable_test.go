@@ -112,6 +112,10 @@ func TestLinearizability_KVUnderLeaderKills(t *testing.T) {
 	var mu sync.Mutex
 	acked := map[string]uint64{} // highest acknowledged version per key
 
+	apis := make([]*client.Client, nodes)
+	for i := range apis {
+		apis[i] = c.Client(i)
+	}
 	for cl := 0; cl < clients; cl++ {
 		wg.Add(1)
 		go func(cl int) {
@@ -124,7 +128,7 @@ func TestLinearizability_KVUnderLeaderKills(t *testing.T) {
 				default:
 				}
 				key := fmt.Sprintf("k%d", rng.IntN(keys))
-				api := c.Client(rng.IntN(nodes))
+				api := apis[rng.IntN(nodes)]
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				call := h.now()
 				if rng.IntN(2) == 0 {
@@ -182,7 +186,7 @@ func TestLinearizability_KVUnderLeaderKills(t *testing.T) {
 	for i := 0; i < keys; i++ {
 		key := fmt.Sprintf("k%d", i)
 		call := h.now()
-		v, ver, err := c.Client(i%nodes).KVGet(context.Background(), key, client.GetOptions{})
+		v, ver, err := apis[i%nodes].KVGet(context.Background(), key, client.GetOptions{})
 		ret := h.now()
 		var ce *client.Error
 		switch {

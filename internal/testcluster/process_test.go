@@ -100,9 +100,19 @@ func TestProcess_Kill9AndRestartLosesNothing(t *testing.T) {
 		t.Cleanup(procs[i].kill9)
 		waitReady(t, client.New("http://"+httpAddr), 20*time.Second)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	signup := client.New("http://" + procs[0].http)
+	if _, err := signup.Register(ctx, "tester", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	session, err := signup.Login(ctx, "tester", "correct horse battery")
+	if err != nil {
+		t.Fatal(err)
+	}
 	clients := make([]*client.Client, 3)
 	for i, p := range procs {
-		clients[i] = client.New("http://" + p.http)
+		clients[i] = client.New("http://"+p.http, client.WithToken(session.Token))
 	}
 
 	var mu sync.Mutex

@@ -5,6 +5,7 @@ package testcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -47,11 +48,20 @@ type Cluster struct {
 	opts Options
 	dir  string
 
-	mu    sync.Mutex
-	nodes []*node.Node
-	cfgs  []config.Config
-	fss   []*vfs.MemFS
+	mu       sync.Mutex
+	nodes    []*node.Node
+	cfgs     []config.Config
+	fss      []*vfs.MemFS
+	token    string     // session of the test user every Client signs in as
+	signInMu sync.Mutex // one sign-in at a time
 }
+
+// TestUser and TestPassword are the account Client signs in with; it is
+// registered the first time a Client is asked for.
+const (
+	TestUser     = "tester"
+	TestPassword = "correct horse battery"
+)
 
 // New starts a cluster: node 0 creates it, the others join one at a time,
 // and New returns once every partition has its full replica set.
@@ -76,6 +86,56 @@ func New(t testing.TB, opts Options) *Cluster {
 	}
 	c.WaitConverged(30 * time.Second)
 	return c
+}
+
+// tokenVia returns the test user's session token, registering and signing
+// in the first time (through node i, or any running node), so a test that
+// never asks for a Client leaves the cluster without users.
+func (c *Cluster) tokenVia(i int) string {
+	c.t.Helper()
+	c.signInMu.Lock()
+	defer c.signInMu.Unlock()
+	c.mu.Lock()
+	token := c.token
+	addrs := []string{c.cfgs[i].HTTPAddr}
+	for j, n := range c.nodes {
+		if n != nil && j != i {
+			addrs = append(addrs, c.cfgs[j].HTTPAddr)
+		}
+	}
+	c.mu.Unlock()
+	if token != "" {
+		return token
+	}
+	var err error
+	for _, addr := range addrs {
+		if token, err = signIn(addr); err == nil {
+			c.mu.Lock()
+			c.token = token
+			c.mu.Unlock()
+			return token
+		}
+	}
+	c.t.Fatalf("sign in the test user: %v", err)
+	return ""
+}
+
+// signIn registers the test user through addr and returns a session token.
+func signIn(addr string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl := client.New("http://" + addr)
+	if _, err := cl.Register(ctx, TestUser, TestPassword); err != nil {
+		var ce *client.Error
+		if !errors.As(err, &ce) || ce.Status != 409 {
+			return "", fmt.Errorf("register: %w", err)
+		}
+	}
+	s, err := cl.Login(ctx, TestUser, TestPassword)
+	if err != nil {
+		return "", fmt.Errorf("login: %w", err)
+	}
+	return s.Token, nil
 }
 
 // AddNode starts one more node (joining node 0, or creating the cluster if
@@ -166,11 +226,12 @@ func (c *Cluster) Node(i int) *node.Node {
 	return c.nodes[i]
 }
 
-// Client returns an API client talking to node i.
+// Client returns an API client talking to node i, signed in as TestUser.
 func (c *Cluster) Client(i int) *client.Client {
+	token := c.tokenVia(i)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return client.New("http://" + c.cfgs[i].HTTPAddr)
+	return client.New("http://"+c.cfgs[i].HTTPAddr, client.WithToken(token))
 }
 
 // Kill stops node i abruptly (no leadership hand-over). Its data stays.
@@ -362,11 +423,13 @@ func (c *Cluster) SetNetworkFaults(dropRate float64, delay time.Duration) {
 	}
 }
 
-// ClientWith returns an API client for node i with extra options.
+// ClientWith returns an API client for node i, signed in as TestUser, with
+// extra options.
 func (c *Cluster) ClientWith(i int, opts ...client.Option) *client.Client {
+	token := c.tokenVia(i)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return client.New("http://"+c.cfgs[i].HTTPAddr, opts...)
+	return client.New("http://"+c.cfgs[i].HTTPAddr, append([]client.Option{client.WithToken(token)}, opts...)...)
 }
 
 // VerifyReplicas waits until every running replica of every group has
