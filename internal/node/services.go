@@ -56,14 +56,15 @@ func (n *Node) newServices() (*services, error) {
 	if err != nil {
 		return nil, fmt.Errorf("links: %w", err)
 	}
+	// The notifier needs the node's applied-command hook; until node.go
+	// feeds one (n.queueNotes, see queueNotifier), long polls poll.
+	queues := n.newQueueService(accounts, nil)
 	return &services{
 		accounts: accounts,
 		rooms:    chat.NewService(n.router, chat.Config{}),
-		// The notifier needs the node's applied-command hook; until node.go
-		// feeds one (see queueNotifier), long polls poll.
-		queues: n.newQueueService(accounts, nil),
-		links:  links,
-		kv:     kv.NewService(n.router, kv.Limits{}),
+		queues:   queues,
+		links:    links,
+		kv:       kv.NewService(n.router, kv.Limits{}),
 	}, nil
 }
 
