@@ -63,15 +63,6 @@ func bearerToken(r *http.Request) (token string, present bool, err error) {
 	return token, true, nil
 }
 
-// StaleAuthenticator is an AccountService that can also check a token
-// against the nearest replica of its session, possibly stale. The API uses
-// it only for reads that ask for ?consistency=stale and only when the
-// linearizable check cannot reach a quorum, so that a node cut off from the
-// majority keeps serving the stale reads it promises.
-type StaleAuthenticator interface {
-	AuthenticateStale(ctx context.Context, token string) (username string, admin bool, err error)
-}
-
 // bearer is the default Authenticate: the bearer token, checked by the
 // account service (anonymous when the Server has none).
 func (s *Server) bearer(r *http.Request) (Identity, error) {
@@ -86,18 +77,10 @@ func (s *Server) bearer(r *http.Request) (Identity, error) {
 		return Identity{}, errs.New(errs.Unauthorized, "sign in first: send Authorization: Bearer TOKEN (POST /api/v1/sessions returns one)")
 	}
 	user, admin, err := s.accounts.Authenticate(r.Context(), token)
-	if sa, ok := s.accounts.(StaleAuthenticator); ok && staleRead(r) && (errs.Is(err, errs.Unavailable) || errs.Is(err, errs.Timeout)) {
-		user, admin, err = sa.AuthenticateStale(r.Context(), token)
-	}
 	if err != nil {
 		return Identity{}, err
 	}
 	return Identity{User: user, Admin: admin, Token: token}, nil
-}
-
-// staleRead reports whether r is a read that accepts stale answers.
-func staleRead(r *http.Request) bool {
-	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Query().Get("consistency") == "stale"
 }
 
 // optionalIdentity authenticates r when it carries credentials: ok is false

@@ -1,11 +1,8 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"testing"
-
-	"github.com/parley-chat/parley/internal/errs"
 )
 
 // authedRoutes is one request to every route that needs a token.
@@ -112,47 +109,5 @@ func TestAPI_RateRetryAfter(t *testing.T) {
 		if got := rateRetryAfter(tc.perMinute); got != tc.want {
 			t.Errorf("rateRetryAfter(%d) = %s, want %s", tc.perMinute, got, tc.want)
 		}
-	}
-}
-
-// unreachableAccounts is an account service whose linearizable token check
-// finds no quorum, as on a node cut off from the majority.
-type unreachableAccounts struct{ AccountService }
-
-func (u unreachableAccounts) Authenticate(context.Context, string) (string, bool, error) {
-	return "", false, errs.New(errs.Unavailable, "no quorum confirmed the read")
-}
-
-type staleAccounts struct{ unreachableAccounts }
-
-func (staleAccounts) AuthenticateStale(_ context.Context, token string) (string, bool, error) {
-	if token != "good" {
-		return "", false, errs.New(errs.Unauthorized, "invalid or expired session token")
-	}
-	return "alice", false, nil
-}
-
-func TestAPI_StaleAuthentication(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		accounts AccountService
-		method   string
-		target   string
-		token    string
-		want     int
-	}{
-		{"stale read falls back", staleAccounts{}, http.MethodGet, "/api/v1/kv/k?consistency=stale", "good", 404},
-		{"stale read, bad token", staleAccounts{}, http.MethodGet, "/api/v1/kv/k?consistency=stale", "bad", 401},
-		{"linearizable read does not", staleAccounts{}, http.MethodGet, "/api/v1/kv/k", "good", 503},
-		{"writes do not", staleAccounts{}, http.MethodPut, "/api/v1/kv/k?consistency=stale", "good", 503},
-		{"no stale check available", unreachableAccounts{}, http.MethodGet, "/api/v1/kv/k?consistency=stale", "good", 503},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, Config{Accounts: tc.accounts})
-			w := e.do(t, tc.method, tc.target, "v", "Authorization", "Bearer "+tc.token)
-			if w.Code != tc.want {
-				t.Fatalf("status = %d, want %d; body %s", w.Code, tc.want, w.Body)
-			}
-		})
 	}
 }
