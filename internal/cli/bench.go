@@ -35,6 +35,8 @@ type BenchOptions struct {
 	CSV, JSON, SVG string
 	// Quiet drops the per-second progress lines on stderr.
 	Quiet bool
+	// Token is the bearer token the clients sign in with.
+	Token string
 }
 
 // BenchKVOptions configure `parley bench kv`.
@@ -66,6 +68,7 @@ func addBenchFlags(fs *flagSet, o *BenchOptions, getenv func(string) string) {
 	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`")
 	fs.StringVar(&o.SVG, "svg", "", "write a latency and throughput over time plot as SVG to `file`")
 	fs.BoolVar(&o.Quiet, "q", false, "no per-second progress on stderr")
+	fs.StringVar(&o.Token, "token", getenv("PARLEY_TOKEN"), "session `token` to sign in with (default $PARLEY_TOKEN)")
 }
 
 // check validates the shared measuring flags.
@@ -143,7 +146,7 @@ per-second timeline. For gets the keyspace is filled first.`)
 func BenchKV(ctx context.Context, o BenchKVOptions, stdout, stderr io.Writer) error {
 	hc, done := benchHTTPClient(o.Clients, len(o.Servers))
 	defer done()
-	clients, err := readyClients(ctx, hc, o.Servers)
+	clients, err := readyClients(ctx, hc, o.Servers, o.Token)
 	if err != nil {
 		return err
 	}
@@ -228,10 +231,10 @@ func benchHTTPClient(workers, servers int) (*http.Client, func()) {
 
 // readyClients returns a client per server, after checking that each is
 // ready to serve.
-func readyClients(ctx context.Context, hc *http.Client, servers []string) ([]*client.Client, error) {
+func readyClients(ctx context.Context, hc *http.Client, servers []string, token string) ([]*client.Client, error) {
 	var cs []*client.Client
 	for _, s := range servers {
-		c := client.New(s, client.WithHTTPClient(hc))
+		c := client.New(s, client.WithHTTPClient(hc), client.WithToken(token))
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := c.Readyz(cctx)
 		cancel()

@@ -17,12 +17,13 @@ import (
 
 func TestBenchKV_OneSecond(t *testing.T) {
 	url, _ := startServe(t)
+	token := signUp(t, url)
 	dir := t.TempDir()
 	for _, mix := range []string{bench.MixPut, bench.MixMixed} {
 		t.Run(mix, func(t *testing.T) {
 			o := BenchKVOptions{
 				BenchOptions: BenchOptions{
-					Servers: []string{url}, Clients: 4, Duration: time.Second, Timeout: 5 * time.Second,
+					Servers: []string{url}, Clients: 4, Duration: time.Second, Timeout: 5 * time.Second, Token: token,
 					CSV: filepath.Join(dir, mix+".csv"), JSON: filepath.Join(dir, mix+".json"), SVG: filepath.Join(dir, mix+".svg"),
 				},
 				Mix: mix, ValueSize: 200, Keys: 50, KeyPrefix: "bench/",

@@ -21,6 +21,8 @@ type clientOptions struct {
 	Server string
 	// Timeout bounds the whole command, retries included.
 	Timeout time.Duration
+	// Token is the bearer token of a session (POST /api/v1/sessions).
+	Token string
 }
 
 // addClientFlags defines --server (or $PARLEY_SERVER) and --timeout into o.
@@ -28,6 +30,13 @@ func addClientFlags(fs *flagSet, o *clientOptions) {
 	fs.StringVar(&o.Server, "server", defaultServer, "base `URL` of any node")
 	fs.bindEnv("server", "PARLEY_SERVER")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "give up after this `duration`, retries included")
+	fs.StringVar(&o.Token, "token", "", "session `token` to sign in with")
+	fs.bindEnv("token", "PARLEY_TOKEN")
+}
+
+// newClient returns a client of the server, signed in with the token.
+func (o *clientOptions) newClient() *client.Client {
+	return client.New(o.Server, client.WithToken(o.Token))
 }
 
 // check validates the shared client flags.

@@ -24,7 +24,7 @@ its role, applied index and lag behind the leader.`)
 	}
 	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
 	defer cancel()
-	c := client.New(co.Server)
+	c := co.newClient()
 	var st *client.ClusterStatus
 	err := retry(ctx, func() (err error) {
 		st, err = c.Cluster(ctx)

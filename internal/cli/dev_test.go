@@ -23,6 +23,7 @@ func TestDev_ThreeNodes(t *testing.T) {
 	out, errOut, stop := background(t, args...)
 	m := waitFor(t, out, errOut, tableRE, 60*time.Second)
 	n1, n3 := m[1], m[2]
+	tok := signUp(t, n1)
 	if want := "http://127.0.0.1:" + strconv.Itoa(base+4); n3 != want {
 		t.Errorf("node 3 serves %s, want %s", n3, want)
 	}
@@ -30,14 +31,14 @@ func TestDev_ThreeNodes(t *testing.T) {
 	defer cancel()
 
 	t.Run("a put on node 1 is readable on node 3", func(t *testing.T) {
-		mustRun(t, ctx, "kv", "put", "colour", "blue", "--server", n1)
-		if got := mustRun(t, ctx, "kv", "get", "colour", "--server", n3); got != "blue" {
+		mustRun(t, ctx, "kv", "put", "colour", "blue", "--server", n1, "--token", tok)
+		if got := mustRun(t, ctx, "kv", "get", "colour", "--server", n3, "--token", tok); got != "blue" {
 			t.Errorf("get on node 3 = %q, want blue", got)
 		}
 	})
 	// Stop only once every replica exists and caught up, so the restart
 	// below resumes a settled cluster.
-	waitConverged(t, ctx, n1, 3)
+	waitConverged(t, ctx, n1, tok, 3)
 	if code := stop(); code != 0 {
 		t.Fatalf("dev exit code %d, stderr %s", code, errOut)
 	}
@@ -45,7 +46,7 @@ func TestDev_ThreeNodes(t *testing.T) {
 	t.Run("a restart resumes the data", func(t *testing.T) {
 		out, errOut, stop := background(t, args...)
 		waitFor(t, out, errOut, tableRE, 60*time.Second)
-		if got := mustRun(t, ctx, "kv", "get", "colour", "--server", n3); got != "blue" {
+		if got := mustRun(t, ctx, "kv", "get", "colour", "--server", n3, "--token", tok); got != "blue" {
 			t.Errorf("get after restart = %q, want blue", got)
 		}
 		if code := stop(); code != 0 {
@@ -56,12 +57,12 @@ func TestDev_ThreeNodes(t *testing.T) {
 
 // waitConverged polls the cluster status at url until every partition has
 // rf replicas, all leaders or followers, none behind.
-func waitConverged(t *testing.T, ctx context.Context, url string, rf int) {
+func waitConverged(t *testing.T, ctx context.Context, url, token string, rf int) {
 	t.Helper()
 	var last string
 	for ctx.Err() == nil {
 		var st client.ClusterStatus
-		r := run(ctx, nil, "", "cluster", "status", "--json", "--server", url)
+		r := run(ctx, nil, "", "cluster", "status", "--json", "--server", url, "--token", token)
 		last = r.stdout + r.stderr
 		if r.code == 0 && json.Unmarshal([]byte(r.stdout), &st) == nil && converged(&st, rf) {
 			return

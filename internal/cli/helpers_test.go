@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/client"
 )
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test
@@ -156,4 +158,20 @@ func freeBasePort(t *testing.T, n int) int {
 	}
 	t.Fatalf("no %d consecutive free ports found", n)
 	return 0
+}
+
+// signUp registers a user on the server at url and returns a session token.
+func signUp(t *testing.T, url string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := client.New(url)
+	if _, err := c.Register(ctx, "tester", "tester-password"); err != nil {
+		t.Fatalf("register on %s: %v", url, err)
+	}
+	s, err := c.Login(ctx, "tester", "tester-password")
+	if err != nil {
+		t.Fatalf("login on %s: %v", url, err)
+	}
+	return s.Token
 }

@@ -40,7 +40,7 @@ the value from standard input. Put "--" before a value that starts with '-'.`)
 	}
 	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
 	defer cancel()
-	c := client.New(co.Server)
+	c := co.newClient()
 	var version uint64
 	err = retry(ctx, func() (err error) {
 		version, err = c.KVPut(ctx, pos[0], value, opts)
@@ -69,7 +69,7 @@ Print the value stored under KEY, byte for byte (no newline is added).`)
 	}
 	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
 	defer cancel()
-	c := client.New(co.Server)
+	c := co.newClient()
 	var value []byte
 	var version uint64
 	err = retry(ctx, func() (err error) {
@@ -103,7 +103,7 @@ func runKVDel(ctx context.Context, e *Env, path string, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
 	defer cancel()
-	c := client.New(co.Server)
+	c := co.newClient()
 	return retry(ctx, func() error { return c.KVDelete(ctx, pos[0], opts) })
 }
 
@@ -134,7 +134,7 @@ matching key is listed, page by page.`)
 	}
 	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
 	defer cancel()
-	c := client.New(co.Server)
+	c := co.newClient()
 	out := bufio.NewWriter(e.Stdout)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	if long {

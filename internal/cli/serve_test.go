@@ -16,68 +16,69 @@ func TestServe_EndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	srv := "--server=" + url
+	tok := "--token=" + signUp(t, url)
 
 	t.Run("put then get", func(t *testing.T) {
-		if v := mustRun(t, ctx, "kv", "put", "greeting", "hello", srv); v != "1\n" {
+		if v := mustRun(t, ctx, "kv", "put", "greeting", "hello", srv, tok); v != "1\n" {
 			t.Errorf("put printed %q, want version 1", v)
 		}
-		r := run(ctx, nil, "", "kv", "get", "greeting", srv, "-v")
+		r := run(ctx, nil, "", "kv", "get", "greeting", srv, tok, "-v")
 		if r.code != 0 || r.stdout != "hello" || !strings.Contains(r.stderr, "version 1") {
 			t.Errorf("get = %+v, want hello with version 1 on stderr", r)
 		}
 	})
 
 	t.Run("value from stdin", func(t *testing.T) {
-		if r := run(ctx, nil, "line one\nline two\n", "kv", "put", "doc", "-", srv); r.code != 0 {
+		if r := run(ctx, nil, "line one\nline two\n", "kv", "put", "doc", "-", srv, tok); r.code != 0 {
 			t.Fatalf("put from stdin: %+v", r)
 		}
-		if got := mustRun(t, ctx, "kv", "get", "doc", srv, "--stale"); got != "line one\nline two\n" {
+		if got := mustRun(t, ctx, "kv", "get", "doc", srv, tok, "--stale"); got != "line one\nline two\n" {
 			t.Errorf("get = %q", got)
 		}
 	})
 
 	t.Run("compare and swap", func(t *testing.T) {
-		r := run(ctx, nil, "", "kv", "put", "greeting", "bye", "--if-version", "7", srv)
+		r := run(ctx, nil, "", "kv", "put", "greeting", "bye", "--if-version", "7", srv, tok)
 		if r.code != 1 || !strings.HasPrefix(r.stderr, "error: ") || !strings.Contains(r.stderr, "(precondition_failed)") {
 			t.Errorf("stale CAS = %+v, want exit 1 with precondition_failed", r)
 		}
-		if v := mustRun(t, ctx, "kv", "put", "greeting", "bye", "--if-version", "1", "--idempotency-key", "k1", srv); v != "2\n" {
+		if v := mustRun(t, ctx, "kv", "put", "greeting", "bye", "--if-version", "1", "--idempotency-key", "k1", srv, tok); v != "2\n" {
 			t.Errorf("CAS printed %q, want version 2", v)
 		}
 	})
 
 	t.Run("list", func(t *testing.T) {
-		if got := mustRun(t, ctx, "kv", "list", srv); got != "doc\ngreeting\n" {
+		if got := mustRun(t, ctx, "kv", "list", srv, tok); got != "doc\ngreeting\n" {
 			t.Errorf("list = %q", got)
 		}
-		if got := mustRun(t, ctx, "kv", "list", "--prefix", "gr", srv); got != "greeting\n" {
+		if got := mustRun(t, ctx, "kv", "list", "--prefix", "gr", srv, tok); got != "greeting\n" {
 			t.Errorf("list --prefix = %q", got)
 		}
-		if got := mustRun(t, ctx, "kv", "list", "--limit", "1", srv); got != "doc\n" {
+		if got := mustRun(t, ctx, "kv", "list", "--limit", "1", srv, tok); got != "doc\n" {
 			t.Errorf("list --limit 1 = %q", got)
 		}
-		if got := mustRun(t, ctx, "kv", "list", "--after", "doc", "-l", srv); !strings.Contains(got, "KEY") || !strings.Contains(got, "greeting  2") {
+		if got := mustRun(t, ctx, "kv", "list", "--after", "doc", "-l", srv, tok); !strings.Contains(got, "KEY") || !strings.Contains(got, "greeting  2") {
 			t.Errorf("list -l = %q", got)
 		}
 	})
 
 	t.Run("delete", func(t *testing.T) {
-		mustRun(t, ctx, "kv", "del", "doc", srv)
-		r := run(ctx, nil, "", "kv", "get", "doc", srv)
+		mustRun(t, ctx, "kv", "del", "doc", srv, tok)
+		r := run(ctx, nil, "", "kv", "get", "doc", srv, tok)
 		if r.code != 1 || !strings.Contains(r.stderr, "(not_found)") {
 			t.Errorf("get after delete = %+v, want not_found", r)
 		}
 	})
 
 	t.Run("cluster status", func(t *testing.T) {
-		out := mustRun(t, ctx, "cluster", "status", srv)
+		out := mustRun(t, ctx, "cluster", "status", srv, tok)
 		for _, w := range []string{"NODE", "n1", "alive", "PARTITION", "leader"} {
 			if !strings.Contains(out, w) {
 				t.Errorf("status lacks %q:\n%s", w, out)
 			}
 		}
 		var st client.ClusterStatus
-		if err := json.Unmarshal([]byte(mustRun(t, ctx, "cluster", "status", "--json", srv)), &st); err != nil {
+		if err := json.Unmarshal([]byte(mustRun(t, ctx, "cluster", "status", "--json", srv, tok)), &st); err != nil {
 			t.Fatal(err)
 		}
 		if len(st.Nodes) != 1 || len(st.Partitions) != 4 {
@@ -89,7 +90,7 @@ func TestServe_EndToEnd(t *testing.T) {
 		if code := stop(); code != 0 {
 			t.Errorf("exit code %d", code)
 		}
-		r := run(ctx, nil, "", "kv", "get", "greeting", srv)
+		r := run(ctx, nil, "", "kv", "get", "greeting", srv, tok)
 		if r.code != 1 || !strings.Contains(r.stderr, "unreachable") {
 			t.Errorf("after shutdown get = %+v, want unreachable", r)
 		}

@@ -37,6 +37,9 @@ type Node struct {
 	engine *multiraft.Engine
 	router *Router
 	dir    *directory
+	// queueNotes wakes queue long polls from applied commands
+	// (services_queue.go).
+	queueNotes *queueNotifier
 
 	rec   atomic.Pointer[nodeRecord]
 	cmap  atomic.Pointer[mapView]
@@ -118,6 +121,9 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	}
 	n.router = &Router{n: n}
 	n.dir = &directory{n: n}
+	n.queueNotes = newQueueNotifier(n.router.PartitionOf, func(p uint64) bool {
+		return n.engine != nil && n.engine.HasGroup(p)
+	})
 	for _, o := range opts {
 		o(n)
 	}
@@ -338,7 +344,7 @@ func (n *Node) applierFor(group uint64) state.Applier {
 	if group == placement.MetaGroup {
 		return placement.StateMachine{}
 	}
-	return partitionMux
+	return notifyingMux{mux: partitionMux, notes: n.queueNotes}
 }
 
 // accept lets a message create a replica that the cluster map assigns to
@@ -358,7 +364,8 @@ func (n *Node) accept(group, replica uint64) bool {
 
 // onApplied refreshes the cluster map when the metadata group applied
 // (runs on the driver loop: it must stay quick).
-func (n *Node) onApplied(group, _ uint64) {
+func (n *Node) onApplied(group, applied uint64) {
+	n.queueNotes.applied(group, applied)
 	if group != placement.MetaGroup {
 		return
 	}

@@ -58,7 +58,7 @@ func (n *Node) newServices() (*services, error) {
 	}
 	// The notifier needs the node's applied-command hook; until node.go
 	// feeds one (n.queueNotes, see queueNotifier), long polls poll.
-	queues := n.newQueueService(accounts, nil)
+	queues := n.newQueueService(accounts, n.queueNotes)
 	return &services{
 		accounts: accounts,
 		rooms:    chat.NewService(n.router, chat.Config{}),
