@@ -101,6 +101,9 @@ func runBenchKV(ctx context.Context, e *Env, path string, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.signIn(e); err != nil {
+		return err
+	}
 	return BenchKV(ctx, o, e.Stdout, e.Stderr)
 }
 

@@ -36,6 +36,10 @@ type Env struct {
 	Stderr io.Writer
 	// Getenv looks up environment variables; nil means none are set.
 	Getenv func(string) string
+
+	// login is set by client commands: whom to suggest signing in as when
+	// the server answers 401.
+	login *loginHint
 }
 
 // getenv looks up key, treating a nil Getenv as an empty environment.
@@ -85,7 +89,7 @@ func (e *Env) exit(err error) int {
 		fmt.Fprintf(e.Stderr, "run '%s -h' for usage\n", u.path)
 		return 2
 	}
-	fmt.Fprintf(e.Stderr, "error: %s\n", describe(err))
+	fmt.Fprintf(e.Stderr, "error: %s%s\n", describe(err), e.login.advice(err))
 	return 1
 }
 

@@ -25,12 +25,13 @@ type clientOptions struct {
 	Token string
 }
 
-// addClientFlags defines --server (or $PARLEY_SERVER) and --timeout into o.
+// addClientFlags defines --server (or $PARLEY_SERVER), --timeout and
+// --token (or $PARLEY_TOKEN) into o.
 func addClientFlags(fs *flagSet, o *clientOptions) {
 	fs.StringVar(&o.Server, "server", defaultServer, "base `URL` of any node")
 	fs.bindEnv("server", "PARLEY_SERVER")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "give up after this `duration`, retries included")
-	fs.StringVar(&o.Token, "token", "", "session `token` to sign in with")
+	fs.StringVar(&o.Token, "token", "", "session `token` to sign in with (default: the login stored by parley user login)")
 	fs.bindEnv("token", "PARLEY_TOKEN")
 }
 
@@ -60,9 +61,22 @@ func checkServerURL(s string) error {
 }
 
 // parseClient parses a client command's flags into co (defined by the
-// caller together with its own flags) and checks that it got between min
-// and max positional arguments.
+// caller together with its own flags), checks that it got between min and
+// max positional arguments, and signs in: --token, else $PARLEY_TOKEN, else
+// the stored login for --server.
 func parseClient(fs *flagSet, co *clientOptions, e *Env, args []string, minArgs, maxArgs int) ([]string, error) {
+	pos, err := parseClientFlags(fs, co, e, args, minArgs, maxArgs)
+	if err != nil {
+		return nil, err
+	}
+	if err := co.signIn(e); err != nil {
+		return nil, err
+	}
+	return pos, nil
+}
+
+// parseClientFlags is parseClient without signing in.
+func parseClientFlags(fs *flagSet, co *clientOptions, e *Env, args []string, minArgs, maxArgs int) ([]string, error) {
 	pos, err := fs.parse(args, e.getenv)
 	if err != nil {
 		return nil, err

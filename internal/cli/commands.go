@@ -27,6 +27,12 @@ func rootCommand() *command {
 		subs: []*command{
 			{name: "serve", section: nodes, summary: "run one node", action: runServe},
 			{name: "dev", section: nodes, summary: "run a local cluster of N nodes in this process", action: runDev},
+			{name: "user", section: clients, summary: "accounts and the stored login", subs: []*command{
+				{name: "register", summary: "create a user", action: runUserRegister},
+				{name: "login", summary: "open a session and store it for later commands", action: runUserLogin},
+				{name: "logout", summary: "end the session and forget the stored login", action: runUserLogout},
+				{name: "whoami", summary: "print the stored login's username", action: runUserWhoami},
+			}},
 			{name: "kv", section: clients, summary: "key-value store", subs: []*command{
 				{name: "put", summary: "store a value (prints the new version)", action: runKVPut},
 				{name: "get", summary: "print a value", action: runKVGet},
@@ -49,7 +55,6 @@ func rootCommand() *command {
 				{name: "queue", summary: "queue send and receive", planned: true},
 				{name: "links", summary: "short link creation and redirects", planned: true},
 			}},
-			{name: "user", section: later, summary: "register, login", planned: true},
 			{name: "room", section: later, summary: "create, list, join, leave, members, post, history", planned: true},
 			{name: "chat", section: later, summary: "interactive terminal chat in a room", planned: true},
 			{name: "queue", section: later, summary: "create, delete, list, send, peek, receive, ack", planned: true},

@@ -1,0 +1,273 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+)
+
+// passwordHelp explains the password flags in the help of register and
+// login.
+const passwordHelp = `
+The password is read from the terminal, or with --password-stdin from the
+first line of standard input (for scripts: never put it on the command
+line). The terminal shows the password as it is typed.`
+
+// addServerFlags defines --server (or $PARLEY_SERVER) and --timeout into o:
+// the client flags of commands that do not sign in with a token.
+func addServerFlags(fs *flagSet, o *clientOptions) {
+	fs.StringVar(&o.Server, "server", defaultServer, "base `URL` of any node")
+	fs.bindEnv("server", "PARLEY_SERVER")
+	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "give up after this `duration`, retries included")
+}
+
+// runUserRegister is `parley user register USERNAME`.
+func runUserRegister(ctx context.Context, e *Env, path string, args []string) error {
+	var co clientOptions
+	var fromStdin bool
+	fs := newFlagSet(path, "USERNAME [flags]", `
+Create a user and print "registered USERNAME" ("(admin)" for the first user
+of a cluster, who becomes its administrator). When registration is closed,
+only a signed-in admin may register users: the admin's session comes from
+--token, $PARLEY_TOKEN or the stored login, as for every client command.
+`+passwordHelp)
+	addClientFlags(fs, &co)
+	fs.BoolVar(&fromStdin, "password-stdin", false, "read the password from the first line of standard input")
+	pos, err := parseClientFlags(fs, &co, e, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	password, err := readPassword(e, path, pos[0], fromStdin, true)
+	if err != nil {
+		return err
+	}
+	stored := false
+	if co.Token == "" { // an admin's stored login, if any; a damaged file only loses that
+		if l, ok, lerr := lookupLogin(e, co.Server); lerr == nil && ok {
+			co.Token, stored = l.Token, true
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
+	defer cancel()
+	ctx = client.WithIdempotencyKey(ctx, randomKey())
+	c := co.newClient()
+	var u client.User
+	register := func() (err error) {
+		u, err = c.Register(ctx, pos[0], password)
+		return err
+	}
+	err = retry(ctx, register)
+	if ce, ok := errors.AsType[*client.Error](err); ok && ce.Status == 401 && stored {
+		// The stored session has ended; it was only needed when registration
+		// is closed, so try as anyone would.
+		c.SetToken("")
+		err = retry(ctx, register)
+	}
+	if err != nil {
+		return err
+	}
+	admin := ""
+	if u.Admin {
+		admin = " (admin)"
+	}
+	fmt.Fprintf(e.Stdout, "registered %s%s\n", u.Username, admin)
+	return nil
+}
+
+// runUserLogin is `parley user login USERNAME`.
+func runUserLogin(ctx context.Context, e *Env, path string, args []string) error {
+	var co clientOptions
+	var fromStdin bool
+	fs := newFlagSet(path, "USERNAME [flags]", `
+Open a session on the server and store it in the login file, replacing the
+server's previous login: $PARLEY_CONFIG_DIR/logins.json, or else
+parley/logins.json in the user's configuration directory (mode 0600). Client
+commands given neither --token nor $PARLEY_TOKEN sign in with it.
+`+passwordHelp)
+	addServerFlags(fs, &co)
+	fs.BoolVar(&fromStdin, "password-stdin", false, "read the password from the first line of standard input")
+	pos, err := parseClientFlags(fs, &co, e, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	password, err := readPassword(e, path, pos[0], fromStdin, false)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
+	defer cancel()
+	c := co.newClient()
+	var s client.Session
+	err = retry(ctx, func() (err error) {
+		s, err = c.Login(ctx, pos[0], password)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := updateLogin(e, co.Server, &storedLogin{Username: s.Username, Token: s.Token, ExpiresAt: s.ExpiresAt}); err != nil {
+		_ = c.Logout(ctx) // a session nobody can use should not linger
+		return fmt.Errorf("logged in, but could not store the session: %w", err)
+	}
+	fmt.Fprintf(e.Stdout, "logged in as %s on %s (expires %s)\n", s.Username, co.Server, formatMs(s.ExpiresAt))
+	return nil
+}
+
+// runUserLogout is `parley user logout`.
+func runUserLogout(ctx context.Context, e *Env, path string, args []string) error {
+	var co clientOptions
+	fs := newFlagSet(path, "[flags]", `
+End the session on the server and remove the server's stored login. The
+session ended is the one client commands use (--token, $PARLEY_TOKEN or the
+stored login), and the stored one as well. When the server cannot be
+reached, the stored login is removed anyway and the session lapses when it
+expires.`)
+	addClientFlags(fs, &co)
+	if _, err := parseClientFlags(fs, &co, e, args, 0, 0); err != nil {
+		return err
+	}
+	stored, hasStored, err := lookupLogin(e, co.Server)
+	if err != nil {
+		return err
+	}
+	tokens := []string{co.Token}
+	switch {
+	case co.Token == "" && !hasStored:
+		return fmt.Errorf("not logged in on %s", co.Server)
+	case co.Token == "":
+		tokens = []string{stored.Token}
+	case hasStored && stored.Token != co.Token:
+		tokens = append(tokens, stored.Token)
+	}
+	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
+	defer cancel()
+	for _, tok := range tokens {
+		c := client.New(co.Server, client.WithToken(tok))
+		err := retry(ctx, func() error { return c.Logout(ctx) })
+		if ce, ok := errors.AsType[*client.Error](err); ok && ce.Status == 401 {
+			err = nil // the session had ended already
+		}
+		if err != nil {
+			fmt.Fprintf(e.Stderr, "warning: the server did not end the session (%s); it stays valid until it expires\n", describe(err))
+		}
+	}
+	if hasStored {
+		if _, err := updateLogin(e, co.Server, nil); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.Stdout, "logged out of %s\n", co.Server)
+	return nil
+}
+
+// runUserWhoami is `parley user whoami`.
+func runUserWhoami(_ context.Context, e *Env, path string, args []string) error {
+	var co clientOptions
+	fs := newFlagSet(path, "[flags]", `
+Print the username of the stored login for the server. The server is not
+asked: a session ended elsewhere still shows.`)
+	addServerFlags(fs, &co)
+	if _, err := parseClientFlags(fs, &co, e, args, 0, 0); err != nil {
+		return err
+	}
+	l, ok, err := lookupLogin(e, co.Server)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("not logged in on %s; run: parley user login USERNAME --server %s", co.Server, co.Server)
+	}
+	fmt.Fprintln(e.Stdout, l.Username)
+	if l.ExpiresAt > 0 && time.Now().UnixMilli() >= l.ExpiresAt {
+		fmt.Fprintf(e.Stderr, "warning: the session expired %s; run: parley user login %s --server %s\n", formatMs(l.ExpiresAt), l.Username, co.Server)
+	}
+	return nil
+}
+
+// formatMs renders a Unix millisecond time for people, in local time.
+func formatMs(ms int64) string {
+	return time.UnixMilli(ms).Format(time.RFC3339)
+}
+
+// maxPasswordLine bounds the password line read from standard input.
+const maxPasswordLine = 4096
+
+// readPassword returns the password for username: the first line of
+// standard input with --password-stdin, else typed at the terminal after a
+// prompt on stderr (twice when confirm is set). Standard input that is not
+// a terminal needs --password-stdin, so a script never waits on a prompt.
+func readPassword(e *Env, path, username string, fromStdin, confirm bool) (string, error) {
+	in := bufio.NewReader(e.Stdin)
+	if fromStdin {
+		return readPasswordLine(in)
+	}
+	if !isTerminal(e.Stdin) {
+		return "", usagef(path, "standard input is not a terminal: give the password on it with --password-stdin")
+	}
+	return promptPassword(in, e.Stderr, username, confirm)
+}
+
+// promptPassword asks for username's password on w and reads it from in,
+// asking a second time when confirm is set. The terminal echoes what is
+// typed: golang.org/x/term is not among Parley's dependencies.
+func promptPassword(in *bufio.Reader, w io.Writer, username string, confirm bool) (string, error) {
+	fmt.Fprintf(w, "Password for %s (visible as you type): ", username)
+	p, err := readPasswordLine(in)
+	if err != nil || !confirm {
+		return p, err
+	}
+	fmt.Fprint(w, "Repeat the password: ")
+	again, err := readPasswordLine(in)
+	if err != nil {
+		return "", err
+	}
+	if again != p {
+		return "", errors.New("the passwords differ")
+	}
+	return p, nil
+}
+
+// readPasswordLine reads one line, without its line ending. An empty
+// password is refused here; the server judges the rest.
+func readPasswordLine(in *bufio.Reader) (string, error) {
+	var line []byte
+	for {
+		b, err := in.ReadByte()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("read password: %w", err)
+		}
+		if b == '\n' {
+			break
+		}
+		if len(line) == maxPasswordLine {
+			return "", fmt.Errorf("read password: the line is longer than %d bytes", maxPasswordLine)
+		}
+		line = append(line, b)
+	}
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	if len(line) == 0 {
+		return "", errors.New("no password given (an empty line or no input)")
+	}
+	return string(line), nil
+}
+
+// isTerminal reports whether r is a terminal (a character device).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok || f == nil {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
