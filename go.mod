@@ -9,6 +9,7 @@ require (
 	github.com/hashicorp/memberlist v0.7.0
 	go.etcd.io/raft/v3 v3.6.0
 	golang.org/x/crypto v0.58.0
+	golang.org/x/term v0.47.0
 )
 
 require (

@@ -9,6 +9,8 @@ import (
 	"os"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/parley-chat/parley/client"
 )
 
@@ -17,7 +19,7 @@ import (
 const passwordHelp = `
 The password is read from the terminal, or with --password-stdin from the
 first line of standard input (for scripts: never put it on the command
-line). The terminal shows the password as it is typed.`
+line). The terminal does not show the password as it is typed.`
 
 // addServerFlags defines --server (or $PARLEY_SERVER) and --timeout into o:
 // the client flags of commands that do not sign in with a token.
@@ -210,20 +212,43 @@ func readPassword(e *Env, path, username string, fromStdin, confirm bool) (strin
 	if !isTerminal(e.Stdin) {
 		return "", usagef(path, "standard input is not a terminal: give the password on it with --password-stdin")
 	}
-	return promptPassword(in, e.Stderr, username, confirm)
+	return promptPassword(hiddenInput{e.Stdin.(*os.File)}, e.Stderr, username, confirm)
 }
 
+// hiddenInput reads password lines from a terminal without echoing them.
+type hiddenInput struct{ f *os.File }
+
+func (h hiddenInput) readLine() (string, error) {
+	b, err := term.ReadPassword(int(h.f.Fd()))
+	if err != nil {
+		return "", fmt.Errorf("read password: %w", err)
+	}
+	if len(b) == 0 {
+		return "", errors.New("empty password")
+	}
+	return string(b), nil
+}
+
+// lineReader reads one password line.
+type lineReader interface{ readLine() (string, error) }
+
+// plainInput reads password lines from a non-terminal stream (tests).
+type plainInput struct{ in *bufio.Reader }
+
+func (p plainInput) readLine() (string, error) { return readPasswordLine(p.in) }
+
 // promptPassword asks for username's password on w and reads it from in,
-// asking a second time when confirm is set. The terminal echoes what is
-// typed: golang.org/x/term is not among Parley's dependencies.
-func promptPassword(in *bufio.Reader, w io.Writer, username string, confirm bool) (string, error) {
-	fmt.Fprintf(w, "Password for %s (visible as you type): ", username)
-	p, err := readPasswordLine(in)
+// asking a second time when confirm is set.
+func promptPassword(in lineReader, w io.Writer, username string, confirm bool) (string, error) {
+	fmt.Fprintf(w, "Password for %s: ", username)
+	p, err := in.readLine()
+	fmt.Fprintln(w)
 	if err != nil || !confirm {
 		return p, err
 	}
 	fmt.Fprint(w, "Repeat the password: ")
-	again, err := readPasswordLine(in)
+	again, err := in.readLine()
+	fmt.Fprintln(w)
 	if err != nil {
 		return "", err
 	}

@@ -204,7 +204,7 @@ func TestPromptPassword(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var prompt strings.Builder
-			got, err := promptPassword(bufio.NewReader(strings.NewReader(tc.input)), &prompt, "alice", tc.confirm)
+			got, err := promptPassword(plainInput{bufio.NewReader(strings.NewReader(tc.input))}, &prompt, "alice", tc.confirm)
 			if got != tc.want || (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("got %q, %v; want %q, error containing %q", got, err, tc.want, tc.wantErr)
 			}
