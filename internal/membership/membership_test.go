@@ -19,7 +19,7 @@ func newMember(t *testing.T, id, cluster string, join []string, events int) *Mem
 		Meta:   Meta{ClusterAddr: "127.0.0.1:7071", HTTPAddr: "127.0.0.1:7070", Zone: "z-" + id},
 		Logger: slog.New(slog.DiscardHandler),
 
-		ProbeInterval: 40 * time.Millisecond, ProbeTimeout: 20 * time.Millisecond, SuspicionMult: 3,
+		ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 80 * time.Millisecond, SuspicionMult: 3,
 		GossipInterval: 10 * time.Millisecond, PushPullInterval: 300 * time.Millisecond,
 		TCPTimeout: 300 * time.Millisecond, DeadNodeReclaimTime: time.Second, EventBuffer: events,
 	})
@@ -42,7 +42,7 @@ func mustJoin(t *testing.T, m *Membership) {
 // waitFor polls until cond holds, or fails after 5 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second) // generous: -race on a busy 2-core machine
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

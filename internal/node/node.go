@@ -35,6 +35,9 @@ type Node struct {
 	db     *storage.DB
 	tr     *transport.Transport
 	engine *multiraft.Engine
+	// live is the engine as the transport's handlers see it: the transport
+	// listens before the engine exists, so they read it atomically.
+	live   atomic.Pointer[multiraft.Engine]
 	router *Router
 	dir    *directory
 	// queueNotes wakes queue long polls from applied commands
@@ -208,6 +211,7 @@ func (n *Node) Start(ctx context.Context) error {
 		n.Close()
 		return err
 	}
+	n.live.Store(n.engine)
 	n.engine.Start()
 	if err := n.startHTTP(); err != nil {
 		n.Close()

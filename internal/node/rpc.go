@@ -27,24 +27,25 @@ var _ transport.Handler = (*handler)(nil)
 
 // HandleRaft implements transport.Handler.
 func (h *handler) HandleRaft(_ string, msgs []transport.GroupMessage) {
-	if h.n.engine != nil {
-		h.n.engine.Step(msgs)
+	if e := h.n.live.Load(); e != nil {
+		e.Step(msgs)
 	}
 }
 
 // HandleSnapshot implements transport.Handler.
 func (h *handler) HandleSnapshot(ctx context.Context, _ string, msg transport.GroupMessage, data io.Reader) error {
-	if h.n.engine == nil {
+	e := h.n.live.Load()
+	if e == nil {
 		return fmt.Errorf("node starting")
 	}
-	return h.n.engine.HandleSnapshot(ctx, msg, data)
+	return e.HandleSnapshot(ctx, msg, data)
 }
 
 // HandleCall implements transport.Handler. Errors meant for the caller travel
 // inside the reply; a returned error means the request itself was bad.
 func (h *handler) HandleCall(ctx context.Context, _ string, method string, body []byte) ([]byte, error) {
 	n := h.n
-	if n.engine == nil {
+	if n.live.Load() == nil {
 		return json.Marshal(callReply{Code: errs.Unavailable, Message: "node starting"})
 	}
 	switch method {
