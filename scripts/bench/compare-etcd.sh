@@ -36,11 +36,13 @@ OUT=${OUT:-./bench-results/$(date -u +%Y%m%dT%H%M%SZ)}
 WORKDIR=${WORKDIR:-/var/tmp}
 KEEP_DATA=${KEEP_DATA:-0}
 
-# Loopback ports, away from etcd's and Parley's defaults.
-ETCD_CLIENT_PORTS=(32379 32389 32399)
-ETCD_PEER_PORTS=(32380 32390 32400)
-PARLEY_HTTP_PORTS=(37070 37080 37090)
-PARLEY_CLUSTER_PORTS=(37071 37081 37091)
+# Loopback ports, away from etcd's and Parley's defaults and below Linux's
+# ephemeral range (32768-60999), where outgoing connections of other
+# programs could take them between the check and the start.
+ETCD_CLIENT_PORTS=(22379 22389 22399)
+ETCD_PEER_PORTS=(22380 22390 22400)
+PARLEY_HTTP_PORTS=(27070 27080 27090)
+PARLEY_CLUSTER_PORTS=(27071 27081 27091)
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'compare-etcd: %s\n' "$*" >&2; exit 1; }
@@ -149,6 +151,41 @@ print("yes" if ok else "no")'
 	fi
 }
 
+# machine_cpu prints the machine's busy and total CPU time so far, in
+# clock ticks (idle, iowait and steal are not busy).
+machine_cpu() {
+	awk '/^cpu / { t = $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; print t - $5 - $6 - $9, t }' /proc/stat
+}
+
+# servers_cpu prints the CPU time, in clock ticks, used so far by the
+# servers started here (utime + stime).
+servers_cpu() {
+	local pid sum=0 t
+	for pid in "${pids[@]}"; do
+		t=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)
+		sum=$((sum + t))
+	done
+	echo "$sum"
+}
+
+# measure NAME CMD...: runs the benchmark CMD with its text report in
+# $OUT/NAME.txt, and writes to $OUT/NAME.cpu how busy the machine was over
+# the run (warm-up included) and how many cores the servers used.
+measure() {
+	local name=$1 m0 m1 s0 s1 t0 t1
+	shift
+	m0=$(machine_cpu) s0=$(servers_cpu) t0=$(date +%s.%N)
+	"$@" >"$OUT/$name.txt"
+	m1=$(machine_cpu) s1=$(servers_cpu) t1=$(date +%s.%N)
+	awk -v m0="$m0" -v m1="$m1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+		split(m0, a, " "); split(m1, b, " ")
+		printf "busy_pct %.0f\nserver_cores %.2f\n", 100 * (b[1] - a[1]) / (b[2] - a[2]), (s1 - s0) / hz / (t1 - t0)
+	}' >"$OUT/$name.cpu"
+}
+
+# cpu NAME FIELD prints a figure measure noted.
+cpu() { awk -v f="$2" '$1 == f { print $2 }' "$OUT/$1.cpu"; }
+
 # --- tools ---------------------------------------------------------------
 
 if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
@@ -175,9 +212,14 @@ else
 	parley=$tmp/bin/parley
 fi
 
-for p in "${ETCD_CLIENT_PORTS[@]}" "${ETCD_PEER_PORTS[@]}" "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"; do
-	port_free "$p" || die "port $p on 127.0.0.1 is taken"
-done
+# ports_free PORT... dies when one of the ports is taken.
+ports_free() {
+	local p
+	for p in "$@"; do
+		port_free "$p" || die "port $p on 127.0.0.1 is taken"
+	done
+}
+ports_free "${ETCD_CLIENT_PORTS[@]}" "${ETCD_PEER_PORTS[@]}" "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"
 
 fstype=$(df -PT "$tmp" | awk 'NR == 2 { print $2 }')
 [[ $fstype != tmpfs ]] || die "$WORKDIR is a tmpfs: set WORKDIR to a directory on the disk under test"
@@ -189,7 +231,11 @@ fstype=$(df -PT "$tmp" | awk 'NR == 2 { print $2 }')
 	echo "memory: $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
 	echo "disk: $(df -PhT "$tmp" | awk 'NR == 2 { print $1 ", " $2 ", " $3 " (" $4 " used, " $5 " free)" }')"
 	echo "etcd: $etcd_version"
-	echo "parley: $(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	if [[ -n ${PARLEY_BIN:-} ]]; then
+		echo "parley: $PARLEY_BIN (prebuilt)"
+	else
+		echo "parley: built from $(cd "$repo" && git describe --always --dirty 2>/dev/null || echo "an unknown commit")"
+	fi
 	echo "go: $(go version 2>/dev/null || echo n/a)"
 	echo "duration: $DURATION, warmup: $WARMUP, clients: $CLIENTS, value size: $VALUE_SIZE"
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -235,8 +281,8 @@ ETCDCTL_API=3 etcdctl --endpoints="$etcd_endpoints" endpoint status -w table >"$
 
 for c in $CLIENTS; do
 	log "etcd: $c clients for $DURATION"
-	"$parley" bench etcd-kv --endpoints "$etcd_endpoints" --clients "$c" --duration "$DURATION" --warmup "$WARMUP" \
-		--value-size "$VALUE_SIZE" --json "$OUT/etcd-c$c.json" --svg "$OUT/etcd-c$c.svg" -q >"$OUT/etcd-c$c.txt"
+	measure "etcd-c$c" "$parley" bench etcd-kv --endpoints "$etcd_endpoints" --clients "$c" --duration "$DURATION" \
+		--warmup "$WARMUP" --value-size "$VALUE_SIZE" --json "$OUT/etcd-c$c.json" --svg "$OUT/etcd-c$c.svg" -q
 done
 log "stopping etcd"
 stop_all
@@ -263,6 +309,7 @@ wait_ready() { # wait_ready I
 	done
 }
 log "starting parley: 3 nodes on $parley_urls"
+ports_free "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"
 serve 0
 wait_ready 0
 serve 1 --join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}"
@@ -281,8 +328,8 @@ http_get "http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}/api/v1/cluster" >"$OUT/logs/p
 
 for c in $CLIENTS; do
 	log "parley: $c clients for $DURATION"
-	"$parley" bench kv --servers "$parley_urls" --clients "$c" --duration "$DURATION" --warmup "$WARMUP" \
-		--value-size "$VALUE_SIZE" --json "$OUT/parley-c$c.json" --svg "$OUT/parley-c$c.svg" -q >"$OUT/parley-c$c.txt"
+	measure "parley-c$c" "$parley" bench kv --servers "$parley_urls" --clients "$c" --duration "$DURATION" \
+		--warmup "$WARMUP" --value-size "$VALUE_SIZE" --json "$OUT/parley-c$c.json" --svg "$OUT/parley-c$c.svg" -q
 done
 log "stopping parley"
 stop_all
@@ -319,6 +366,18 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 			printf '%-8s   errors: etcd %s, parley %s (see the .txt reports)\n' "" "$ee" "$pe"
 		fi
 	done
+	echo
+	printf '%-8s | %-33s | %-33s\n' "" "etcd CPU" "parley CPU"
+	printf '%-8s | %7s %12s %12s | %7s %12s %12s\n' clients "busy %" "server cores" "server us/op" "busy %" "server cores" "server us/op"
+	for c in $CLIENTS; do
+		printf '%-8s | %7s %12s %12s | %7s %12s %12s\n' "$c" \
+			"$(cpu "etcd-c$c" busy_pct)" "$(cpu "etcd-c$c" server_cores)" \
+			"$(ratio "$(cpu "etcd-c$c" server_cores)e6" "$(figure "$OUT/etcd-c$c.json" ops_per_s)" | cut -d. -f1)" \
+			"$(cpu "parley-c$c" busy_pct)" "$(cpu "parley-c$c" server_cores)" \
+			"$(ratio "$(cpu "parley-c$c" server_cores)e6" "$(figure "$OUT/parley-c$c.json" ops_per_s)" | cut -d. -f1)"
+	done
+	echo "busy %: the whole machine over the run, warm-up included (the load generator runs here too);"
+	echo "server cores: CPU time of the 3 server processes per second of run; server us/op: that over ops/s."
 	echo
 	echo "targets (docs/PRODUCT.md): parley/etcd ops/s >= 2 and p99 <= 0.5 at 64 and 256 clients;"
 	echo "at 1 client parley p50 <= 2.5 x fsync p50 and < 0.5 x etcd's p50."
