@@ -250,10 +250,14 @@ func (n *Node) Close() {
 }
 
 // Shutdown transfers leadership of every group this node leads to another
-// replica (bounded by ctx), then closes the node: what SIGTERM does.
+// replica (bounded by ctx and by three election timeouts: when the whole
+// cluster stops at once nobody can take over), then closes the node: what
+// SIGTERM does.
 func (n *Node) Shutdown(ctx context.Context) {
 	if n.engine != nil {
-		if err := n.engine.TransferLeadership(ctx); err != nil {
+		tctx, cancel := context.WithTimeout(ctx, 3*time.Duration(n.cfg.ElectionTicks)*n.cfg.TickInterval)
+		defer cancel()
+		if err := n.engine.TransferLeadership(tctx); err != nil {
 			n.log.Warn("leadership transfer before exit incomplete", "err", err)
 		}
 	}

@@ -81,9 +81,11 @@ func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupS
 			rs := api.ReplicaStatus{Node: r.Node, Role: "unreachable"}
 			if st, ok := byNode[r.Node][g.ID]; ok {
 				rs.Applied = st.Applied
-				rs.LagMs = max(st.StaleMs, 0)
 				if leaderApplied > st.Applied {
+					// Behind: how long since it last had everything the
+					// leader had committed (an upper bound).
 					rs.LagEntries = leaderApplied - st.Applied
+					rs.LagMs = max(st.StaleMs, 0)
 				}
 				switch {
 				case st.IsLeader:
