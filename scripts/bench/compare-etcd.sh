@@ -110,9 +110,12 @@ http_ok() {
 # http_get URL prints the body of URL.
 http_get() {
 	if command -v curl >/dev/null; then
-		curl -fsS --max-time 5 "$1"
+		curl -fsS --max-time 5 ${PARLEY_TOKEN:+-H "Authorization: Bearer $PARLEY_TOKEN"} "$1"
 	else
-		python3 -c 'import sys,urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$1"
+		python3 -c 'import os,sys,urllib.request
+req = urllib.request.Request(sys.argv[1])
+if os.environ.get("PARLEY_TOKEN"): req.add_header("Authorization", "Bearer " + os.environ["PARLEY_TOKEN"])
+sys.stdout.write(urllib.request.urlopen(req, timeout=5).read().decode())' "$1"
 	fi
 }
 
@@ -312,6 +315,16 @@ log "starting parley: 3 nodes on $parley_urls"
 ports_free "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"
 serve 0
 wait_ready 0
+# Every call but health and sign-in needs a session: register the benchmark
+# user (the first, so an admin) and keep its login for the bench commands.
+export PARLEY_CONFIG_DIR="$tmp/parley-config"
+bench_password="parley-bench-$RANDOM-$RANDOM"
+url0="http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}"
+printf '%s\n' "$bench_password" | "$parley" user register bench --password-stdin --server "$url0" >/dev/null
+printf '%s\n' "$bench_password" | "$parley" user login bench --password-stdin --server "$url0" >/dev/null
+PARLEY_TOKEN=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]["token"])' \
+	"$PARLEY_CONFIG_DIR/logins.json" "$url0")
+export PARLEY_TOKEN
 serve 1 --join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}"
 serve 2 --join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}"
 wait_ready 1
