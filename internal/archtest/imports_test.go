@@ -1,0 +1,97 @@
+// Package archtest holds tests of the repository's architecture: which
+// packages may depend on which (house rule 2: dependencies point inward;
+// domain packages never import Raft, Pebble, memberlist or net/http).
+package archtest
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/parley-chat/parley/"
+
+// domainImports lists, for each package that must stay a pure domain
+// package, the non-standard-library imports it may use. Every package here
+// may also use internal/state and internal/errs, and no package here may
+// use net/http or math/rand (Apply must be deterministic; randomness comes
+// from the proposer).
+var domainImports = map[string][]string{
+	"internal/kv":        nil,
+	"internal/account":   {"golang.org/x/crypto/argon2"},
+	"internal/chat":      {"golang.org/x/crypto/argon2"},
+	"internal/queue":     nil,
+	"internal/link":      nil,
+	"internal/placement": nil,
+	"internal/state":     nil,
+	"internal/errs":      nil,
+}
+
+// forbiddenStd are standard-library packages no domain package may import.
+var forbiddenStd = map[string]bool{"net/http": true, "math/rand": true, "math/rand/v2": true}
+
+func TestImports_DomainPackagesStayPure(t *testing.T) {
+	for dir, extra := range domainImports {
+		t.Run(dir, func(t *testing.T) {
+			allowed := map[string]bool{module + "internal/state": true, module + "internal/errs": true}
+			for _, p := range extra {
+				allowed[p] = true
+			}
+			files, err := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
+			if err != nil || len(files) == 0 {
+				t.Fatalf("no Go files in %s (%v)", dir, err)
+			}
+			for _, name := range files {
+				if strings.HasSuffix(name, "_test.go") {
+					continue
+				}
+				f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, imp := range f.Imports {
+					path, _ := strconv.Unquote(imp.Path.Value)
+					std := !strings.Contains(strings.SplitN(path, "/", 2)[0], ".")
+					if forbiddenStd[path] || (!std && !allowed[path]) {
+						t.Errorf("%s imports %s", filepath.Base(name), path)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestImports_EngineStaysDomainFree keeps the replication engine, storage
+// and transport free of domain packages: they know commands only as bytes.
+func TestImports_EngineStaysDomainFree(t *testing.T) {
+	for _, dir := range []string{"internal/multiraft", "internal/storage", "internal/transport", "internal/membership"} {
+		files, _ := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				for d := range domainImports {
+					if d != "internal/state" && d != "internal/errs" && path == module+d {
+						t.Errorf("%s/%s imports the domain package %s", dir, filepath.Base(name), path)
+					}
+				}
+				if path == module+"internal/api" || path == module+"internal/node" {
+					t.Errorf("%s/%s imports %s", dir, filepath.Base(name), path)
+				}
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join("..", "..", "internal", "multiraft")); err != nil {
+		t.Fatal(err)
+	}
+}
