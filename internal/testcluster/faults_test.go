@@ -285,3 +285,50 @@ func TestLifecycle_ShutdownHandsLeadershipOver(t *testing.T) {
 		}
 	}
 }
+
+// A node that comes back with an empty data directory joins as a new member:
+// its old replicas are dropped, new ones with new ids take their place, and
+// it ends up holding every key again.
+func TestMembership_EmptyDataDirRejoinsWithNewReplicaIDs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 4, NoSync: true})
+	for i := 0; i < 20; i++ {
+		mustPut(t, c.Client(i%3), fmt.Sprintf("k%d", i), "v", client.PutOptions{})
+	}
+	old := map[uint64]uint64{}
+	for _, g := range c.Node(0).Map().Groups {
+		if r, ok := c.Node(0).Map().ReplicaOn(g.ID, "n3"); ok {
+			old[g.ID] = r.ID
+		}
+	}
+	c.Kill(2)
+	c.Wipe(2)
+	c.WaitConverged(30 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m := c.Node(0).Map()
+		done := true
+		for _, g := range m.Groups {
+			r, ok := m.ReplicaOn(g.ID, "n3")
+			if !ok || r.ID == old[g.ID] {
+				done = false
+			}
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("n3's replicas were not replaced with new ids: %+v", m.Groups)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.WaitConverged(30 * time.Second)
+	c.VerifyReplicas(30 * time.Second)
+	for i := 0; i < 20; i++ {
+		if v, _ := mustGet(t, c.Client(2), fmt.Sprintf("k%d", i), client.GetOptions{}); v != "v" {
+			t.Fatalf("k%d = %q via the rejoined node", i, v)
+		}
+	}
+}

@@ -544,3 +544,29 @@ func (c *Cluster) leaderCounts() (map[int]int, int) {
 	}
 	return counts, missing
 }
+
+// Wipe deletes a stopped node's data directory and restarts it with --join,
+// as an operator replacing a failed disk would: it joins as a new member.
+func (c *Cluster) Wipe(i int) {
+	c.t.Helper()
+	c.mu.Lock()
+	if c.nodes[i] != nil {
+		c.mu.Unlock()
+		c.t.Fatal("Wipe needs a stopped node")
+	}
+	cfg := &c.cfgs[i]
+	if err := os.RemoveAll(cfg.DataDir); err != nil {
+		c.mu.Unlock()
+		c.t.Fatal(err)
+	}
+	if c.fss[i] != nil {
+		c.fss[i] = vfs.NewCrashableMem()
+	}
+	join := 0
+	if i == 0 {
+		join = 1
+	}
+	cfg.Join = []string{c.cfgs[join].ClusterAddr}
+	c.mu.Unlock()
+	c.start(i)
+}
