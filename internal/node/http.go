@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/api"
+	"github.com/parley-chat/parley/internal/metrics"
 )
 
 // startHTTP builds the domain services, starts their background work and
@@ -18,6 +19,7 @@ func (n *Node) startHTTP() error {
 		return fmt.Errorf("listen for HTTP on %s: %w", n.cfg.HTTPAddr, err)
 	}
 	n.httpLn = ln
+	n.metrics = n.newMetrics()
 	svc, err := n.newServices()
 	if err != nil {
 		_ = ln.Close()
@@ -36,10 +38,14 @@ func (n *Node) startHTTP() error {
 		MaxQueueBody:   svc.queues.Limits().MaxBody,
 		MaxURL:         svc.links.Config().MaxURL,
 		LoginRateLimit: n.cfg.RateLimit,
+		Observe:        n.metrics.ObserveHTTP,
 	})
 	n.startServices(svc)
+	root := http.NewServeMux()
+	root.Handle("GET /metrics", n.metrics.Handler()) // open, like /healthz
+	root.Handle("/", srv.Handler())
 	n.httpSrv = &http.Server{
-		Handler:           srv.Handler(),
+		Handler:           root,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -59,6 +65,35 @@ func (n *Node) startHTTP() error {
 		}
 	})
 	return nil
+}
+
+// newMetrics builds the node's Prometheus registry over its engine and
+// transport counters.
+func (n *Node) newMetrics() *metrics.Metrics {
+	return metrics.New(metrics.Source{
+		Engine: func() metrics.EngineStats {
+			s := n.engine.Stats()
+			return metrics.EngineStats{
+				Rounds: s.Rounds.Load(), Syncs: s.Syncs.Load(), EntriesApplied: s.EntriesApplied.Load(),
+				ProposalsDropped: s.ProposalsDropped.Load(), CommitNanos: s.CommitNanos.Load(), SyncNanos: s.SyncNanos.Load(),
+			}
+		},
+		Transport: func() metrics.TransportStats {
+			s := n.tr.Stats()
+			return metrics.TransportStats{
+				RaftSent: s.RaftSent, RaftDropped: s.RaftDropped, RaftReceived: s.RaftReceived,
+				BytesSent: s.BytesSent, BytesReceived: s.BytesReceived, CallsSent: s.CallsSent, CallsFailed: s.CallsFailed,
+				SnapshotsSent: s.SnapshotsSent, SnapshotsReceived: s.SnapshotsReceived,
+			}
+		},
+		Applied: func() map[uint64]uint64 {
+			out := map[uint64]uint64{}
+			for _, g := range n.engine.Groups() {
+				out[g] = n.engine.Applied(g)
+			}
+			return out
+		},
+	})
 }
 
 // httpAdvertise is the HTTP address recorded in the cluster map.

@@ -21,6 +21,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/metrics"
 	"github.com/parley-chat/parley/internal/multiraft"
 	"github.com/parley-chat/parley/internal/placement"
 	"github.com/parley-chat/parley/internal/state"
@@ -53,6 +54,7 @@ type Node struct {
 
 	fs vfs.FS // nil: the operating system's
 
+	metrics *metrics.Metrics
 	httpSrv *http.Server
 	httpLn  net.Listener
 

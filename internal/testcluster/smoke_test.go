@@ -2,6 +2,9 @@ package testcluster_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,4 +69,37 @@ func TestPlacement_LeadersSpreadOverNodes(t *testing.T) {
 	}
 	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 9, NoSync: true})
 	c.WaitLeadersBalanced(20 * time.Second)
+}
+
+// /metrics is open and reflects the node's traffic: requests by route and
+// status, Raft rounds and fsyncs, and every replica's applied index.
+func TestMetrics_ExposedWithoutSignIn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 1, Partitions: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Client(0).KVPut(ctx, "k", []byte("v"), client.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + c.Node(0).HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, body)
+	}
+	for _, want := range []string{
+		`parley_http_requests_total{code="200",route="PUT /api/v1/kv/{key...}"} 1`,
+		`parley_raft_fsyncs_total`,
+		`parley_partition_applied_index{group="0"}`,
+		`parley_partition_applied_index{group="2"}`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }

@@ -1,0 +1,39 @@
+package metrics
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMetrics_Handler(t *testing.T) {
+	m := New(Source{
+		Engine:    func() EngineStats { return EngineStats{Rounds: 7, Syncs: 3, SyncNanos: 2e9} },
+		Transport: func() TransportStats { return TransportStats{RaftSent: 11, CallsSent: 5, CallsFailed: 1} },
+		Applied:   func() map[uint64]uint64 { return map[uint64]uint64{0: 4, 3: 42} },
+	})
+	m.ObserveHTTP("PUT /api/v1/kv/{key...}", 200, 3*time.Millisecond)
+	m.ObserveHTTP("PUT /api/v1/kv/{key...}", 503, time.Millisecond)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`parley_http_requests_total{code="200",route="PUT /api/v1/kv/{key...}"} 1`,
+		`parley_http_requests_total{code="503",route="PUT /api/v1/kv/{key...}"} 1`,
+		`parley_http_request_duration_seconds_count{route="PUT /api/v1/kv/{key...}"} 2`,
+		`parley_raft_rounds_total 7`,
+		`parley_raft_fsyncs_total 3`,
+		`parley_raft_fsync_seconds_total 2`,
+		`parley_partition_applied_index{group="3"} 42`,
+		`parley_transport_raft_messages_total{direction="sent"} 11`,
+		`parley_transport_calls_total{outcome="ok"} 4`,
+		`parley_transport_calls_total{outcome="failed"} 1`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
