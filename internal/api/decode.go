@@ -119,6 +119,26 @@ func jsonType(kind string) string {
 
 // idempotencyKey returns the request's idempotency key: the Idempotency-Key
 // header or the body's request_id; both given must agree.
+// writeMeta is embedded in every JSON write body: the optional request_id
+// that does what the Idempotency-Key header does.
+type writeMeta struct {
+	RequestID string `json:"request_id,omitempty"`
+}
+
+func (m *writeMeta) requestID() string { return m.RequestID }
+
+// writeBody is a JSON write body carrying a request_id.
+type writeBody interface{ requestID() string }
+
+// decodeWrite decodes a JSON write body into body (see decodeJSON) and
+// returns the request's idempotency key, from the header or request_id.
+func (s *Server) decodeWrite(w http.ResponseWriter, r *http.Request, limit int64, body writeBody, optional bool) (string, error) {
+	if err := s.decodeJSON(w, r, limit, body, optional); err != nil {
+		return "", err
+	}
+	return idempotencyKey(r, body.requestID())
+}
+
 func idempotencyKey(r *http.Request, requestID string) (string, error) {
 	h := r.Header.Get("Idempotency-Key")
 	switch {

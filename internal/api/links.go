@@ -23,9 +23,9 @@ var _ LinkService = (*link.Service)(nil)
 
 // createLinkRequest is the body of POST /api/v1/links.
 type createLinkRequest struct {
-	URL       string `json:"url"`
-	Code      string `json:"code,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
+	URL  string `json:"url"`
+	Code string `json:"code,omitempty"`
+	writeMeta
 }
 
 // linkJSON is a link in responses.
@@ -67,11 +67,7 @@ func (s *Server) shortBase(r *http.Request) string {
 // the code is taken, 400 for anything but an http(s) URL.
 func (s *Server) linkCreate(w http.ResponseWriter, r *http.Request) {
 	var body createLinkRequest
-	if err := s.decodeJSON(w, r, s.limits.link, &body, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	idem, err := idempotencyKey(r, body.RequestID)
+	idem, err := s.decodeWrite(w, r, s.limits.link, &body, false)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

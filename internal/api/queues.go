@@ -25,15 +25,15 @@ var _ QueueService = (*queue.Service)(nil)
 
 // createQueueRequest is the body of POST /api/v1/queues.
 type createQueueRequest struct {
-	Name      string `json:"name"`
-	RequestID string `json:"request_id,omitempty"`
+	Name string `json:"name"`
+	writeMeta
 }
 
 // sendRequest is the body of POST /api/v1/queues/{queue}/messages.
 type sendRequest struct {
-	Body      *string `json:"body"`
-	To        string  `json:"to,omitempty"`
-	RequestID string  `json:"request_id,omitempty"`
+	Body *string `json:"body"`
+	To   string  `json:"to,omitempty"`
+	writeMeta
 }
 
 // receiveRequest is the optional body of POST /api/v1/queues/{queue}/receive.
@@ -41,13 +41,13 @@ type receiveRequest struct {
 	From         string `json:"from,omitempty"`
 	AckTimeoutMs int64  `json:"ack_timeout_ms,omitempty"`
 	WaitMs       int64  `json:"wait_ms,omitempty"`
-	RequestID    string `json:"request_id,omitempty"`
+	writeMeta
 }
 
 // ackRequest is the body of POST /api/v1/queues/{queue}/ack.
 type ackRequest struct {
-	Receipt   string `json:"receipt"`
-	RequestID string `json:"request_id,omitempty"`
+	Receipt string `json:"receipt"`
+	writeMeta
 }
 
 // queueJSON is a queue in responses.
@@ -99,11 +99,7 @@ func messageOf(m queue.Message) messageJSON {
 // queueCreate serves POST /api/v1/queues: 201; 409 when it exists.
 func (s *Server) queueCreate(w http.ResponseWriter, r *http.Request) {
 	var body createQueueRequest
-	if err := s.decodeJSON(w, r, smallBody, &body, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	idem, err := idempotencyKey(r, body.RequestID)
+	idem, err := s.decodeWrite(w, r, smallBody, &body, false)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -154,17 +150,13 @@ func (s *Server) queueDelete(w http.ResponseWriter, r *http.Request) {
 // queueSend serves POST /api/v1/queues/{queue}/messages: 201 {id,ts}.
 func (s *Server) queueSend(w http.ResponseWriter, r *http.Request) {
 	var body sendRequest
-	if err := s.decodeJSON(w, r, s.limits.send, &body, false); err != nil {
+	idem, err := s.decodeWrite(w, r, s.limits.send, &body, false)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	if body.Body == nil {
 		s.writeError(w, r, errs.New(errs.Invalid, "body is missing"))
-		return
-	}
-	idem, err := idempotencyKey(r, body.RequestID)
-	if err != nil {
-		s.writeError(w, r, err)
 		return
 	}
 	id, ts, err := s.queues.Send(r.Context(), identity(r).User, r.PathValue("queue"), body.To, []byte(*body.Body), idem)
@@ -201,7 +193,8 @@ func (s *Server) queuePeek(w http.ResponseWriter, r *http.Request) {
 // wait_ms.
 func (s *Server) queueReceive(w http.ResponseWriter, r *http.Request) {
 	var body receiveRequest
-	if err := s.decodeJSON(w, r, smallBody, &body, true); err != nil {
+	idem, err := s.decodeWrite(w, r, smallBody, &body, true)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -212,11 +205,6 @@ func (s *Server) queueReceive(w http.ResponseWriter, r *http.Request) {
 	}
 	if maxMs := lim.MaxWait.Milliseconds(); body.WaitMs < 0 || body.WaitMs > maxMs {
 		s.writeError(w, r, errs.New(errs.Invalid, "wait_ms must be between 0 and %d", maxMs))
-		return
-	}
-	idem, err := idempotencyKey(r, body.RequestID)
-	if err != nil {
-		s.writeError(w, r, err)
 		return
 	}
 	o := queue.ReceiveOptions{
@@ -240,11 +228,7 @@ func (s *Server) queueReceive(w http.ResponseWriter, r *http.Request) {
 // the lease lapsed or the receipt is unknown.
 func (s *Server) queueAck(w http.ResponseWriter, r *http.Request) {
 	var body ackRequest
-	if err := s.decodeJSON(w, r, smallBody, &body, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	idem, err := idempotencyKey(r, body.RequestID)
+	idem, err := s.decodeWrite(w, r, smallBody, &body, false)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -29,31 +29,31 @@ type createRoomRequest struct {
 	Private    bool   `json:"private"`
 	Password   string `json:"password,omitempty"`
 	MaxMembers int    `json:"max_members,omitempty"`
-	RequestID  string `json:"request_id,omitempty"`
+	writeMeta
 }
 
 // joinRequest is the body of POST /api/v1/rooms/{room}/join (optional).
 type joinRequest struct {
-	Password  string `json:"password,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
+	Password string `json:"password,omitempty"`
+	writeMeta
 }
 
 // requestOnly is the optional body of routes that take no parameters.
 type requestOnly struct {
-	RequestID string `json:"request_id,omitempty"`
+	writeMeta
 }
 
 // readRequest is the body of POST /api/v1/rooms/{room}/read.
 type readRequest struct {
-	Seq       *uint64 `json:"seq"`
-	RequestID string  `json:"request_id,omitempty"`
+	Seq *uint64 `json:"seq"`
+	writeMeta
 }
 
 // postRequest is the body of POST /api/v1/rooms/{room}/messages.
 type postRequest struct {
-	Text      string   `json:"text"`
-	To        []string `json:"to,omitempty"`
-	RequestID string   `json:"request_id,omitempty"`
+	Text string   `json:"text"`
+	To   []string `json:"to,omitempty"`
+	writeMeta
 }
 
 // roomsResponse is the body of GET /api/v1/rooms.
@@ -86,11 +86,7 @@ type historyResponse struct {
 // is in use.
 func (s *Server) roomCreate(w http.ResponseWriter, r *http.Request) {
 	var body createRoomRequest
-	if err := s.decodeJSON(w, r, smallBody, &body, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	idem, err := idempotencyKey(r, body.RequestID)
+	idem, err := s.decodeWrite(w, r, smallBody, &body, false)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -142,11 +138,7 @@ func (s *Server) roomDelete(w http.ResponseWriter, r *http.Request) {
 // for a wrong password, 409 when the room is full.
 func (s *Server) roomJoin(w http.ResponseWriter, r *http.Request) {
 	var body joinRequest
-	if err := s.decodeJSON(w, r, smallBody, &body, true); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	idem, err := idempotencyKey(r, body.RequestID)
+	idem, err := s.decodeWrite(w, r, smallBody, &body, true)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -162,11 +154,7 @@ func (s *Server) roomJoin(w http.ResponseWriter, r *http.Request) {
 // roomLeave serves POST /api/v1/rooms/{room}/leave: 200.
 func (s *Server) roomLeave(w http.ResponseWriter, r *http.Request) {
 	var body requestOnly
-	if err := s.decodeJSON(w, r, smallBody, &body, true); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	idem, err := idempotencyKey(r, body.RequestID)
+	idem, err := s.decodeWrite(w, r, smallBody, &body, true)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -184,17 +172,13 @@ func (s *Server) roomLeave(w http.ResponseWriter, r *http.Request) {
 // caller's read marker.
 func (s *Server) roomRead(w http.ResponseWriter, r *http.Request) {
 	var body readRequest
-	if err := s.decodeJSON(w, r, smallBody, &body, false); err != nil {
+	idem, err := s.decodeWrite(w, r, smallBody, &body, false)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	if body.Seq == nil {
 		s.writeError(w, r, errs.New(errs.Invalid, "seq is missing"))
-		return
-	}
-	idem, err := idempotencyKey(r, body.RequestID)
-	if err != nil {
-		s.writeError(w, r, err)
 		return
 	}
 	room := r.PathValue("room")
@@ -229,11 +213,7 @@ func (s *Server) roomMembers(w http.ResponseWriter, r *http.Request) {
 // roomPost serves POST /api/v1/rooms/{room}/messages: 201 {seq,ts,sender}.
 func (s *Server) roomPost(w http.ResponseWriter, r *http.Request) {
 	var body postRequest
-	if err := s.decodeJSON(w, r, s.limits.post, &body, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	idem, err := idempotencyKey(r, body.RequestID)
+	idem, err := s.decodeWrite(w, r, s.limits.post, &body, false)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -19,9 +19,9 @@ var _ AccountService = (*account.Service)(nil)
 
 // credentials is the body of POST /api/v1/users and POST /api/v1/sessions.
 type credentials struct {
-	Username  string `json:"username"`
-	Password  string `json:"password"`
-	RequestID string `json:"request_id,omitempty"`
+	Username string `json:"username"`
+	Password string `json:"password"`
+	writeMeta
 }
 
 // userResponse is the body of a successful registration.
@@ -47,11 +47,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body credentials
-	if err := s.decodeJSON(w, r, smallBody, &body, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	idem, err := idempotencyKey(r, body.RequestID)
+	idem, err := s.decodeWrite(w, r, smallBody, &body, false)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
