@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -99,6 +100,20 @@ func setMember(w state.Writer, room string, m memberRecord) error {
 	return nil
 }
 
+// commandRoom checks a command's room and user names and loads the room,
+// which must exist and not be deleted (liveRoom); refusal is the command's
+// result when not.
+func commandRoom(r state.Reader, room, user string) (rec *roomRecord, refusal []byte, err error) {
+	if ref := checkNames(room, user); ref != nil {
+		return nil, ref, nil
+	}
+	rec, err = liveRoom(r, room)
+	if errs.Is(err, errs.NotFound) {
+		return nil, notFound(room), nil
+	}
+	return rec, nil, err
+}
+
 func applyCreate(w state.Writer, meta state.Meta, c CreateRoom) ([]byte, error) {
 	if ref := checkNames(c.Room, c.Owner); ref != nil {
 		return ref, nil
@@ -147,15 +162,9 @@ func applyCreate(w state.Writer, meta state.Meta, c CreateRoom) ([]byte, error) 
 // until Compact purges them (a room's events are unbounded; one batch must
 // not be); firstRetained moves past them so no read returns them.
 func applyDelete(w state.Writer, c DeleteRoom) ([]byte, error) {
-	if ref := checkNames(c.Room, c.User); ref != nil {
-		return ref, nil
-	}
-	rec, err := getRoom(w, c.Room)
-	if err != nil {
-		return nil, err
-	}
-	if rec == nil || rec.deleted {
-		return notFound(c.Room), nil
+	rec, refusal, err := commandRoom(w, c.Room, c.User)
+	if err != nil || refusal != nil {
+		return refusal, err
 	}
 	if !c.Admin && !sameUser(c.User, rec.owner) {
 		return refuse(statusForbidden, "only the owner of room %q or an admin may delete it", c.Room), nil
@@ -182,15 +191,9 @@ func applyDelete(w state.Writer, c DeleteRoom) ([]byte, error) {
 }
 
 func applyJoin(w state.Writer, meta state.Meta, c Join) ([]byte, error) {
-	if ref := checkNames(c.Room, c.User); ref != nil {
-		return ref, nil
-	}
-	rec, err := getRoom(w, c.Room)
-	if err != nil {
-		return nil, err
-	}
-	if rec == nil || rec.deleted {
-		return notFound(c.Room), nil
+	rec, refusal, err := commandRoom(w, c.Room, c.User)
+	if err != nil || refusal != nil {
+		return refusal, err
 	}
 	m, member, err := getMember(w, c.Room, c.User)
 	if err != nil {
@@ -227,15 +230,9 @@ func applyJoin(w state.Writer, meta state.Meta, c Join) ([]byte, error) {
 // applyLeave removes the user from the room. Leaving a room one is not a
 // member of changes nothing and succeeds, like joining twice.
 func applyLeave(w state.Writer, meta state.Meta, c Leave) ([]byte, error) {
-	if ref := checkNames(c.Room, c.User); ref != nil {
-		return ref, nil
-	}
-	rec, err := getRoom(w, c.Room)
-	if err != nil {
-		return nil, err
-	}
-	if rec == nil || rec.deleted {
-		return notFound(c.Room), nil
+	rec, refusal, err := commandRoom(w, c.Room, c.User)
+	if err != nil || refusal != nil {
+		return refusal, err
 	}
 	m, member, err := getMember(w, c.Room, c.User)
 	if err != nil {
@@ -263,15 +260,9 @@ func applyLeave(w state.Writer, meta state.Meta, c Leave) ([]byte, error) {
 // the room's last seq. A marker never goes back, so a late or replayed mark
 // from another device cannot undo a newer one.
 func applyMarkRead(w state.Writer, c MarkRead) ([]byte, error) {
-	if ref := checkNames(c.Room, c.User); ref != nil {
-		return ref, nil
-	}
-	rec, err := getRoom(w, c.Room)
-	if err != nil {
-		return nil, err
-	}
-	if rec == nil || rec.deleted {
-		return notFound(c.Room), nil
+	rec, refusal, err := commandRoom(w, c.Room, c.User)
+	if err != nil || refusal != nil {
+		return refusal, err
 	}
 	m, member, err := getMember(w, c.Room, c.User)
 	if err != nil {
@@ -290,18 +281,12 @@ func applyMarkRead(w state.Writer, c MarkRead) ([]byte, error) {
 }
 
 func applyPost(w state.Writer, meta state.Meta, c Post) ([]byte, error) {
-	if ref := checkNames(c.Room, c.User); ref != nil {
-		return ref, nil
-	}
 	if c.Text == "" {
 		return refuse(statusInvalid, "text is empty"), nil
 	}
-	rec, err := getRoom(w, c.Room)
-	if err != nil {
-		return nil, err
-	}
-	if rec == nil || rec.deleted {
-		return notFound(c.Room), nil
+	rec, refusal, err := commandRoom(w, c.Room, c.User)
+	if err != nil || refusal != nil {
+		return refusal, err
 	}
 	sender, member, err := getMember(w, c.Room, c.User)
 	if err != nil {
