@@ -29,7 +29,7 @@ func (n *Node) startHTTP() error {
 		KV:             svc.kv,
 		Status:         n,
 		Accounts:       svc.accounts,
-		Rooms:          svc.rooms,
+		Rooms:          svc.roomsWithCommands(),
 		Queues:         svc.queues,
 		Links:          svc.links,
 		PublicURL:      n.publicURL(),
