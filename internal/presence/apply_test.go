@@ -1,6 +1,7 @@
 package presence
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -132,5 +133,25 @@ func TestChanges(t *testing.T) {
 	}
 	if got := Changes(nil, nil); len(got) != 0 {
 		t.Fatalf("Changes(nil, nil) = %v", got)
+	}
+}
+
+func BenchmarkOnline_10kLeases(b *testing.B) {
+	w := state.NewMem()
+	users := make([]string, 0, 1000)
+	for i := range 10_000 {
+		users = append(users, fmt.Sprintf("user%05d", i))
+		if len(users) == cap(users) {
+			if _, err := (StateMachine{}).Apply(w, state.Meta{TimeMs: 1000}, EncodeRenew(Renew{Node: "n1", TTLMs: 11000, Users: users})); err != nil {
+				b.Fatal(err)
+			}
+			users = users[:0]
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if got, err := Online(w, 2000); err != nil || len(got) != 10_000 {
+			b.Fatalf("Online = %d users, %v", len(got), err)
+		}
 	}
 }
