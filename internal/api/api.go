@@ -1,7 +1,7 @@
 // Package api serves Parley's HTTP API v1 on a net/http ServeMux. It is the
 // only place that turns errs codes into HTTP statuses; domain services reach
 // it through small interfaces declared here (KVService, AccountService,
-// RoomService, QueueService, LinkService, StatusSource).
+// RoomService, QueueService, LinkService, PresenceService, StatusSource).
 //
 // Every route but GET /healthz, /readyz, POST /api/v1/users, POST
 // /api/v1/sessions and GET /s/{code} needs "Authorization: Bearer TOKEN";
@@ -36,6 +36,8 @@ type Config struct {
 	Queues QueueService
 	// Links serves /api/v1/links and the redirects of /s/{code}.
 	Links LinkService
+	// Presence serves GET /api/v1/users/online.
+	Presence PresenceService
 	// PublicURL is the base of short links ("https://example.com"); the
 	// short_url of a link is PublicURL + "/s/" + code. Default: the
 	// request's own scheme and Host.
@@ -78,6 +80,7 @@ type Server struct {
 	rooms     RoomService
 	queues    QueueService
 	links     LinkService
+	presence  PresenceService
 	publicURL string
 	log       *slog.Logger
 	auth      func(r *http.Request) (Identity, error)
@@ -103,6 +106,7 @@ func New(cfg Config) *Server {
 		rooms:     cfg.Rooms,
 		queues:    cfg.Queues,
 		links:     cfg.Links,
+		presence:  cfg.Presence,
 		publicURL: trimSlash(cfg.PublicURL),
 		log:       cfg.Logger,
 		auth:      cfg.Authenticate,
@@ -137,7 +141,6 @@ func New(cfg Config) *Server {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // routes registers every route. Keep this list in step with PRODUCT.md.
-// GET /api/v1/users/online is missing on purpose: it needs presence.
 func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
@@ -150,6 +153,9 @@ func (s *Server) routes() {
 		s.handle("POST /api/v1/users", s.register)
 		s.handle("POST /api/v1/sessions", s.login)
 		s.handleAuth("DELETE /api/v1/sessions/current", s.logout)
+	}
+	if s.presence != nil {
+		s.handleAuth("GET /api/v1/users/online", s.usersOnline)
 	}
 	if s.rooms != nil {
 		s.handleAuth("POST /api/v1/rooms", s.roomCreate)

@@ -26,6 +26,7 @@ var domainImports = map[string][]string{
 	"internal/chat":      {"golang.org/x/crypto/argon2"},
 	"internal/queue":     nil,
 	"internal/link":      nil,
+	"internal/presence":  nil,
 	"internal/placement": nil,
 	"internal/state":     nil,
 	"internal/errs":      nil,

@@ -74,6 +74,10 @@ type Config struct {
 	CompactionThreshold uint64
 	// NoSync disables fsync (tests only: breaks the durability guarantee).
 	NoSync bool
+	// PresenceTTL is how long a presence lease lasts without renewal (no
+	// flag; tests shorten it): a dead node's users show offline within
+	// PresenceTTL plus a second. Zero means the default, 11 s.
+	PresenceTTL time.Duration
 }
 
 // Default returns the configuration `parley serve` runs with when given no
@@ -95,6 +99,7 @@ func Default() Config {
 		TickInterval:        100 * time.Millisecond,
 		ElectionTicks:       10,
 		CompactionThreshold: 10000,
+		PresenceTTL:         11 * time.Second,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/kv"
 	"github.com/parley-chat/parley/internal/link"
+	"github.com/parley-chat/parley/internal/presence"
 	"github.com/parley-chat/parley/internal/queue"
 	"github.com/parley-chat/parley/internal/state"
 )
@@ -22,6 +23,9 @@ var partitionMux = domainMux{
 	chat.Tag:    chat.StateMachine{},
 	queue.Tag:   queue.StateMachine{},
 	link.Tag:    link.StateMachine{},
+
+	// Presence leases, outside every room's seq order.
+	presence.Tag: presence.StateMachine{},
 }
 
 // Apply implements state.Applier.

@@ -44,6 +44,7 @@ type Node struct {
 	// queueNotes wakes queue long polls from applied commands
 	// (services_queue.go).
 	queueNotes *queueNotifier
+	presence   *Presence // who is online through this node (presence.go)
 
 	rec   atomic.Pointer[nodeRecord]
 	cmap  atomic.Pointer[mapView]
@@ -129,6 +130,7 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	n.queueNotes = newQueueNotifier(n.router.PartitionOf, func(p uint64) bool {
 		return n.engine != nil && n.engine.HasGroup(p)
 	})
+	n.presence = newPresence(cfg.ID, cfg.PresenceTTL, n.router, n.leads, n.log)
 	for _, o := range opts {
 		o(n)
 	}

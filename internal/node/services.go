@@ -73,6 +73,7 @@ func (n *Node) newServices() (*services, error) {
 // history compaction.
 func (n *Node) startServices(s *services) {
 	n.goBackground(func() { s.links.RunFlusher(n.ctx, linkFlushInterval) })
+	n.goBackground(func() { n.presence.Run(n.ctx) })
 	if n.cfg.HistoryRetention > 0 {
 		n.goBackground(func() { n.compactLoop(s.rooms, compactInterval) })
 	}

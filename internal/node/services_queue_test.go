@@ -143,12 +143,12 @@ func TestNotifyingMux_Apply(t *testing.T) {
 }
 
 func TestPartitionMux_Domains(t *testing.T) {
-	for _, tag := range []byte{'K', 'A', 'C', 'Q', 'L'} {
+	for _, tag := range []byte{'K', 'A', 'C', 'Q', 'L', 'P'} {
 		if _, ok := partitionMux[tag]; !ok {
 			t.Errorf("no state machine for tag %q", tag)
 		}
 	}
-	if len(partitionMux) != 5 {
-		t.Errorf("%d domains, want 5", len(partitionMux))
+	if len(partitionMux) != 6 {
+		t.Errorf("%d domains, want 6", len(partitionMux))
 	}
 }
