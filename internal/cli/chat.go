@@ -174,8 +174,8 @@ func (s *chatSession) start(ctx context.Context, co *clientOptions, path string,
 			s.show(ev)
 		}
 	}
-	s.printf("-- joined %s on %s (%d members, %d nodes known). Type HELP for commands, QUIT to leave.\n",
-		s.room, s.servers[0], r.Members, len(s.servers))
+	s.printf("-- joined %s on %s (%s, %s known). Type HELP for commands, QUIT to leave.\n",
+		s.room, s.servers[0], plural(r.Members, "member"), plural(len(s.servers), "node"))
 	return nil
 }
 
@@ -193,12 +193,35 @@ func (s *chatSession) learnNodes(ctx context.Context, co *clientOptions) {
 		return
 	}
 	base, _ := url.Parse(s.servers[0])
+	self := endpoints(ctx, base)
 	for _, n := range st.Nodes {
 		u := nodeURL(base, n.Addr)
-		if u != "" && !containsFold(s.servers, u) {
+		if u != "" && !containsFold(s.servers, u) && !self[n.Addr] {
 			s.servers = append(s.servers, u)
 		}
 	}
+}
+
+// endpoints returns the host:port spellings of base's address, its host
+// resolved to IP addresses, so that the node behind --server is not counted
+// twice (http://localhost:7070 is node 127.0.0.1:7070).
+func endpoints(ctx context.Context, base *url.URL) map[string]bool {
+	out := map[string]bool{}
+	if base == nil {
+		return out
+	}
+	port := base.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[base.Scheme]
+	}
+	out[net.JoinHostPort(base.Hostname(), port)] = true
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ips, _ := net.DefaultResolver.LookupHost(ctx, base.Hostname())
+	for _, ip := range ips {
+		out[net.JoinHostPort(ip, port)] = true
+	}
+	return out
 }
 
 // nodeURL turns a node's advertised HTTP address into a base URL with the
@@ -212,6 +235,14 @@ func nodeURL(base *url.URL, addr string) string {
 		host = base.Hostname()
 	}
 	return base.Scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// plural renders n things: "1 node", "3 nodes".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // containsFold reports whether list holds s, ignoring case.

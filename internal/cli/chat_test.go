@@ -75,7 +75,7 @@ func TestChat_Commands(t *testing.T) {
 
 	chat := startChat(t, "lobby", "--server", url, "--token", aliceTok)
 	chat.waitOut(`-- created room lobby\n`)
-	chat.waitOut(`-- joined lobby on ` + regexp.QuoteMeta(url) + ` \(1 members, 1 nodes known\)`)
+	chat.waitOut(`-- joined lobby on ` + regexp.QuoteMeta(url) + ` \(1 member, 1 node known\)`)
 	if _, err := bob.JoinRoom(ctx, "lobby", ""); err != nil {
 		t.Fatal(err)
 	}

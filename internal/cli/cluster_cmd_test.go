@@ -57,7 +57,7 @@ func TestClusterCommands_ThreeNodes(t *testing.T) {
 
 	t.Run("chat resumes on another node when its node dies", func(t *testing.T) {
 		chat := startChat(t, "ops", "--server", url0, "--token", c0.Token())
-		chat.waitOut(`-- joined ops on \S+ \(1 members, 3 nodes known\)`)
+		chat.waitOut(`-- joined ops on \S+ \(1 member, 3 nodes known\)`)
 		c1 := tc.Client(1)
 		postRetrying(t, ctx, c1, "ops", "before the failure")
 		chat.waitOut(`\] tester: before the failure\n`)

@@ -132,7 +132,12 @@ func writeLag(w io.Writer, rep lagReport) error {
 	if rep.LoadWrites > 0 {
 		load = fmt.Sprintf(", %d load writes", rep.LoadWrites)
 	}
-	fmt.Fprintf(w, "follower lag over %s (%d polls%s): entries and milliseconds behind the leader\n\n", rep.Duration, rep.Polls, load)
+	fmt.Fprintf(w, "follower lag over %s (%d polls%s): entries and milliseconds behind the leader\n", rep.Duration, rep.Polls, load)
+	if len(rep.ByNode) == 0 {
+		_, err := fmt.Fprintln(w, "no followers: every partition has a single replica")
+		return err
+	}
+	fmt.Fprintln(w)
 	for i, part := range [][]lagSummary{rep.ByReplicas, rep.ByNode} {
 		head := "REPLICAS"
 		if i == 1 {
