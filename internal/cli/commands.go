@@ -20,7 +20,7 @@ type command struct {
 
 // rootCommand returns the full command tree of `parley`.
 func rootCommand() *command {
-	const nodes, clients, later = "Running nodes", "Client commands (--server URL, default " + defaultServer + " or $PARLEY_SERVER)", "Planned"
+	const nodes, clients = "Running nodes", "Client commands (--server URL, default " + defaultServer + " or $PARLEY_SERVER)"
 	return &command{
 		name:    "parley",
 		summary: "Parley: a replicated, partitioned messaging platform in one binary.",
@@ -33,6 +33,32 @@ func rootCommand() *command {
 				{name: "logout", summary: "end the session and forget the stored login", action: runUserLogout},
 				{name: "whoami", summary: "print the stored login's username", action: runUserWhoami},
 			}},
+			{name: "room", section: clients, summary: "chat rooms: create, list, join, leave, members, post, history", subs: []*command{
+				{name: "create", summary: "create a room (public, or private with a password)", action: runRoomCreate},
+				{name: "list", summary: "rooms you can see, with members online and unread events", action: runRoomList},
+				{name: "join", summary: "become a member of a room", action: runRoomJoin},
+				{name: "leave", summary: "stop being a member of a room", action: runRoomLeave},
+				{name: "members", summary: "a room's members and who is online", action: runRoomMembers},
+				{name: "post", summary: "post a message or a whisper", action: runRoomPost},
+				{name: "history", summary: "print a room's events (--follow for new ones)", action: runRoomHistory},
+				{name: "delete", summary: "delete a room with its history", action: runRoomDelete},
+			}},
+			{name: "chat", section: clients, summary: "interactive terminal chat in a room (WSP, ACTIVE, PUT, GET, HELP, QUIT)", action: runChat},
+			{name: "queue", section: clients, summary: "message queues", subs: []*command{
+				{name: "create", summary: "create a queue", action: runQueueCreate},
+				{name: "delete", summary: "delete a queue with its messages", action: runQueueDelete},
+				{name: "list", summary: "queues, or those with messages waiting for you", action: runQueueList},
+				{name: "send", summary: "send a message, to anyone or to one receiver", action: runQueueSend},
+				{name: "peek", summary: "show the next message without taking it", action: runQueuePeek},
+				{name: "receive", summary: "take the next message (leased with --ack-timeout)", action: runQueueReceive},
+				{name: "ack", summary: "acknowledge a leased message", action: runQueueAck},
+			}},
+			{name: "link", section: clients, summary: "short links", subs: []*command{
+				{name: "create", summary: "shorten a URL", action: runLinkCreate},
+				{name: "info", summary: "a link's URL, creator and hits", action: runLinkInfo},
+				{name: "list", summary: "your links with their hits", action: runLinkList},
+				{name: "delete", summary: "delete a link", action: runLinkDelete},
+			}},
 			{name: "kv", section: clients, summary: "key-value store", subs: []*command{
 				{name: "put", summary: "store a value (prints the new version)", action: runKVPut},
 				{name: "get", summary: "print a value", action: runKVGet},
@@ -41,10 +67,10 @@ func rootCommand() *command {
 			}},
 			{name: "cluster", section: clients, summary: "cluster state and administration", subs: []*command{
 				{name: "status", summary: "nodes and partitions with leaders, replicas and lag", action: runClusterStatus},
-				{name: "drain", summary: "move every replica off a node", planned: true},
-				{name: "remove", summary: "forget a drained or dead node", planned: true},
-				{name: "verify", summary: "compare replica checksums", planned: true},
-				{name: "lag", summary: "replica freshness sampled under load", planned: true},
+				{name: "drain", summary: "move every replica off a node, following the moves", action: runClusterDrain},
+				{name: "remove", summary: "forget a drained or dead node", action: runClusterRemove},
+				{name: "verify", summary: "compare replica checksums", action: runClusterVerify},
+				{name: "lag", summary: "replica freshness sampled under load", action: runClusterLag},
 			}},
 			{name: "bench", section: clients, summary: "load generators", subs: []*command{
 				{name: "kv", summary: "KV puts and gets against running nodes", action: runBenchKV},
@@ -55,10 +81,6 @@ func rootCommand() *command {
 				{name: "queue", summary: "queue send and receive", planned: true},
 				{name: "links", summary: "short link creation and redirects", planned: true},
 			}},
-			{name: "room", section: later, summary: "create, list, join, leave, members, post, history", planned: true},
-			{name: "chat", section: later, summary: "interactive terminal chat in a room", planned: true},
-			{name: "queue", section: later, summary: "create, delete, list, send, peek, receive, ack", planned: true},
-			{name: "link", section: later, summary: "create, info, list, delete short links", planned: true},
 		},
 	}
 }

@@ -287,12 +287,11 @@ func readPasswordLine(in *bufio.Reader) (string, error) {
 	return string(line), nil
 }
 
-// isTerminal reports whether r is a terminal (a character device).
+// isTerminal reports whether r is a terminal.
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	if !ok || f == nil {
 		return false
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(f.Fd())) // not just a character device: /dev/null is one too
 }

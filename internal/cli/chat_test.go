@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+)
+
+// chatRun is a `parley chat` running with scripted input.
+type chatRun struct {
+	t           *testing.T
+	in          *io.PipeWriter
+	out, errOut *syncBuffer
+	done        chan int
+}
+
+// startChat runs `parley chat` with args, its standard input a pipe the
+// test types into.
+func startChat(t *testing.T, args ...string) *chatRun {
+	t.Helper()
+	pr, pw := io.Pipe()
+	c := &chatRun{t: t, in: pw, out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan int, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		c.done <- Run(ctx, &Env{Stdin: pr, Stdout: c.out, Stderr: c.errOut}, append([]string{"chat"}, args...))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		_ = pw.Close()
+	})
+	return c
+}
+
+// typeLine types one line into the chat.
+func (c *chatRun) typeLine(line string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+		c.t.Fatalf("type %q: %v", line, err)
+	}
+}
+
+// waitOut waits until the chat's output matches re.
+func (c *chatRun) waitOut(re string) []string {
+	c.t.Helper()
+	return waitFor(c.t, c.out, c.errOut, regexp.MustCompile(re), 30*time.Second)
+}
+
+// quit types QUIT and returns the exit code.
+func (c *chatRun) quit() int {
+	c.t.Helper()
+	c.typeLine("QUIT")
+	select {
+	case code := <-c.done:
+		return code
+	case <-time.After(30 * time.Second):
+		c.t.Fatalf("chat did not end after QUIT; output:\n%s", c.out)
+		return -1
+	}
+}
+
+func TestChat_Commands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a node")
+	}
+	url, _ := startServe(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	aliceTok := signUpAs(t, url, "alice")
+	bob := client.New(url, client.WithToken(signUpAs(t, url, "bob")))
+
+	chat := startChat(t, "lobby", "--server", url, "--token", aliceTok)
+	chat.waitOut(`-- created room lobby\n`)
+	chat.waitOut(`-- joined lobby on ` + regexp.QuoteMeta(url) + ` \(1 member, 1 node known\)`)
+	if _, err := bob.JoinRoom(ctx, "lobby", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Post(ctx, "lobby", "hi from bob", client.PostOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	chat.waitOut(`\[\d\d:\d\d:\d\d\] \* bob joined\n\[\d\d:\d\d:\d\d\] bob: hi from bob\n`)
+
+	chat.typeLine("hello everyone")
+	chat.waitOut(`\] alice: hello everyone\n`)
+	chat.typeLine("WSP bob psst, bob")
+	chat.waitOut(`\] alice -> bob \(whisper\): psst, bob\n`)
+	evs, err := bob.History(ctx, "lobby", client.HistoryOptions{})
+	if err != nil || len(evs) == 0 || evs[len(evs)-1].Kind != "whisper" || evs[len(evs)-1].Text != "psst, bob" {
+		t.Errorf("bob's history ends %+v (%v), want the whisper", evs, err)
+	}
+	chat.typeLine("WSP bob")
+	chat.waitOut(`-- error: usage: WSP user1,user2 message\n`)
+
+	chat.typeLine("PUT colour deep blue")
+	chat.waitOut(`-- stored colour \(version 1\)\n`)
+	chat.typeLine("GET colour")
+	chat.waitOut(`-- colour = deep blue\n`)
+	chat.typeLine("/put colour")
+	chat.waitOut(`-- deleted colour\n`)
+	chat.typeLine("GET colour")
+	chat.waitOut(`-- colour is not set\n`)
+
+	chat.typeLine("ACTIVE")
+	chat.waitOut(`-- (nobody online in lobby \(2 members: alice, bob\)|online in lobby \(\d of 2 members\): .+)\n`)
+	chat.typeLine("HELP")
+	chat.waitOut(`-- +WSP user1,user2 message`)
+	chat.typeLine("/frobnicate")
+	chat.waitOut(`-- error: unknown command /frobnicate`)
+	if code := chat.quit(); code != 0 {
+		t.Errorf("chat exit %d, stderr %s", code, chat.errOut)
+	}
+	if !strings.HasSuffix(chat.out.String(), "-- bye\n") {
+		t.Errorf("chat output does not end with bye:\n%s", chat.out)
+	}
+	if n := strings.Count(chat.out.String(), "alice: hello everyone"); n != 1 {
+		t.Errorf("own message shown %d times, want once", n)
+	}
+
+	t.Run("history on joining", func(t *testing.T) {
+		again := startChat(t, "lobby", "--server", url, "--token", aliceTok, "--history", "2")
+		again.waitOut(`alice -> bob \(whisper\): psst, bob\n.*-- joined lobby`)
+		if strings.Contains(again.out.String(), "hi from bob") {
+			t.Errorf("--history 2 showed older events:\n%s", again.out)
+		}
+		if code := again.quit(); code != 0 {
+			t.Errorf("exit %d", code)
+		}
+	})
+
+	t.Run("a private room it cannot join", func(t *testing.T) {
+		if _, err := bob.CreateRoom(ctx, client.RoomSpec{Name: "vault", Private: true, Password: "sesame-pw"}); err != nil {
+			t.Fatal(err)
+		}
+		r := run(ctx, nil, "", "chat", "vault", "--server", url, "--token", aliceTok)
+		if r.code != 1 || !strings.Contains(r.stderr, "(forbidden)") {
+			t.Errorf("chat in a private room = %+v, want forbidden", r)
+		}
+	})
+}

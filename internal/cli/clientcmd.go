@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+)
+
+// callServer runs fn against the server of co within --timeout, retrying
+// what the server marks retryable. Writes pass write=true: every attempt
+// then carries one fresh idempotency key, so a retried write applies once.
+func callServer(ctx context.Context, co *clientOptions, write bool, fn func(ctx context.Context, c *client.Client) error) error {
+	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
+	defer cancel()
+	if write {
+		ctx = client.WithIdempotencyKey(ctx, randomKey())
+	}
+	c := co.newClient()
+	return retry(ctx, func() error { return fn(ctx, c) })
+}
+
+// printJSON writes v to w as indented JSON, for --json.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// clock renders a Unix millisecond time as a local time of day, with the
+// date when it is not today.
+func clock(ms int64) string {
+	t := time.UnixMilli(ms)
+	y, m, d := t.Date()
+	if ny, nm, nd := time.Now().Date(); y == ny && m == nm && d == nd {
+		return t.Format("15:04:05")
+	}
+	return t.Format("2006-01-02 15:04:05")
+}
+
+// printJSONLine writes v to w as one line of JSON, for streams of records.
+func printJSONLine(w io.Writer, v any) error {
+	return json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/parley-chat/parley/client"
+)
+
+// runLinkCreate is `parley link create URL`.
+func runLinkCreate(ctx context.Context, e *Env, path string, args []string) error {
+	var co clientOptions
+	var opts client.LinkOptions
+	var asJSON bool
+	fs := newFlagSet(path, "URL [flags]", `
+Shorten an http(s) URL and print the short link. It works at once, on every
+node: GET /s/CODE redirects to URL.`)
+	addClientFlags(fs, &co)
+	fs.StringVar(&opts.Code, "code", "", "the short `code` wanted (1-64 of A-Z a-z 0-9 _ -; default: one is picked)")
+	fs.BoolVar(&asJSON, "json", false, "print the link as JSON")
+	pos, err := parseClient(fs, &co, e, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	var l client.Link
+	err = callServer(ctx, &co, true, func(ctx context.Context, c *client.Client) (err error) {
+		l, err = c.CreateLink(ctx, pos[0], opts)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return printJSON(e.Stdout, l)
+	}
+	fmt.Fprintln(e.Stdout, l.ShortURL)
+	return nil
+}
+
+// runLinkInfo is `parley link info CODE`.
+func runLinkInfo(ctx context.Context, e *Env, path string, args []string) error {
+	var co clientOptions
+	var asJSON bool
+	fs := newFlagSet(path, "CODE [flags]", "Show a short link: its URL, creator, creation time and redirects so far (counted a few seconds late).")
+	addClientFlags(fs, &co)
+	fs.BoolVar(&asJSON, "json", false, "print the link as JSON")
+	pos, err := parseClient(fs, &co, e, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	var l client.Link
+	err = callServer(ctx, &co, false, func(ctx context.Context, c *client.Client) (err error) {
+		l, err = c.LinkInfo(ctx, pos[0])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return printJSON(e.Stdout, l)
+	}
+	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "code:\t%s\n", l.Code)
+	fmt.Fprintf(tw, "url:\t%s\n", l.URL)
+	if l.ShortURL != "" {
+		fmt.Fprintf(tw, "short url:\t%s\n", l.ShortURL)
+	}
+	fmt.Fprintf(tw, "created by:\t%s\n", l.CreatedBy)
+	fmt.Fprintf(tw, "created at:\t%s\n", formatMs(l.CreatedAt))
+	fmt.Fprintf(tw, "hits:\t%d\n", l.Hits)
+	return tw.Flush()
+}
+
+// runLinkList is `parley link list`.
+func runLinkList(ctx context.Context, e *Env, path string, args []string) error {
+	var co clientOptions
+	var asJSON bool
+	fs := newFlagSet(path, "[flags]", "List your short links, newest first, with their redirects so far.")
+	addClientFlags(fs, &co)
+	fs.BoolVar(&asJSON, "json", false, "print the links as JSON")
+	if _, err := parseClient(fs, &co, e, args, 0, 0); err != nil {
+		return err
+	}
+	var ls []client.Link
+	err := callServer(ctx, &co, false, func(ctx context.Context, c *client.Client) (err error) {
+		ls, err = c.MyLinks(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if ls == nil {
+			ls = []client.Link{}
+		}
+		return printJSON(e.Stdout, ls)
+	}
+	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CODE\tHITS\tCREATED\tURL")
+	for _, l := range ls {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", l.Code, l.Hits, formatMs(l.CreatedAt), l.URL)
+	}
+	return tw.Flush()
+}
+
+// runLinkDelete is `parley link delete CODE`.
+func runLinkDelete(ctx context.Context, e *Env, path string, args []string) error {
+	var co clientOptions
+	fs := newFlagSet(path, "CODE [flags]", "Delete a short link (its creator or an admin may); redirects stop within 5 seconds on every node.")
+	addClientFlags(fs, &co)
+	pos, err := parseClient(fs, &co, e, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	err = callServer(ctx, &co, true, func(ctx context.Context, c *client.Client) error {
+		return c.DeleteLink(ctx, pos[0])
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stdout, "deleted link %s\n", pos[0])
+	return nil
+}

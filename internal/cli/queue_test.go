@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+)
+
+func TestQueueCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a node")
+	}
+	url, _ := startServe(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	alice := cliAs{t, ctx, url, signUpAs(t, url, "alice")}
+	bob := cliAs{t, ctx, url, signUpAs(t, url, "bob")}
+
+	if got := alice.ok("queue", "create", "jobs"); got != "created queue jobs\n" {
+		t.Errorf("create printed %q", got)
+	}
+	alice.fails("conflict", "queue", "create", "jobs")
+	if got := bob.ok("queue", "send", "jobs", "job 1"); !regexp.MustCompile(`^sent message \d+ to jobs\n$`).MatchString(got) {
+		t.Errorf("send printed %q", got)
+	}
+	bob.ok("queue", "send", "jobs", "for alice", "--to", "alice")
+	bob.fails("not_found", "queue", "send", "nowhere", "x")
+
+	t.Run("list", func(t *testing.T) {
+		if got := alice.ok("queue", "list"); !regexp.MustCompile(`(?m)^jobs\s+2\s+0\s+alice\s`).MatchString(got) {
+			t.Errorf("list:\n%s", got)
+		}
+		var qs []client.Queue
+		if err := json.Unmarshal([]byte(alice.ok("queue", "list", "--waiting", "--json")), &qs); err != nil || len(qs) != 1 || qs[0].Name != "jobs" {
+			t.Errorf("list --waiting --json = %+v (%v)", qs, err)
+		}
+	})
+
+	t.Run("peek, receive with a lease, ack", func(t *testing.T) {
+		r := alice.run("", "queue", "peek", "jobs")
+		if r.code != 0 || r.stdout != "job 1\n" || !strings.Contains(r.stderr, "from bob") {
+			t.Errorf("peek = %+v", r)
+		}
+		r = alice.run("", "queue", "receive", "jobs", "--ack-timeout", "30s")
+		m := regexp.MustCompile(`receipt (\S+) \(ack before`).FindStringSubmatch(r.stderr)
+		if r.code != 0 || r.stdout != "job 1\n" || m == nil {
+			t.Fatalf("receive --ack-timeout = %+v, want the body and a receipt", r)
+		}
+		if got := alice.ok("queue", "ack", "jobs", m[1]); got != "acked\n" {
+			t.Errorf("ack printed %q", got)
+		}
+		alice.fails("conflict", "queue", "ack", "jobs", m[1])
+	})
+
+	t.Run("receive for me, then none", func(t *testing.T) {
+		if r := bob.run("", "queue", "receive", "jobs"); r.code != 0 || r.stdout != "" || r.stderr != "no message\n" {
+			t.Errorf("bob receives alice's message or something else: %+v", r)
+		}
+		var msg client.QueueMessage
+		if err := json.Unmarshal([]byte(alice.ok("queue", "receive", "jobs", "--json")), &msg); err != nil || msg.Body != "for alice" || msg.To != "alice" {
+			t.Errorf("receive --json = %+v (%v)", msg, err)
+		}
+		if got := alice.ok("queue", "receive", "jobs", "--json", "--wait", "100ms"); got != "null\n" {
+			t.Errorf("receive --json from an empty queue = %q, want null", got)
+		}
+	})
+
+	t.Run("delete", func(t *testing.T) {
+		bob.fails("forbidden", "queue", "delete", "jobs")
+		if got := alice.ok("queue", "delete", "jobs"); got != "deleted queue jobs\n" {
+			t.Errorf("delete printed %q", got)
+		}
+		alice.fails("not_found", "queue", "receive", "jobs")
+	})
+}
