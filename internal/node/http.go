@@ -39,6 +39,8 @@ func (n *Node) startHTTP() error {
 		MaxURL:         svc.links.Config().MaxURL,
 		LoginRateLimit: n.cfg.RateLimit,
 		Observe:        n.metrics.ObserveHTTP,
+		Streams:        n.streams,
+		StreamOrigins:  n.streamOrigins,
 	})
 	n.startServices(svc)
 	root := http.NewServeMux()

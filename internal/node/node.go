@@ -44,6 +44,8 @@ type Node struct {
 	// queueNotes wakes queue long polls from applied commands
 	// (services_queue.go).
 	queueNotes *queueNotifier
+	// streams serves live streams (stream.go).
+	streams *streams
 
 	rec   atomic.Pointer[nodeRecord]
 	cmap  atomic.Pointer[mapView]
@@ -129,6 +131,7 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	n.queueNotes = newQueueNotifier(n.router.PartitionOf, func(p uint64) bool {
 		return n.engine != nil && n.engine.HasGroup(p)
 	})
+	n.streams = newStreams(n)
 	for _, o := range opts {
 		o(n)
 	}
@@ -235,6 +238,7 @@ func (n *Node) Close() {
 		if n.cancel != nil {
 			n.cancel()
 		}
+		n.streams.close() // streams outlive http.Server.Close (hijacked)
 		if n.httpSrv != nil {
 			_ = n.httpSrv.Close()
 		}
@@ -354,7 +358,7 @@ func (n *Node) applierFor(group uint64) state.Applier {
 	if group == placement.MetaGroup {
 		return placement.StateMachine{}
 	}
-	return notifyingMux{mux: partitionMux, notes: n.queueNotes}
+	return notifyingMux{mux: partitionMux, notes: n.queueNotes, rooms: n.streams.signals}
 }
 
 // accept lets a message create a replica that the cluster map assigns to
@@ -376,6 +380,7 @@ func (n *Node) accept(group, replica uint64) bool {
 // (runs on the driver loop: it must stay quick).
 func (n *Node) onApplied(group, applied uint64) {
 	n.queueNotes.applied(group, applied)
+	n.streams.signals.applied(group, applied)
 	if group != placement.MetaGroup {
 		return
 	}
