@@ -20,6 +20,7 @@ func (n *Node) startHTTP() error {
 	}
 	n.httpLn = ln
 	n.metrics = n.newMetrics()
+	n.metrics.RegisterStreams(n.streams.metricStats)
 	svc, err := n.newServices()
 	if err != nil {
 		_ = ln.Close()

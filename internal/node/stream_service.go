@@ -6,6 +6,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/api"
 	"github.com/parley-chat/parley/internal/chat"
+	"github.com/parley-chat/parley/internal/metrics"
 	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/stream"
 )
@@ -52,8 +53,11 @@ func (s *streams) Unsubscribe(sub *stream.Subscriber, room string) {
 	s.hub.Unsubscribe(sub, strings.ToLower(room))
 }
 
-// Stats returns the Hub's counters for /metrics.
-func (s *streams) Stats() stream.Stats { return s.hub.Stats() }
+// metricStats returns the Hub's counters for /metrics.
+func (s *streams) metricStats() metrics.StreamStats {
+	st := s.hub.Stats()
+	return metrics.StreamStats{Subscribers: st.Subscribers, Delivered: st.Delivered, SlowConsumers: st.SlowConsumers}
+}
 
 // streamOrigins are the origins browser pages may open streams from, besides
 // the node's own host: every node's advertised HTTP address, the public URL
