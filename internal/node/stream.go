@@ -130,17 +130,23 @@ func (s *streams) feed(ctx context.Context, room string) {
 
 // roomFeed is one room's feed position.
 type roomFeed struct {
-	s     *streams
-	room  string
-	pos   uint64 // every event up to pos was handed to the Hub
-	known bool
+	s       *streams
+	room    string
+	pos     uint64 // every event up to pos was handed to the Hub
+	known   bool
+	private bool
 }
 
-// take hands a tail result to the Hub: the room's last seq at the source
-// when the feed has no position yet or its next events were compacted
-// away, and events after pos.
-func (f *roomFeed) take(events []chat.Event, lastSeq uint64, compacted bool) {
+// take hands a tail result to the Hub: whether the room is private, the
+// room's last seq at the source when the feed has no position yet or its
+// next events were compacted away, and events after pos.
+func (f *roomFeed) take(res tailResult) {
 	hub := f.s.hub
+	if res.Private != f.private || !f.known {
+		f.private = res.Private
+		hub.SetPrivate(f.room, res.Private)
+	}
+	events, lastSeq, compacted := res.Events, res.LastSeq, res.Compacted
 	if !f.known || compacted {
 		if lastSeq > f.pos || !f.known {
 			f.pos, f.known = lastSeq, true
@@ -163,7 +169,7 @@ func (f *roomFeed) local(ctx context.Context, p uint64) error {
 	if err != nil {
 		return err
 	}
-	f.take(res.Events, res.LastSeq, res.Compacted)
+	f.take(res)
 	if len(res.Events) > 0 || (res.Compacted && res.LastSeq > f.pos) {
 		return nil
 	}
@@ -185,6 +191,8 @@ type tailResult struct {
 	// Compacted: events after the position are gone (retention); the
 	// reader jumps to LastSeq and the Hub tells affected subscribers.
 	Compacted bool `json:"compacted,omitempty"`
+	// Private: the room is private (members who leave stop receiving it).
+	Private bool `json:"private,omitempty"`
 }
 
 // tailState reads room's tail from a replica's state. A room that does not
@@ -195,16 +203,16 @@ func tailState(r state.Reader, room string, after uint64, known bool) (tailResul
 		return tailResult{LastSeq: after}, err
 	}
 	if !known {
-		return tailResult{LastSeq: rm.LastSeq}, nil
+		return tailResult{LastSeq: rm.LastSeq, Private: rm.Private}, nil
 	}
 	events, err := chat.EventsAfter(r, room, after, feedPage)
 	switch {
 	case errs.Is(err, chat.CodeHistoryCompacted):
-		return tailResult{LastSeq: rm.LastSeq, Compacted: true}, nil
+		return tailResult{LastSeq: rm.LastSeq, Compacted: true, Private: rm.Private}, nil
 	case errs.Is(err, errs.NotFound):
 		return tailResult{LastSeq: after}, nil
 	case err != nil:
 		return tailResult{}, err
 	}
-	return tailResult{Events: events, LastSeq: rm.LastSeq}, nil
+	return tailResult{Events: events, LastSeq: rm.LastSeq, Private: rm.Private}, nil
 }

@@ -54,7 +54,7 @@ func (f *roomFeed) upstream(ctx context.Context, p uint64, attempt int) error {
 	if err := json.Unmarshal(rep.Result, &res); err != nil {
 		return fmt.Errorf("bad tail answer from %s: %w", addr, err)
 	}
-	f.take(res.Events, res.LastSeq, res.Compacted)
+	f.take(res)
 	return nil
 }
 

@@ -73,6 +73,9 @@ func (h *Hub) catchUpStep(r *room, sb *sub, events []chat.Event) bool {
 		if events[i].Seq == sb.next {
 			h.deliver(s, EncodeEvent(events[i].ViewFor(s.user)))
 			sb.next++
+			if h.revokeAfter(r, sb, &events[i]) {
+				return true
+			}
 		}
 	}
 	if sb.next <= r.pos {

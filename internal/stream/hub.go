@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,7 +79,10 @@ type room struct {
 	mu    sync.Mutex
 	pos   uint64 // every event up to pos is applied and readable from the Source
 	known bool   // pos has been reported
-	subs  map[*Subscriber]*sub
+	// private rooms end a subscription with forbidden once its user's leave
+	// event was delivered (only members may read them).
+	private bool
+	subs    map[*Subscriber]*sub
 }
 
 // sub is one subscriber's subscription to one room. Guarded by room.mu.
@@ -305,6 +309,19 @@ func (h *Hub) Advance(roomName string, pos uint64) {
 	h.advanceLocked(r, pos, nil)
 }
 
+// SetPrivate tells whether room is private: a subscriber of a private room
+// gets its own leave event, then a forbidden error, and nothing more of the
+// room. The Source reports it before the room's first Advance or Publish.
+func (h *Hub) SetPrivate(roomName string, private bool) {
+	r := h.lookup(roomName)
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.private = private
+	r.mu.Unlock()
+}
+
 // SendRoom queues frame (presence) for every subscriber of room, outside the
 // seq order.
 func (h *Hub) SendRoom(roomName string, frame []byte) {
@@ -338,6 +355,9 @@ func (h *Hub) advanceLocked(r *room, pos uint64, ev *encodedEvent) {
 			}
 			h.deliver(s, ev.frameFor(s.user))
 			sb.next++
+			if h.revokeAfter(r, sb, ev.e) {
+				continue
+			}
 		}
 		switch {
 		case sb.next <= r.pos:
@@ -348,6 +368,20 @@ func (h *Hub) advanceLocked(r *room, pos uint64, ev *encodedEvent) {
 			s.enqueue(EncodeReady(r.name, r.pos))
 		}
 	}
+}
+
+// revokeAfter ends sb's subscription with forbidden when e, just
+// delivered, is its user leaving a private room. r.mu must be held; the
+// subscriber keeps its entry for the room until it unsubscribes or
+// disconnects, which forgets the room once nobody else watches it.
+func (h *Hub) revokeAfter(r *room, sb *sub, e *chat.Event) bool {
+	if !r.private || e.Kind != chat.KindLeave || !strings.EqualFold(e.Sender, sb.s.user) {
+		return false
+	}
+	sb.removed, sb.live = true, false
+	delete(r.subs, sb.s)
+	sb.s.enqueue(EncodeError(r.name, CodeForbidden, "you left this private room"))
+	return true
 }
 
 // deliver queues an event frame for s.

@@ -257,3 +257,38 @@ func appendInt(b []byte, i int) []byte {
 	}
 	return append(b, byte('0'+i%10))
 }
+
+func TestHub_LeavingPrivateRoomEndsSubscription(t *testing.T) {
+	for _, private := range []bool{true, false} {
+		t.Run(map[bool]string{true: "private", false: "public"}[private], func(t *testing.T) {
+			src := newMemSource()
+			h := newTestHub(t, src, Config{})
+			bob, carol := h.Connect("Bob"), h.Connect("carol")
+			h.Subscribe(bob, "r", 0)
+			h.Subscribe(carol, "r", 0)
+			h.SetPrivate("r", private)
+			h.Advance("r", 0)
+			cb, cc := collect(t, bob), collect(t, carol)
+			h.Publish("r", []chat.Event{
+				src.appendEvent("r", chat.Event{Kind: chat.KindMessage, Sender: "carol", Text: "before"}),
+				src.appendEvent("r", chat.Event{Kind: chat.KindLeave, Sender: "bob"}),
+				src.appendEvent("r", chat.Event{Kind: chat.KindMessage, Sender: "carol", Text: "after"}),
+			})
+			checkEvents(t, cc.waitFor(t, 4), "r", 1, 3)
+			if !private {
+				checkEvents(t, cb.waitFor(t, 4), "r", 1, 3)
+				return
+			}
+			fs := cb.waitFor(t, 4)
+			checkEvents(t, fs, "r", 1, 2)
+			if f := fs[3]; f.Type != TypeError || f.Code != CodeForbidden {
+				t.Fatalf("bob's frames %v, want his leave then forbidden", fs)
+			}
+			h.Publish("r", src.append("r", 1))
+			checkEvents(t, cc.waitFor(t, 5), "r", 1, 4)
+			if fs, _, _ := cb.snapshot(); len(fs) != 4 {
+				t.Fatalf("bob got %v after leaving", fs)
+			}
+		})
+	}
+}
