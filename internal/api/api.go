@@ -65,6 +65,17 @@ type Config struct {
 	// client address the account service allows; it sets the Retry-After of
 	// 429 answers. Default: Retry-After 1 s.
 	LoginRateLimit int
+	// Streams serves GET /api/v1/stream (live streams over WebSocket).
+	Streams StreamService
+	// StreamOrigins returns the origins, besides the request's own host,
+	// that browser pages may open streams from: the cluster's advertised
+	// HTTP addresses ("host:port", any scheme) and configured origins
+	// ("https://host:port"). Default: none.
+	StreamOrigins func() []string
+	// StreamConnected, when set, is called when a stream connection
+	// authenticates; the release it returns (nil ok) is called when the
+	// connection ends (presence).
+	StreamConnected func(user string) (release func())
 	// ClientAddr returns the address a request comes from, the key of the
 	// login rate limit. Default: the host of r.RemoteAddr (forwarding
 	// headers are not trusted).
@@ -91,6 +102,12 @@ type Server struct {
 	rateRetry string // Retry-After of 429 answers, in seconds
 	mux       *http.ServeMux
 	handler   http.Handler
+
+	// streams, origins and streamConnected are the Config's Streams,
+	// StreamOrigins and StreamConnected (stream.go).
+	streams         StreamService
+	origins         func() []string
+	streamConnected func(user string) (release func())
 }
 
 // New returns a Server for cfg, filling in defaults. It panics when KV or
@@ -117,6 +134,7 @@ func New(cfg Config) *Server {
 		rateRetry: rateRetryAfter(cfg.LoginRateLimit),
 		mux:       http.NewServeMux(),
 	}
+	s.streams, s.origins, s.streamConnected = cfg.Streams, cfg.StreamOrigins, cfg.StreamConnected
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -167,6 +185,9 @@ func (s *Server) routes() {
 		s.handleAuth("GET /api/v1/rooms/{room}/members", s.roomMembers)
 		s.handleAuth("POST /api/v1/rooms/{room}/messages", s.roomPost)
 		s.handleAuth("GET /api/v1/rooms/{room}/messages", s.roomHistory)
+	}
+	if s.streams != nil {
+		s.handle("GET /api/v1/stream", s.streamHandler)
 	}
 	if s.queues != nil {
 		s.handleAuth("POST /api/v1/queues", s.queueCreate)

@@ -20,26 +20,30 @@ func (n *Node) startHTTP() error {
 	}
 	n.httpLn = ln
 	n.metrics = n.newMetrics()
+	n.metrics.RegisterStreams(n.streams.metricStats)
 	svc, err := n.newServices()
 	if err != nil {
 		_ = ln.Close()
 		return err
 	}
 	srv := api.New(api.Config{
-		KV:             svc.kv,
-		Status:         n,
-		Accounts:       svc.accounts,
-		Rooms:          n.apiRooms(svc),
-		Presence:       n.presence,
-		Queues:         svc.queues,
-		Links:          svc.links,
-		PublicURL:      n.publicURL(),
-		Logger:         n.log,
-		MaxText:        svc.rooms.Config().MaxText,
-		MaxQueueBody:   svc.queues.Limits().MaxBody,
-		MaxURL:         svc.links.Config().MaxURL,
-		LoginRateLimit: n.cfg.RateLimit,
-		Observe:        n.metrics.ObserveHTTP,
+		KV:              svc.kv,
+		Status:          n,
+		Accounts:        svc.accounts,
+		Rooms:           n.apiRooms(svc),
+		Presence:        n.presence,
+		Queues:          svc.queues,
+		Links:           svc.links,
+		PublicURL:       n.publicURL(),
+		Logger:          n.log,
+		MaxText:         svc.rooms.Config().MaxText,
+		MaxQueueBody:    svc.queues.Limits().MaxBody,
+		MaxURL:          svc.links.Config().MaxURL,
+		LoginRateLimit:  n.cfg.RateLimit,
+		Observe:         n.metrics.ObserveHTTP,
+		Streams:         n.streams,
+		StreamOrigins:   n.streamOrigins,
+		StreamConnected: n.presence.Connected,
 	})
 	n.startServices(svc)
 	root := http.NewServeMux()

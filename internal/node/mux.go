@@ -49,6 +49,7 @@ func (d domainMux) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, e
 type notifyingMux struct {
 	mux   domainMux
 	notes *queueNotifier
+	rooms *roomSignals // wakes room feeds (stream_signal.go)
 }
 
 var _ state.Applier = notifyingMux{}
@@ -60,6 +61,8 @@ func (m notifyingMux) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte
 	if err == nil {
 		if q, ok := queue.NotifyQueue(cmd); ok {
 			m.notes.record(meta.Partition, q, meta.Index)
+		} else if room, ok := changedRoom(cmd); ok && m.rooms != nil {
+			m.rooms.record(meta.Partition, room, meta.Index)
 		}
 	}
 	return res, err

@@ -45,6 +45,8 @@ type Node struct {
 	// (services_queue.go).
 	queueNotes *queueNotifier
 	presence   *Presence // who is online through this node (presence.go)
+	// streams serves live streams (stream.go).
+	streams *streams
 
 	rec   atomic.Pointer[nodeRecord]
 	cmap  atomic.Pointer[mapView]
@@ -131,6 +133,7 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		return n.engine != nil && n.engine.HasGroup(p)
 	})
 	n.presence = newPresence(cfg.ID, cfg.PresenceTTL, n.router, n.leads, n.log)
+	n.streams = newStreams(n)
 	for _, o := range opts {
 		o(n)
 	}
@@ -226,6 +229,7 @@ func (n *Node) Start(ctx context.Context) error {
 		return err
 	}
 	n.goBackground(n.reconcileLoop)
+	n.goBackground(func() { n.streams.presenceFrames(n.ctx, n.presence, presenceFrameInterval) })
 	return nil
 }
 
@@ -237,6 +241,7 @@ func (n *Node) Close() {
 		if n.cancel != nil {
 			n.cancel()
 		}
+		n.streams.close() // streams outlive http.Server.Close (hijacked)
 		if n.httpSrv != nil {
 			_ = n.httpSrv.Close()
 		}
@@ -356,7 +361,7 @@ func (n *Node) applierFor(group uint64) state.Applier {
 	if group == placement.MetaGroup {
 		return placement.StateMachine{}
 	}
-	return notifyingMux{mux: partitionMux, notes: n.queueNotes}
+	return notifyingMux{mux: partitionMux, notes: n.queueNotes, rooms: n.streams.signals}
 }
 
 // accept lets a message create a replica that the cluster map assigns to
@@ -378,6 +383,7 @@ func (n *Node) accept(group, replica uint64) bool {
 // (runs on the driver loop: it must stay quick).
 func (n *Node) onApplied(group, applied uint64) {
 	n.queueNotes.applied(group, applied)
+	n.streams.signals.applied(group, applied)
 	if group != placement.MetaGroup {
 		return
 	}

@@ -67,6 +67,8 @@ func (h *handler) HandleCall(ctx context.Context, _ string, method string, body 
 			return nil, fmt.Errorf("bad join request: %w", err)
 		}
 		return json.Marshal(replyOf(n.router.Propose(ctx, placement.MetaGroup, "", (&placement.Command{Op: placement.OpAddNode, Node: &node}).Encode())))
+	case methodTail:
+		return n.handleTail(ctx, body)
 	case methodStatus:
 		st, err := n.localStatus(ctx)
 		if err != nil {

@@ -1,0 +1,228 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/coder/websocket"
+)
+
+// Frame types of a live stream (Frame.Type).
+const (
+	FrameEvent    = "event"    // one room event, in seq order
+	FrameReady    = "ready"    // every event of Room up to Seq was delivered
+	FrameError    = "error"    // a subscription (Room set) or the connection failed
+	FramePresence = "presence" // Username came online or went offline in Room
+)
+
+// Error codes of error frames (Frame.Code).
+const (
+	CodeHistoryCompacted = "history_compacted" // resume point older than the retained history
+	CodeForbidden        = "forbidden"
+	CodeNotFound         = "not_found"
+	CodeSlowConsumer     = "slow_consumer" // the server closes the stream; resume
+)
+
+// Frame is one frame a live stream delivers. Which fields are set depends on
+// Type: events carry the event fields (Event returns them), ready frames
+// Room and Seq, error frames Room (empty for the whole connection), Code
+// and Message, presence frames Room, Username and Online.
+type Frame struct {
+	Type     string   `json:"type"`
+	Room     string   `json:"room,omitempty"`
+	Seq      uint64   `json:"seq,omitempty"`
+	Ts       int64    `json:"ts,omitempty"`
+	Kind     string   `json:"kind,omitempty"`
+	Sender   string   `json:"sender,omitempty"`
+	Text     string   `json:"text,omitempty"`
+	To       []string `json:"to,omitempty"`
+	Code     string   `json:"code,omitempty"`
+	Message  string   `json:"message,omitempty"`
+	Username string   `json:"username,omitempty"`
+	Online   bool     `json:"online,omitempty"`
+}
+
+// Event returns the event an event frame carries.
+func (f Frame) Event() Event {
+	return Event{Room: f.Room, Seq: f.Seq, Ts: f.Ts, Kind: f.Kind, Sender: f.Sender, Text: f.Text, To: f.To}
+}
+
+// StreamOptions choose a stream's first subscriptions and how it signs in.
+type StreamOptions struct {
+	// Rooms are subscribed from now.
+	Rooms []string
+	// Resume subscribes each room after the seq given: the stream delivers
+	// every later event, then a ready frame. Stream.Positions of an earlier
+	// stream is what to pass to resume it, on any node.
+	Resume map[string]uint64
+	// AuthFrame sends the token as the first frame, as browsers must,
+	// instead of the Authorization header.
+	AuthFrame bool
+	// Origin, when set, is sent as the Origin header, as a browser would.
+	Origin string
+}
+
+// Stream is a live stream of room events (WebSocket GET /api/v1/stream).
+// Next must be called from one goroutine; Subscribe, Unsubscribe, Positions
+// and Close may be called from any.
+type Stream struct {
+	conn *websocket.Conn
+
+	mu  sync.Mutex
+	pos map[string]uint64 // room -> last seq seen (event or ready)
+}
+
+// StreamClosedError is what Stream.Next returns once the server closed the
+// stream, with the WebSocket close status (1008 after slow_consumer or a
+// failed sign-in, 1001 when the node shuts down).
+type StreamClosedError struct {
+	Status int
+	Reason string
+}
+
+// Error implements error.
+func (e *StreamClosedError) Error() string {
+	return fmt.Sprintf("parley: stream closed by the server: %d %s", e.Status, e.Reason)
+}
+
+// Stream opens a live stream with the Client's token. A refused handshake
+// (bad token, Origin or URL) returns an *Error with the server's status.
+func (c *Client) Stream(ctx context.Context, opts StreamOptions) (*Stream, error) {
+	u, err := url.Parse(c.base + "/api/v1/stream")
+	if err != nil {
+		return nil, fmt.Errorf("parley: stream URL: %w", err)
+	}
+	switch u.Scheme {
+	case "http":
+		u.Scheme = "ws"
+	case "https":
+		u.Scheme = "wss"
+	}
+	u.RawQuery = streamQuery(opts)
+	h := http.Header{}
+	token := c.Token()
+	if token != "" && !opts.AuthFrame {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	if opts.Origin != "" {
+		h.Set("Origin", opts.Origin)
+	}
+	conn, resp, err := websocket.Dial(ctx, u.String(), &websocket.DialOptions{HTTPClient: c.hc, HTTPHeader: h})
+	if err != nil {
+		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols && resp.Body != nil {
+			return nil, decodeError(resp)
+		}
+		return nil, fmt.Errorf("parley: open stream: %w", err)
+	}
+	conn.SetReadLimit(1 << 20)
+	s := &Stream{conn: conn, pos: map[string]uint64{}}
+	for room, seq := range opts.Resume {
+		s.pos[strings.ToLower(room)] = seq
+	}
+	if token != "" && opts.AuthFrame {
+		if err := s.send(ctx, map[string]string{"type": "auth", "token": token}); err != nil {
+			conn.CloseNow()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// streamQuery encodes the first subscriptions: ?rooms=a,b&after=a:12,b:7.
+func streamQuery(opts StreamOptions) string {
+	q := url.Values{}
+	if len(opts.Rooms) > 0 {
+		q.Set("rooms", strings.Join(opts.Rooms, ","))
+	}
+	if len(opts.Resume) > 0 {
+		after := make([]string, 0, len(opts.Resume))
+		for room, seq := range opts.Resume {
+			after = append(after, room+":"+strconv.FormatUint(seq, 10))
+		}
+		sort.Strings(after)
+		q.Set("after", strings.Join(after, ","))
+	}
+	return q.Encode()
+}
+
+// Next returns the next frame. After the server closed the stream it
+// returns a *StreamClosedError; after Close or ctx's end, that error.
+func (s *Stream) Next(ctx context.Context) (Frame, error) {
+	_, b, err := s.conn.Read(ctx)
+	if err != nil {
+		var ce websocket.CloseError
+		if errors.As(err, &ce) {
+			return Frame{}, &StreamClosedError{Status: int(ce.Code), Reason: ce.Reason}
+		}
+		return Frame{}, fmt.Errorf("parley: stream: %w", err)
+	}
+	var f Frame
+	if err := json.Unmarshal(b, &f); err != nil {
+		return Frame{}, fmt.Errorf("parley: stream: malformed frame: %w", err)
+	}
+	switch f.Type {
+	case FrameEvent, FrameReady:
+		s.mu.Lock()
+		s.pos[f.Room] = max(s.pos[f.Room], f.Seq)
+		s.mu.Unlock()
+	}
+	return f, nil
+}
+
+// Subscribe subscribes to room from now: the stream sends a ready frame,
+// then every later event.
+func (s *Stream) Subscribe(ctx context.Context, room string) error {
+	return s.send(ctx, map[string]any{"type": "subscribe", "room": room})
+}
+
+// SubscribeAfter subscribes to room after seq: every later event, then a
+// ready frame once caught up (or a history_compacted error frame when seq is
+// older than the retained history).
+func (s *Stream) SubscribeAfter(ctx context.Context, room string, seq uint64) error {
+	return s.send(ctx, map[string]any{"type": "subscribe", "room": room, "after": seq})
+}
+
+// Unsubscribe ends the subscription to room.
+func (s *Stream) Unsubscribe(ctx context.Context, room string) error {
+	s.mu.Lock()
+	delete(s.pos, strings.ToLower(room))
+	s.mu.Unlock()
+	return s.send(ctx, map[string]any{"type": "unsubscribe", "room": room})
+}
+
+// Positions returns, for every room resumed at connect or seen in an
+// event or ready frame, the last seq the stream delivered: pass it as StreamOptions.Resume to resume on any node with
+// nothing missing and nothing twice.
+func (s *Stream) Positions() map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]uint64, len(s.pos))
+	for room, seq := range s.pos {
+		out[room] = seq
+	}
+	return out
+}
+
+// Close closes the stream.
+func (s *Stream) Close() error {
+	return s.conn.Close(websocket.StatusNormalClosure, "")
+}
+
+func (s *Stream) send(ctx context.Context, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := s.conn.Write(ctx, websocket.MessageText, b); err != nil {
+		return fmt.Errorf("parley: stream: %w", err)
+	}
+	return nil
+}

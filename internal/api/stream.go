@@ -1,0 +1,331 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/stream"
+)
+
+// StreamService is what GET /api/v1/stream needs: the node's live streams.
+type StreamService interface {
+	// Connect returns a subscriber receiving events as user may see them.
+	Connect(user string) *stream.Subscriber
+	// Subscribe checks that the subscriber's user may read room and
+	// subscribes it after seq *after (nil: from now). It returns the room's
+	// canonical name.
+	Subscribe(ctx context.Context, sub *stream.Subscriber, room string, after *uint64) (string, error)
+	// Unsubscribe ends the subscription to room.
+	Unsubscribe(sub *stream.Subscriber, room string)
+	// Disconnect ends every subscription and closes the subscriber.
+	Disconnect(sub *stream.Subscriber)
+}
+
+// Stream connection timing.
+const (
+	// streamAuthWait is how long a connection without an Authorization
+	// header has to send its auth frame.
+	streamAuthWait = 5 * time.Second
+	// streamPing is how often the server pings an idle connection.
+	streamPing = 30 * time.Second
+	// streamWriteWait bounds one frame's write (and the ping's answer).
+	streamWriteWait = 15 * time.Second
+)
+
+// streamParams are the subscriptions asked for on the URL:
+// ?rooms=a,b&after=a:12,b:7.
+type streamParams struct {
+	rooms []string
+	after map[string]uint64
+}
+
+// parseStreamParams reads the URL's subscriptions and refuses a token in
+// the URL: it would end up in logs and browser history.
+func parseStreamParams(q url.Values) (streamParams, error) {
+	for _, k := range []string{"token", "access_token", "auth", "authorization"} {
+		if q.Has(k) {
+			return streamParams{}, errs.New(errs.Invalid, "never put the token in the URL: send it in the Authorization header or as the first frame {\"type\":\"auth\",\"token\":\"...\"}")
+		}
+	}
+	p := streamParams{after: map[string]uint64{}}
+	seen := map[string]bool{}
+	add := func(room string) {
+		if !seen[strings.ToLower(room)] {
+			seen[strings.ToLower(room)] = true
+			p.rooms = append(p.rooms, room)
+		}
+	}
+	for _, room := range splitList(q.Get("rooms")) {
+		add(room)
+	}
+	for _, item := range splitList(q.Get("after")) {
+		room, seq, ok := strings.Cut(item, ":")
+		n, err := strconv.ParseUint(seq, 10, 64)
+		if !ok || room == "" || err != nil {
+			return streamParams{}, errs.New(errs.Invalid, "after must list room:seq pairs separated by commas, like after=a:12,b:7")
+		}
+		add(room)
+		p.after[strings.ToLower(room)] = n
+	}
+	if len(p.rooms) > maxURLRooms {
+		return streamParams{}, errs.New(errs.Invalid, "at most %d rooms on the URL; subscribe to more with frames", maxURLRooms)
+	}
+	return p, nil
+}
+
+// maxURLRooms bounds the subscriptions of one URL.
+const maxURLRooms = 256
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// originAllowed reports whether a browser page from origin may open a
+// stream: an origin on the host the request was sent to, one of the
+// cluster's advertised HTTP addresses (any scheme), or a configured allowed
+// origin (compared with its scheme when it has one). Requests without an
+// Origin header come from non-browser clients and are allowed.
+func (s *Server) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	if s.origins == nil {
+		return false
+	}
+	for _, a := range s.origins() {
+		a = strings.TrimRight(a, "/")
+		if strings.Contains(a, "://") {
+			if strings.EqualFold(a, u.Scheme+"://"+u.Host) {
+				return true
+			}
+		} else if strings.EqualFold(a, u.Host) {
+			return true
+		}
+	}
+	return false
+}
+
+// streamHandler serves GET /api/v1/stream: checks the URL and the Origin,
+// authenticates by the Authorization header or the first frame, then runs
+// the connection until either side ends it.
+func (s *Server) streamHandler(w http.ResponseWriter, r *http.Request) {
+	params, err := parseStreamParams(r.URL.Query())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !s.originAllowed(r) {
+		s.writeError(w, r, errs.New(errs.Forbidden, "origin %q may not open streams: use the cluster's own address or configure --allowed-origin", r.Header.Get("Origin")))
+		return
+	}
+	var id Identity
+	byHeader := r.Header.Get("Authorization") != ""
+	if byHeader {
+		if id, err = s.auth(r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	// The server's read and write timeouts are for requests; a stream
+	// lives on, with its own pings and write deadlines.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // Origin checked above
+	if err != nil {
+		return // Accept answered the request
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(stream.MaxClientFrame)
+	if !byHeader {
+		if id, err = s.streamAuthFrame(r, c); err != nil {
+			_ = writeFrame(r.Context(), c, stream.ErrorFrameFor("", err))
+			_ = c.Close(websocket.StatusPolicyViolation, "authentication failed")
+			return
+		}
+	}
+	if s.streamConnected != nil {
+		if release := s.streamConnected(id.User); release != nil {
+			defer release()
+		}
+	}
+	s.runStream(withIdentity(context.Background(), id), c, id, params)
+}
+
+// streamAuthFrame reads the first frame, which must be an auth frame with a
+// valid token, within streamAuthWait.
+func (s *Server) streamAuthFrame(r *http.Request, c *websocket.Conn) (Identity, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), streamAuthWait)
+	defer cancel()
+	_, b, err := c.Read(ctx)
+	if err != nil {
+		return Identity{}, errs.New(errs.Unauthorized, "send {\"type\":\"auth\",\"token\":\"...\"} first, within %v", streamAuthWait)
+	}
+	f, err := stream.DecodeClientFrame(b)
+	if err != nil || f.Type != stream.TypeAuth {
+		return Identity{}, errs.New(errs.Unauthorized, "the first frame must be {\"type\":\"auth\",\"token\":\"...\"} (or send the Authorization header)")
+	}
+	ar := r.Clone(r.Context())
+	ar.Header.Set("Authorization", "Bearer "+f.Token)
+	return s.auth(ar)
+}
+
+// writeFrame writes one text frame within streamWriteWait.
+func writeFrame(ctx context.Context, c *websocket.Conn, frame []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, streamWriteWait)
+	defer cancel()
+	return c.Write(ctx, websocket.MessageText, frame)
+}
+
+// runStream runs an authenticated connection: a reader goroutine applies
+// the client's frames, a pinger keeps it alive, and this goroutine writes
+// the subscriber's frames until the connection, the client or the node ends.
+func (s *Server) runStream(base context.Context, c *websocket.Conn, id Identity, params streamParams) {
+	sub := s.streams.Connect(id.User)
+	defer s.streams.Disconnect(sub)
+	ctx, cancel := context.WithCancel(base)
+	defer cancel()
+	go func() { // the node closing its streams ends everything
+		select {
+		case <-sub.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		defer cancel()
+		for _, room := range params.rooms {
+			var after *uint64
+			if a, ok := params.after[strings.ToLower(room)]; ok {
+				after = &a
+			}
+			s.streamSubscribe(ctx, sub, room, after)
+		}
+		s.streamRead(ctx, c, sub)
+	}()
+	go s.streamPing(ctx, c, cancel)
+	err := s.streamWrite(ctx, c, sub)
+	switch {
+	case errors.Is(err, stream.ErrSlowConsumer):
+		_ = writeFrame(context.Background(), c, stream.EncodeError("", stream.CodeSlowConsumer, "the connection fell too far behind; reconnect and resume from the last seq you saw"))
+		_ = c.Close(websocket.StatusPolicyViolation, "slow consumer")
+	case errors.Is(err, stream.ErrClosed):
+		_ = c.Close(websocket.StatusGoingAway, "server shutting down")
+	default:
+		_ = c.Close(websocket.StatusNormalClosure, "")
+	}
+	cancel()
+	<-readerDone
+}
+
+// streamWrite writes the subscriber's frames until an error.
+func (s *Server) streamWrite(ctx context.Context, c *websocket.Conn, sub *stream.Subscriber) error {
+	var buf [][]byte
+	for {
+		var err error
+		buf, err = sub.Next(ctx, buf)
+		if err != nil {
+			if !errors.Is(err, stream.ErrSlowConsumer) && isClosed(sub) {
+				return stream.ErrClosed // the node closes its streams
+			}
+			return err
+		}
+		for _, f := range buf {
+			if err := writeFrame(ctx, c, f); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// isClosed reports whether the subscriber was closed (by the node).
+func isClosed(sub *stream.Subscriber) bool {
+	select {
+	case <-sub.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// streamRead applies the client's frames until the connection ends.
+func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.Subscriber) {
+	for {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			return
+		}
+		f, err := stream.DecodeClientFrame(b)
+		if err != nil {
+			sub.Send(stream.ErrorFrameFor("", err))
+			continue
+		}
+		switch f.Type {
+		case stream.TypeSubscribe:
+			s.streamSubscribe(ctx, sub, f.Room, f.After)
+		case stream.TypeUnsubscribe:
+			s.streams.Unsubscribe(sub, f.Room)
+		case stream.TypeAuth:
+			sub.Send(stream.EncodeError("", stream.CodeInvalid, "already authenticated"))
+		}
+	}
+}
+
+// streamSubscribe subscribes and reports a refusal as the room's error frame.
+func (s *Server) streamSubscribe(ctx context.Context, sub *stream.Subscriber, room string, after *uint64) {
+	name, err := s.streams.Subscribe(ctx, sub, room, after)
+	if err != nil && ctx.Err() == nil {
+		if errs.CodeOf(err) == errs.Internal {
+			s.log.Error("stream subscribe failed", "room", room, "err", err)
+		}
+		sub.Send(stream.ErrorFrameFor(name, err))
+	}
+}
+
+// streamPing pings the client every streamPing; a missing pong ends the
+// connection.
+func (s *Server) streamPing(ctx context.Context, c *websocket.Conn, cancel context.CancelFunc) {
+	t := time.NewTicker(streamPing)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, pcancel := context.WithTimeout(ctx, streamWriteWait)
+		err := c.Ping(pctx)
+		pcancel()
+		if err != nil {
+			cancel()
+			return
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package stream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/parley-chat/parley/internal/chat"
+	"github.com/parley-chat/parley/internal/errs"
+)
+
+// Frame types, the "type" field of every frame.
+const (
+	TypeAuth        = "auth"        // client: {"type":"auth","token":"..."}
+	TypeSubscribe   = "subscribe"   // client: {"type":"subscribe","room":"r","after":SEQ}
+	TypeUnsubscribe = "unsubscribe" // client: {"type":"unsubscribe","room":"r"}
+	TypeEvent       = "event"       // server: one room event
+	TypeReady       = "ready"       // server: everything up to seq was delivered
+	TypeError       = "error"       // server: a room's subscription (or the connection) failed
+	TypePresence    = "presence"    // server: a member came online or went offline
+)
+
+// Error codes of error frames.
+const (
+	CodeHistoryCompacted = string(chat.CodeHistoryCompacted) // after is older than the retained history
+	CodeForbidden        = string(errs.Forbidden)            // not allowed to read the room
+	CodeNotFound         = string(errs.NotFound)             // no such room
+	CodeSlowConsumer     = "slow_consumer"                   // the connection fell too far behind; it is closed
+	CodeUnauthorized     = string(errs.Unauthorized)         // no valid token; the connection is closed
+	CodeInvalid          = string(errs.Invalid)              // a malformed client frame
+	CodeUnavailable      = string(errs.Unavailable)          // the room cannot be read now; subscribe again
+)
+
+// MaxClientFrame is the largest frame a client may send, in bytes.
+const MaxClientFrame = 4 << 10
+
+// eventFrame is the wire form of an event: the event object with its type.
+type eventFrame struct {
+	Type string `json:"type"`
+	chat.Event
+}
+
+// EncodeEvent returns the event frame of e:
+// {"type":"event","room","seq","ts","kind","sender","text","to"}.
+func EncodeEvent(e chat.Event) []byte {
+	b, err := json.Marshal(eventFrame{Type: TypeEvent, Event: e})
+	if err != nil { // strings and numbers only: cannot happen
+		panic(fmt.Sprintf("stream: encode event: %v", err))
+	}
+	return b
+}
+
+// readyFrame is {"type":"ready","room","seq"}.
+type readyFrame struct {
+	Type string `json:"type"`
+	Room string `json:"room"`
+	Seq  uint64 `json:"seq"`
+}
+
+// EncodeReady returns the frame telling that every event of room up to seq
+// has been delivered.
+func EncodeReady(room string, seq uint64) []byte {
+	b, _ := json.Marshal(readyFrame{Type: TypeReady, Room: room, Seq: seq})
+	return b
+}
+
+// errorFrame is {"type":"error","room","code","message"}.
+type errorFrame struct {
+	Type    string `json:"type"`
+	Room    string `json:"room,omitempty"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// EncodeError returns an error frame; room is empty for errors of the whole
+// connection.
+func EncodeError(room, code, message string) []byte {
+	b, _ := json.Marshal(errorFrame{Type: TypeError, Room: room, Code: code, Message: message})
+	return b
+}
+
+// ErrorFrameFor returns the error frame of a failed subscription to room:
+// the code and message of an *errs.Error, or a generic unavailable error
+// that reveals nothing of an unexpected failure.
+func ErrorFrameFor(room string, err error) []byte {
+	var e *errs.Error
+	if errors.As(err, &e) && e.Code != errs.Internal {
+		return EncodeError(room, string(e.Code), e.Message)
+	}
+	return EncodeError(room, CodeUnavailable, "the room cannot be read right now; subscribe again")
+}
+
+// presenceFrame is {"type":"presence","room","username","online"}.
+type presenceFrame struct {
+	Type     string `json:"type"`
+	Room     string `json:"room"`
+	Username string `json:"username"`
+	Online   bool   `json:"online"`
+}
+
+// EncodePresence returns the frame telling room's subscribers that user came
+// online or went offline (outside the seq order).
+func EncodePresence(room, user string, online bool) []byte {
+	b, _ := json.Marshal(presenceFrame{Type: TypePresence, Room: room, Username: user, Online: online})
+	return b
+}
+
+// ClientFrame is a frame a client sends: auth, subscribe or unsubscribe.
+type ClientFrame struct {
+	Type  string `json:"type"`
+	Room  string `json:"room,omitempty"`
+	Token string `json:"token,omitempty"`
+	// After is the seq to resume after; nil subscribes from now.
+	After *uint64 `json:"after,omitempty"`
+}
+
+// DecodeClientFrame decodes and checks a client frame: a JSON object of at
+// most MaxClientFrame bytes with a known type, a room for subscribe and
+// unsubscribe and a token for auth. Errors are errs.Invalid with a message
+// for the client.
+func DecodeClientFrame(b []byte) (ClientFrame, error) {
+	var f ClientFrame
+	if len(b) > MaxClientFrame {
+		return f, errs.New(errs.Invalid, "frame of %d bytes exceeds the %d byte limit", len(b), MaxClientFrame)
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return ClientFrame{}, errs.New(errs.Invalid, "a frame must be a JSON object with a type: %v", jsonProblem(err))
+	}
+	switch f.Type {
+	case TypeSubscribe, TypeUnsubscribe:
+		if f.Room == "" {
+			return f, errs.New(errs.Invalid, "a %s frame needs a room", f.Type)
+		}
+	case TypeAuth:
+		if f.Token == "" {
+			return f, errs.New(errs.Invalid, "an auth frame needs a token")
+		}
+	case "":
+		return f, errs.New(errs.Invalid, "a frame needs a type")
+	default:
+		return f, errs.New(errs.Invalid, "unknown frame type %q: use subscribe or unsubscribe", clip(f.Type))
+	}
+	return f, nil
+}
+
+// jsonProblem describes a JSON decoding error without echoing the input.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("field %q has the wrong type", te.Field)
+	}
+	return "malformed JSON"
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
