@@ -115,7 +115,7 @@ missed or shown twice. End of input is QUIT as well.`)
 	}
 	s := &chatSession{
 		e: e, out: &lockedWriter{w: e.Stdout}, room: pos[0], token: co.Token, timeout: co.Timeout,
-		openFeed: newHistoryFeed,
+		openFeed: newStreamFeed,
 	}
 	s.servers = []string{strings.TrimRight(co.Server, "/")}
 	s.c = co.newClient()
@@ -408,7 +408,7 @@ func isTransportError(err error) bool {
 		return false
 	}
 	_, ok := errors.AsType[*url.Error](err)
-	return ok || errors.Is(err, io.ErrUnexpectedEOF)
+	return ok || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errStreamLost)
 }
 
 // sleepCtx waits for d or the end of ctx.
