@@ -38,9 +38,10 @@ func (n *Node) startHTTP() error {
 		MaxQueueBody:   svc.queues.Limits().MaxBody,
 		MaxURL:         svc.links.Config().MaxURL,
 		LoginRateLimit: n.cfg.RateLimit,
-		Observe:        n.metrics.ObserveHTTP,
+		Observe:        n.observeHTTP,
 	})
 	n.startServices(svc)
+	n.wireOps(svc)
 	root := http.NewServeMux()
 	root.Handle("GET /metrics", n.metrics.Handler()) // open, like /healthz
 	root.Handle("/", srv.Handler())
