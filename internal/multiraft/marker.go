@@ -32,7 +32,7 @@ var errBadChecksumResult = errors.New("multiraft: malformed checksum result")
 // marker changes nothing in the replicated state but the applied index and
 // the last leader time, and is not de-duplicated, so the sum equals
 // storage.DB.Checksum of a replica at rest at that index; a marker proposed
-// twice (a retry) is applied twice and the later index counts. Its result,
+// twice (a retry) is applied twice, each time at its own index. Its result,
 // from the leader's replica, is the index and sum (DecodeChecksumResult).
 //
 // Cost: one scan of the group's whole state on each replica's driver loop,
@@ -80,20 +80,19 @@ func (t *markerTable) add(group uint64, m markerSum) {
 	t.byGroup[group] = l
 }
 
-// MarkerChecksum returns the index and state sum at which the local replica
-// of group last applied the checksum marker; ok is false when it has not (yet),
-// or skipped it by installing a snapshot past it, or forgot it (only the
-// last few markers per group are kept, in memory).
-func (e *Engine) MarkerChecksum(group uint64, marker []byte) (index, sum uint64, ok bool) {
+// MarkerChecksum returns the state sum the local replica of group computed
+// when it applied the checksum marker at index; ok is false when it has not
+// (yet), or skipped it by installing a snapshot past it, or forgot it (only
+// the last few markers per group are kept, in memory).
+func (e *Engine) MarkerChecksum(group uint64, marker []byte, index uint64) (sum uint64, ok bool) {
 	e.markers.mu.Lock()
 	defer e.markers.mu.Unlock()
-	l := e.markers.byGroup[group]
-	for i := len(l) - 1; i >= 0; i-- {
-		if m := l[i]; m.marker == string(marker) {
-			return m.index, m.sum, true
+	for _, m := range e.markers.byGroup[group] {
+		if m.marker == string(marker) && m.index == index {
+			return m.sum, true
 		}
 	}
-	return 0, 0, false
+	return 0, false
 }
 
 // applyChecksum applies a checksum marker at index: it hashes the group's
