@@ -57,11 +57,11 @@ func (n *Node) observeHTTP(route string, status int, d time.Duration) {
 // requestCounter counts requests, ok and failed, and keeps per-second
 // counts of the last rateWindow seconds for the recent rate.
 type requestCounter struct {
-	mu          sync.Mutex
-	ok, failed  uint64
-	secs        [rateWindow + 1]uint64 // by unix second mod len
-	secOf       [rateWindow + 1]int64  // which second each slot holds
-	firstSecond int64
+	mu         sync.Mutex
+	ok, failed uint64
+	secs       [rateWindow + 1]uint64 // by unix second mod len
+	secOf      [rateWindow + 1]int64  // which second each slot holds
+	first      time.Time              // the first request
 }
 
 const rateWindow = 10
@@ -75,8 +75,8 @@ func (c *requestCounter) add(now time.Time, failed bool) {
 	} else {
 		c.ok++
 	}
-	if c.firstSecond == 0 {
-		c.firstSecond = sec
+	if c.first == (time.Time{}) {
+		c.first = now
 	}
 	i := sec % int64(len(c.secs))
 	if c.secOf[i] != sec {
@@ -85,23 +85,24 @@ func (c *requestCounter) add(now time.Time, failed bool) {
 	c.secs[i]++
 }
 
-// figures returns the totals and the rate over the last complete seconds
-// of the window (fewer when the node started more recently).
+// figures returns the totals and the request rate over the last
+// rateWindow seconds, the current one included (over the time since the
+// first request when that is shorter, but at least a second).
 func (c *requestCounter) figures(now time.Time) (ok, failed uint64, perSec float64) {
 	sec := now.Unix()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var sum uint64
 	for i, s := range c.secOf {
-		if s < sec && s >= sec-rateWindow {
+		if s <= sec && s > sec-rateWindow {
 			sum += c.secs[i]
 		}
 	}
-	span := int64(rateWindow)
-	if c.firstSecond > 0 {
-		span = min(span, max(sec-c.firstSecond, 1))
+	span := float64(rateWindow)
+	if c.first != (time.Time{}) {
+		span = min(span, max(now.Sub(c.first).Seconds(), 1))
 	}
-	return c.ok, c.failed, float64(sum) / float64(span)
+	return c.ok, c.failed, float64(sum) / span
 }
 
 // localStats is this node's answer to the stats call.
