@@ -14,6 +14,9 @@ type VerifyReport struct {
 	Partitions []PartitionCheck `json:"partitions"`
 	// Mismatches counts the partitions whose replicas disagree.
 	Mismatches int `json:"mismatches"`
+	// Unverified counts the partitions where some replica could not report
+	// (down, too far behind, or caught up by a snapshot past every marker).
+	Unverified int `json:"unverified"`
 }
 
 // PartitionCheck is one partition's comparison.
@@ -32,11 +35,12 @@ type ReplicaCheck struct {
 	Node     string   `json:"node"`
 	Replica  uint64   `json:"replica"` // Raft replica id
 	Applied  uint64   `json:"applied"`
-	Checksum Checksum `json:"checksum"`
+	Checksum Checksum `json:"checksum"` // "" when Error says why there is none
+	Error    string   `json:"error,omitempty"`
 }
 
-// Checksum is a replica's state checksum as the server wrote it: a JSON
-// string or number, kept as its text.
+// Checksum is a replica's state checksum as the server wrote it (16 hex
+// digits of an xxhash64); a JSON number is accepted too, kept as its text.
 type Checksum string
 
 // UnmarshalJSON implements json.Unmarshaler for strings and numbers.

@@ -89,7 +89,17 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 	// Times never go backwards within a partition.
 	ts := max(env.timeMs, g.lastTimeMs)
 	g.lastTimeMs = ts
+	g.lagStamps = append(g.lagStamps, env.timeMs)
 	var result []byte
+	if isChecksumCommand(env.cmd) {
+		// Neither a domain command nor de-duplicated: the sum is then the
+		// state at rest at this index (a retried marker just applies again).
+		if result, err = e.applyChecksum(w, g, ent.Index, env.cmd); err != nil {
+			return err
+		}
+		e.handOut(g, env.id, result)
+		return nil
+	}
 	if g.dedup.lookup(env.id, ts) {
 		if result, _, err = lookupDedup(w, env.id, ts); err != nil {
 			return err
@@ -108,11 +118,17 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 			return err
 		}
 	}
-	if _, waiting := g.proposals[string(env.id)]; waiting {
-		ls := e.ls()
-		ls.cur.results = append(ls.cur.results, appliedResult{g: g, id: string(env.id), result: result})
-	}
+	e.handOut(g, env.id, result)
 	return nil
+}
+
+// handOut queues a result for the local proposer waiting for it, if any; it
+// gets it once the batch is durable.
+func (e *Engine) handOut(g *group, id, result []byte) {
+	if _, waiting := g.proposals[string(id)]; waiting {
+		ls := e.ls()
+		ls.cur.results = append(ls.cur.results, appliedResult{g: g, id: string(id), result: result})
+	}
 }
 
 // applyConfChange applies a membership change to Raft and records it.

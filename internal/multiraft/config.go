@@ -74,6 +74,13 @@ type Config struct {
 	// whose writes are durable, once per group that applied entries, with the
 	// group's new applied index. It must not block.
 	OnApplied func(group, applied uint64)
+	// OnLag, if set, is called on the driver goroutine after every round
+	// whose writes are durable, once per group that applied commands, with
+	// how long ago the leader stamped each of them (ms, in apply order) and
+	// how many entries the replica is behind the leader's commit index it
+	// last heard of (0 on the leader). lagMs is valid only during the call.
+	// It must not block.
+	OnLag func(group uint64, leader bool, lagMs []int64, lagEntries uint64)
 	// OnConfChange, if set, is called on the driver goroutine after a group's
 	// membership changed. It must not block.
 	OnConfChange func(group uint64, removedSelf bool)

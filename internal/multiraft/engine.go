@@ -39,7 +39,8 @@ type Engine struct {
 	readCtxID uint64 // loop-owned counter for ReadIndex request contexts
 	confCtxID uint64 // loop-owned counter for conf change contexts
 
-	stats Stats
+	stats   Stats
+	markers markerTable // checksum markers applied here (marker.go)
 
 	loop       loopState
 	snapCtx    context.Context

@@ -46,9 +46,16 @@ type group struct {
 
 	prepared      *storage.PreparedSnapshot // received snapshot data waiting for Raft to accept it
 	preparedIndex uint64
-	applyPending  bool   // in the round's list of groups that applied
-	inFlight      bool   // its last Ready is in a batch being committed
-	durable       uint64 // last log index known fsynced here
+	// Replica lag (lag.go): leader stamps of the entries applied this
+	// round, the highest leader commit index heard of, the latest sample.
+	lagStamps    []int64
+	leaderCommit uint64
+	lagMs        atomic.Int64
+	lagEntries   atomic.Uint64
+
+	applyPending bool   // in the round's list of groups that applied
+	inFlight     bool   // its last Ready is in a batch being committed
+	durable      uint64 // last log index known fsynced here
 }
 
 // openGroup creates the in-memory replica of a group on the loop goroutine.

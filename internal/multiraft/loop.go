@@ -207,8 +207,11 @@ func (e *Engine) stepMessage(m *transport.GroupMessage) {
 	if err := g.rn.Step(m.Msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		e.log.Debug("step failed", "group", g.id, "type", m.Msg.Type, "err", err)
 	}
-	if (m.Msg.Type == raftpb.MsgHeartbeat || m.Msg.Type == raftpb.MsgApp) && g.applied >= m.Msg.Commit {
-		g.caughtUpAt.Store(nowMs())
+	if m.Msg.Type == raftpb.MsgHeartbeat || m.Msg.Type == raftpb.MsgApp {
+		if g.applied >= m.Msg.Commit {
+			g.caughtUpAt.Store(nowMs())
+		}
+		g.leaderCommit = max(g.leaderCommit, m.Msg.Commit)
 	}
 	e.markTouched(g)
 }
@@ -470,6 +473,7 @@ func (e *Engine) afterCommit(rb *roundBatch) {
 		if e.cfg.OnApplied != nil {
 			e.cfg.OnApplied(g.id, g.applied)
 		}
+		e.reportLag(g, now)
 		g.applyPending = false
 	}
 	for _, g := range rb.confChanged {

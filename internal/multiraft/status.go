@@ -23,6 +23,11 @@ type GroupStatus struct {
 	Progress map[uint64]ReplicaProgress
 	// StaleMs is how far behind the leader this replica may be (see StaleMs).
 	StaleMs int64
+	// LagMs and LagEntries are the latest lag sample (see Config.OnLag):
+	// how long ago the leader stamped the last command applied here, and
+	// how many entries the replica was then behind the leader's commit.
+	LagMs      int64
+	LagEntries uint64
 }
 
 // ReplicaProgress is the leader's view of one replica.
@@ -72,14 +77,16 @@ func (e *Engine) GroupStatus(ctx context.Context, id uint64) (st GroupStatus, ok
 func (e *Engine) groupStatus(g *group) GroupStatus {
 	s := g.rn.Status()
 	st := GroupStatus{
-		Group:     g.id,
-		Replica:   g.replica,
-		Leader:    s.Lead,
-		IsLeader:  s.RaftState == raft.StateLeader,
-		Term:      s.Term,
-		Commit:    s.Commit,
-		Applied:   g.appliedIdx.Load(),
-		ConfState: g.confState,
+		Group:      g.id,
+		Replica:    g.replica,
+		Leader:     s.Lead,
+		IsLeader:   s.RaftState == raft.StateLeader,
+		Term:       s.Term,
+		Commit:     s.Commit,
+		Applied:    g.appliedIdx.Load(),
+		ConfState:  g.confState,
+		LagMs:      g.lagMs.Load(),
+		LagEntries: g.lagEntries.Load(),
 	}
 	if st.IsLeader {
 		st.Progress = make(map[uint64]ReplicaProgress, len(s.Progress))

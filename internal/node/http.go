@@ -40,12 +40,13 @@ func (n *Node) startHTTP() error {
 		MaxQueueBody:    svc.queues.Limits().MaxBody,
 		MaxURL:          svc.links.Config().MaxURL,
 		LoginRateLimit:  n.cfg.RateLimit,
-		Observe:         n.metrics.ObserveHTTP,
+		Observe:         n.observeHTTP,
 		Streams:         n.streams,
 		StreamOrigins:   n.streamOrigins,
 		StreamConnected: n.presence.Connected,
 	})
 	n.startServices(svc)
+	n.wireOps(svc)
 	root := http.NewServeMux()
 	root.Handle("GET /metrics", n.metrics.Handler()) // open, like /healthz
 	root.Handle("/", srv.Handler())

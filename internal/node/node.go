@@ -58,6 +58,7 @@ type Node struct {
 	fs vfs.FS // nil: the operating system's
 
 	metrics *metrics.Metrics
+	ops     opsState // operator figures: lag, requests, cache (stats.go)
 	httpSrv *http.Server
 	httpLn  net.Listener
 
@@ -214,6 +215,7 @@ func (n *Node) Start(ctx context.Context) error {
 	ecfg.Accept = n.accept
 	ecfg.OnApplied = n.onApplied
 	ecfg.OnConfChange = n.onConfChange
+	ecfg.OnLag = n.ops.lag.record
 	if n.engine, err = multiraft.New(ecfg); err != nil {
 		n.Close()
 		return err

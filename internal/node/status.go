@@ -81,11 +81,14 @@ func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupS
 			rs := api.ReplicaStatus{Node: r.Node, Role: "unreachable"}
 			if st, ok := byNode[r.Node][g.ID]; ok {
 				rs.Applied = st.Applied
+				// The latest lag sample: how long after the leader stamped
+				// the last command this replica applied it.
+				rs.LagMs = max(st.LagMs, 0)
 				if leaderApplied > st.Applied {
-					// Behind: how long since it last had everything the
-					// leader had committed (an upper bound).
+					// Behind: at least how long since it last had
+					// everything the leader had committed.
 					rs.LagEntries = leaderApplied - st.Applied
-					rs.LagMs = max(st.StaleMs, 0)
+					rs.LagMs = max(rs.LagMs, st.StaleMs)
 				}
 				switch {
 				case st.IsLeader:

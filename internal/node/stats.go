@@ -1,0 +1,224 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/parley-chat/parley/internal/api"
+	"github.com/parley-chat/parley/internal/link"
+	"github.com/parley-chat/parley/internal/metrics"
+	"github.com/parley-chat/parley/internal/placement"
+)
+
+var _ api.ClusterOps = (*Node)(nil)
+
+// Internal calls of the operator endpoints.
+const (
+	methodChecksum = "checksum"
+	methodLag      = "lag"
+	methodStats    = "stats"
+)
+
+// opsBudget bounds a fan-out to every node.
+const opsBudget = 2 * time.Second
+
+// opsState is the node's operator figures: request counts, replica lag and
+// the link cache's counters. Its zero value is ready; the engine feeds lag
+// from the start, the HTTP layer the rest once it exists.
+type opsState struct {
+	requests requestCounter
+	lag      lagRecorder
+	links    func() link.CacheStats // nil until the services exist
+	mu       sync.Mutex             // guards links
+}
+
+// wireOps connects the operator figures to the HTTP layer's services and
+// metrics (called once from startHTTP).
+func (n *Node) wireOps(s *services) {
+	n.ops.mu.Lock()
+	n.ops.links = s.links.CacheStats
+	n.ops.mu.Unlock()
+	n.ops.lag.setHistogram(metrics.NewApplyLag(n.metrics))
+	metrics.RegisterCache(n.metrics, "link", func() metrics.CacheCounts {
+		st := s.links.CacheStats()
+		return metrics.CacheCounts{Hits: st.Hits, Misses: st.Misses}
+	})
+}
+
+// observeHTTP counts one answered request and hands it to the metrics.
+func (n *Node) observeHTTP(route string, status int, d time.Duration) {
+	n.ops.requests.add(time.Now(), status >= 500)
+	n.metrics.ObserveHTTP(route, status, d)
+}
+
+// requestCounter counts requests, ok and failed, and keeps per-second
+// counts of the last rateWindow seconds for the recent rate.
+type requestCounter struct {
+	mu         sync.Mutex
+	ok, failed uint64
+	secs       [rateWindow + 1]uint64 // by unix second mod len
+	secOf      [rateWindow + 1]int64  // which second each slot holds
+	first      time.Time              // the first request
+}
+
+const rateWindow = 10
+
+func (c *requestCounter) add(now time.Time, failed bool) {
+	sec := now.Unix()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if failed {
+		c.failed++
+	} else {
+		c.ok++
+	}
+	if c.first == (time.Time{}) {
+		c.first = now
+	}
+	i := sec % int64(len(c.secs))
+	if c.secOf[i] != sec {
+		c.secOf[i], c.secs[i] = sec, 0
+	}
+	c.secs[i]++
+}
+
+// figures returns the totals and the request rate over the last
+// rateWindow seconds, the current one included (over the time since the
+// first request when that is shorter, but at least a second).
+func (c *requestCounter) figures(now time.Time) (ok, failed uint64, perSec float64) {
+	sec := now.Unix()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var sum uint64
+	for i, s := range c.secOf {
+		if s <= sec && s > sec-rateWindow {
+			sum += c.secs[i]
+		}
+	}
+	span := float64(rateWindow)
+	if c.first != (time.Time{}) {
+		span = min(span, max(now.Sub(c.first).Seconds(), 1))
+	}
+	return c.ok, c.failed, float64(sum) / span
+}
+
+// localStats is this node's answer to the stats call.
+func (n *Node) localStats() api.NodeStats {
+	ok, failed, rate := n.ops.requests.figures(time.Now())
+	st := api.NodeStats{Node: n.cfg.ID, State: "alive", RequestsOK: ok, RequestsFailed: failed, RequestsPerSec: rate}
+	n.ops.mu.Lock()
+	links := n.ops.links
+	n.ops.mu.Unlock()
+	if links != nil {
+		cs := links()
+		st.CacheHits, st.CacheMisses = cs.Hits, cs.Misses
+	}
+	st.StreamSubscribers = n.streams.hub.Stats().Subscribers
+	return st
+}
+
+// ClusterStats implements api.ClusterOps: every node's figures, gathered
+// over internal calls (nodes that do not answer in time show as
+// unreachable).
+func (n *Node) ClusterStats(ctx context.Context) (*api.StatsReport, error) {
+	m := n.Map()
+	rep := &api.StatsReport{Nodes: []api.NodeStats{}}
+	if m == nil {
+		return rep, nil
+	}
+	out := make([]api.NodeStats, len(m.Nodes))
+	n.eachNode(ctx, m, func(i int, nd placement.Node) {
+		out[i] = api.NodeStats{Node: nd.ID, State: "unreachable"}
+		var st api.NodeStats
+		if err := n.ask(ctx, nd, methodStats, nil, &st); err == nil {
+			out[i] = st
+		}
+	})
+	rep.Nodes = out
+	return rep, nil
+}
+
+// eachNode runs fn for every node of m concurrently, within opsBudget.
+func (n *Node) eachNode(ctx context.Context, m *placement.Map, fn func(i int, nd placement.Node)) {
+	ctx, cancel := context.WithTimeout(ctx, opsBudget)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, nd := range m.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(i, nd)
+		}()
+	}
+	wg.Wait()
+}
+
+// ask runs an operator call on node nd (directly when it is this node) and
+// decodes its result into out.
+func (n *Node) ask(ctx context.Context, nd placement.Node, method string, req, out any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	var res []byte
+	if nd.ID == n.cfg.ID {
+		v, err := n.opsLocal(ctx, method, body)
+		if err != nil {
+			return err
+		}
+		if res, err = json.Marshal(v); err != nil {
+			return err
+		}
+	} else {
+		var rep callReply
+		if err := n.call(ctx, nd.Addr, method, body, &rep); err != nil {
+			return err
+		}
+		if err := rep.err(0); err != nil {
+			return err
+		}
+		res = rep.Result
+	}
+	return json.Unmarshal(res, out)
+}
+
+// opsCall answers the operator internal calls; handled is false for any
+// other method.
+func (n *Node) opsCall(ctx context.Context, method string, body []byte) (reply []byte, handled bool, err error) {
+	switch method {
+	case methodChecksum, methodLag, methodStats:
+	default:
+		return nil, false, nil
+	}
+	v, err := n.opsLocal(ctx, method, body)
+	if err != nil {
+		return nil, true, err // a malformed request
+	}
+	res, err := json.Marshal(v)
+	if err != nil {
+		return nil, true, err
+	}
+	b, err := json.Marshal(callReply{Result: res})
+	return b, true, err
+}
+
+// opsLocal runs one operator call on this node; it fails only on a
+// malformed request.
+func (n *Node) opsLocal(ctx context.Context, method string, body []byte) (any, error) {
+	switch method {
+	case methodStats:
+		return n.localStats(), nil
+	case methodLag:
+		return n.localLag(time.Now()), nil
+	case methodChecksum:
+		var req checksumRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, fmt.Errorf("bad checksum request: %w", err)
+		}
+		return n.localChecksum(ctx, req), nil
+	}
+	return nil, fmt.Errorf("unknown method %q", method)
+}
