@@ -50,7 +50,7 @@ func rootCommand() *command {
 				{name: "kv", summary: "KV puts and gets against running nodes", action: runBenchKV},
 				{name: "etcd-kv", summary: "the kv workload against etcd 3.4, for comparison", action: runBenchEtcdKV},
 				{name: "fsync", summary: "this disk's fsync latency, the baseline of the targets", action: runBenchFsync},
-				{name: "chat-post", summary: "room posts", planned: true},
+				{name: "chat-post", summary: "durable room posts", action: runBenchChat},
 				{name: "chat-fanout", summary: "post-to-delivery latency with many subscribers", planned: true},
 				{name: "queue", summary: "queue send and receive", planned: true},
 				{name: "links", summary: "short link creation and redirects", planned: true},
