@@ -53,7 +53,7 @@ func rootCommand() *command {
 				{name: "chat-post", summary: "durable room posts", action: runBenchChat},
 				{name: "chat-fanout", summary: "post-to-delivery latency with many subscribers", planned: true},
 				{name: "queue", summary: "queue send and receive", planned: true},
-				{name: "links", summary: "short link creation and redirects", planned: true},
+				{name: "links", summary: "short link creation and redirects", action: runBenchLinks},
 			}},
 			{name: "room", section: later, summary: "create, list, join, leave, members, post, history", planned: true},
 			{name: "chat", section: later, summary: "interactive terminal chat in a room", planned: true},
