@@ -168,6 +168,13 @@ func BenchKV(ctx context.Context, o BenchKVOptions, stdout, stderr io.Writer) er
 // runBench measures w and writes the report; the part every workload
 // shares.
 func runBench(ctx context.Context, w bench.Workload, o BenchOptions, params map[string]string, stdout, stderr io.Writer) error {
+	return runBenchThen(ctx, w, o, params, stdout, stderr, nil)
+}
+
+// runBenchThen is runBench with after, when not nil, called once the run
+// ended and before the report is written, to add the workload's own
+// figures to params.
+func runBenchThen(ctx context.Context, w bench.Workload, o BenchOptions, params map[string]string, stdout, stderr io.Writer, after func(params map[string]string)) error {
 	bo := bench.Options{Workers: o.Clients, Duration: o.Duration, Requests: o.Requests, Warmup: o.Warmup, Timeout: o.Timeout}
 	if !o.Quiet {
 		bo.Progress = func(s bench.Second) {
@@ -179,6 +186,9 @@ func runBench(ctx context.Context, w bench.Workload, o BenchOptions, params map[
 	rep, err := bench.Run(ctx, w, bo)
 	if err != nil {
 		return err
+	}
+	if after != nil {
+		after(params)
 	}
 	rep.Params = params
 	if !o.Quiet {

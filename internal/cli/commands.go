@@ -52,7 +52,7 @@ func rootCommand() *command {
 				{name: "fsync", summary: "this disk's fsync latency, the baseline of the targets", action: runBenchFsync},
 				{name: "chat-post", summary: "durable room posts", action: runBenchChat},
 				{name: "chat-fanout", summary: "post-to-delivery latency with many subscribers", planned: true},
-				{name: "queue", summary: "queue send and receive", planned: true},
+				{name: "queue", summary: "durable queue send, leased receive and ack", action: runBenchQueue},
 				{name: "links", summary: "short link creation and redirects", action: runBenchLinks},
 			}},
 			{name: "room", section: later, summary: "create, list, join, leave, members, post, history", planned: true},
