@@ -173,8 +173,8 @@ func runBench(ctx context.Context, w bench.Workload, o BenchOptions, params map[
 
 // runBenchThen is runBench with after, when not nil, called once the run
 // ended and before the report is written, to add the workload's own
-// figures to params.
-func runBenchThen(ctx context.Context, w bench.Workload, o BenchOptions, params map[string]string, stdout, stderr io.Writer, after func(params map[string]string)) error {
+// figures to the report's Params.
+func runBenchThen(ctx context.Context, w bench.Workload, o BenchOptions, params map[string]string, stdout, stderr io.Writer, after func(rep *bench.Report)) error {
 	bo := bench.Options{Workers: o.Clients, Duration: o.Duration, Requests: o.Requests, Warmup: o.Warmup, Timeout: o.Timeout}
 	if !o.Quiet {
 		bo.Progress = func(s bench.Second) {
@@ -187,10 +187,10 @@ func runBenchThen(ctx context.Context, w bench.Workload, o BenchOptions, params 
 	if err != nil {
 		return err
 	}
-	if after != nil {
-		after(params)
-	}
 	rep.Params = params
+	if after != nil {
+		after(rep)
+	}
 	if !o.Quiet {
 		fmt.Fprintln(stderr)
 	}

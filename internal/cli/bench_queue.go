@@ -100,12 +100,12 @@ func BenchQueue(ctx context.Context, o BenchQueueOptions, stdout, stderr io.Writ
 		"producers": strconv.Itoa(o.Producers),
 		"size":      strconv.Itoa(o.Size) + " characters",
 	}
-	return runBenchThen(ctx, w, o.BenchOptions, params, stdout, stderr, func(params map[string]string) {
+	return runBenchThen(ctx, w, o.BenchOptions, params, stdout, stderr, func(rep *bench.Report) {
 		_ = w.Close()
 		sent, failed, last := w.Sent()
-		params["sent"] = strconv.FormatInt(sent, 10)
+		rep.Params["sent"] = strconv.FormatInt(sent, 10)
 		if failed > 0 {
-			params["failed_sends"] = fmt.Sprintf("%d (latest: %s)", failed, last)
+			rep.Params["failed_sends"] = fmt.Sprintf("%d (latest: %s)", failed, last)
 		}
 	})
 }

@@ -51,7 +51,7 @@ func rootCommand() *command {
 				{name: "etcd-kv", summary: "the kv workload against etcd 3.4, for comparison", action: runBenchEtcdKV},
 				{name: "fsync", summary: "this disk's fsync latency, the baseline of the targets", action: runBenchFsync},
 				{name: "chat-post", summary: "durable room posts", action: runBenchChat},
-				{name: "chat-fanout", summary: "post-to-delivery latency with many subscribers", planned: true},
+				{name: "chat-fanout", summary: "post-to-delivery latency with many subscribers", action: runBenchFanout},
 				{name: "queue", summary: "durable queue send, leased receive and ack", action: runBenchQueue},
 				{name: "links", summary: "short link creation and redirects", action: runBenchLinks},
 			}},
