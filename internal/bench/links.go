@@ -28,6 +28,17 @@ type LinksOptions struct {
 	Links int
 	// CodePrefix starts every code; a random run id follows.
 	CodePrefix string
+	// Map, when not empty, gives the codes redirects follow and their
+	// URLs, in place of Links generated ones.
+	Map []LinkTarget
+	// Existing means the codes of Map exist already: Prepare creates
+	// nothing (so that a peer serving the same map can be measured).
+	Existing bool
+}
+
+// LinkTarget is a short code and the URL it redirects to.
+type LinkTarget struct {
+	Code, URL string
 }
 
 // Links is the URL shortener workload: link creation, or redirects via
@@ -35,7 +46,7 @@ type LinksOptions struct {
 type Links struct {
 	o     LinksOptions
 	run   string
-	codes []string
+	codes []LinkTarget
 	anon  []*client.Client
 }
 
@@ -58,11 +69,15 @@ func NewLinks(o LinksOptions, anon []*client.Client) (*Links, error) {
 	case len(o.CodePrefix)+9+len(strconv.Itoa(o.Links)) > 64:
 		return nil, fmt.Errorf("links workload: code prefix %q: too long for a code", o.CodePrefix)
 	}
-	l := &Links{o: o, run: runID(), anon: anon}
-	if o.Mode == LinksRedirect {
-		l.codes = make([]string, o.Links)
+	l := &Links{o: o, run: runID(), anon: anon, codes: o.Map}
+	if o.Mode == LinksRedirect && len(l.codes) == 0 {
+		if o.Existing {
+			return nil, errors.New("links workload: existing links, but no map of them")
+		}
+		l.codes = make([]LinkTarget, o.Links)
 		for i := range l.codes {
-			l.codes[i] = l.code(i)
+			code := l.code(i)
+			l.codes[i] = LinkTarget{Code: code, URL: "https://example.com/bench/" + code}
 		}
 	}
 	return l, nil
@@ -71,19 +86,21 @@ func NewLinks(o LinksOptions, anon []*client.Client) (*Links, error) {
 // Name implements Workload: "links/create" or "links/redirect".
 func (l *Links) Name() string { return "links/" + l.o.Mode }
 
-// Codes returns the codes redirects follow (none in create mode).
-func (l *Links) Codes() []string { return l.codes }
+// Codes returns the codes redirects follow and their URLs (none in create
+// mode).
+func (l *Links) Codes() []LinkTarget { return l.codes }
 
-// Target returns the long URL of the link with code.
-func (l *Links) Target(code string) string { return "https://example.com/bench/" + code }
-
-// Prepare implements Preparer: for redirects, every code is created once.
+// Prepare implements Preparer: for redirects, every code is created once,
+// unless the links exist already.
 func (l *Links) Prepare(ctx context.Context, workers int) error {
+	if l.o.Mode != LinksRedirect || l.o.Existing {
+		return nil
+	}
 	return parallel(ctx, len(l.codes), workers, func(ctx context.Context, w, i int) error {
-		code := l.codes[i]
-		_, err := l.o.Clients[w%len(l.o.Clients)].CreateLink(ctx, l.Target(code), client.LinkOptions{Code: code})
+		t := l.codes[i]
+		_, err := l.o.Clients[w%len(l.o.Clients)].CreateLink(ctx, t.URL, client.LinkOptions{Code: t.Code})
 		if err != nil {
-			return fmt.Errorf("create link %s: %w", code, err)
+			return fmt.Errorf("create link %s: %w", t.Code, err)
 		}
 		return nil
 	})
@@ -94,15 +111,15 @@ func (l *Links) Op(ctx context.Context, worker, i int) error {
 	if l.o.Mode == LinksCreate {
 		code := l.code(i)
 		ctx = client.WithIdempotencyKey(ctx, "link-"+code)
-		_, err := l.o.Clients[worker%len(l.o.Clients)].CreateLink(ctx, l.Target(code), client.LinkOptions{Code: code})
+		_, err := l.o.Clients[worker%len(l.o.Clients)].CreateLink(ctx, "https://example.com/bench/"+code, client.LinkOptions{Code: code})
 		return opError("create", err)
 	}
-	code := l.codes[mix64(uint64(i))%uint64(len(l.codes))]
-	loc, err := l.anon[worker%len(l.anon)].Resolve(ctx, code)
+	t := l.codes[mix64(uint64(i))%uint64(len(l.codes))]
+	loc, err := l.anon[worker%len(l.anon)].Resolve(ctx, t.Code)
 	if err != nil {
 		return opError("redirect", err)
 	}
-	if loc != l.Target(code) {
+	if loc != t.URL {
 		return fmt.Errorf("redirect: to %q, want the link's URL", loc)
 	}
 	return nil

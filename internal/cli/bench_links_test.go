@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,6 +56,35 @@ func TestBenchLinks_CreateAndRedirect(t *testing.T) {
 			t.Fatalf("%d bench links with %d hits, want 80 and 60", n, hits)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestBenchLinks_Map(t *testing.T) {
+	url, _ := startServe(t)
+	token := signUp(t, url)
+	dir := t.TempDir()
+	m := filepath.Join(dir, "codes.map")
+	if err := os.WriteFile(m, []byte("# code url\nm1 https://example.org/one\n\nm2 https://example.org/two?x=1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The first run creates the map's links, the second finds them.
+	for _, extra := range [][]string{nil, {"--existing"}} {
+		o, err := ParseBenchLinks("parley bench links", append([]string{
+			"--servers", url, "--clients", "2", "--requests", "20", "--map", m,
+			"--token", token, "--json", filepath.Join(dir, "map.json"), "-q",
+		}, extra...), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := runBenchFunc(t, o.JSON, func(ctx context.Context, out *bytes.Buffer) error { return BenchLinks(ctx, o, out, out) })
+		if rep.Ops != 20 || rep.Errors != 0 || rep.Params["links"] != "2" {
+			t.Fatalf("%v: ops %d, errors %d (%v), links %s; want 20, 0, 2", extra, rep.Ops, rep.Errors, rep.ErrorKinds, rep.Params["links"])
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if loc, err := client.New(url).Resolve(ctx, "m2"); err != nil || loc != "https://example.org/two?x=1" {
+		t.Errorf("m2 redirects to %q (%v)", loc, err)
 	}
 }
 
