@@ -168,6 +168,13 @@ func BenchKV(ctx context.Context, o BenchKVOptions, stdout, stderr io.Writer) er
 // runBench measures w and writes the report; the part every workload
 // shares.
 func runBench(ctx context.Context, w bench.Workload, o BenchOptions, params map[string]string, stdout, stderr io.Writer) error {
+	return runBenchThen(ctx, w, o, params, stdout, stderr, nil)
+}
+
+// runBenchThen is runBench with after, when not nil, called once the run
+// ended and before the report is written, to add the workload's own
+// figures to the report's Params.
+func runBenchThen(ctx context.Context, w bench.Workload, o BenchOptions, params map[string]string, stdout, stderr io.Writer, after func(rep *bench.Report)) error {
 	bo := bench.Options{Workers: o.Clients, Duration: o.Duration, Requests: o.Requests, Warmup: o.Warmup, Timeout: o.Timeout}
 	if !o.Quiet {
 		bo.Progress = func(s bench.Second) {
@@ -181,6 +188,9 @@ func runBench(ctx context.Context, w bench.Workload, o BenchOptions, params map[
 		return err
 	}
 	rep.Params = params
+	if after != nil {
+		after(rep)
+	}
 	if !o.Quiet {
 		fmt.Fprintln(stderr)
 	}

@@ -276,7 +276,6 @@ func TestRun_Dispatch(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{"group without subcommand", []string{"kv"}, 2, "", "Usage: parley kv <command>"},
 		{"unknown subcommand", []string{"kv", "cas"}, 2, "", `unknown command "cas"`},
-		{"planned subcommand", []string{"bench", "chat-fanout"}, 1, "", "error: parley bench chat-fanout is not implemented yet"},
 		{"leaf help", []string{"kv", "get", "-h"}, 0, "--stale", ""},
 		{"missing argument", []string{"kv", "get"}, 2, "", "want KEY"},
 		{"bad server URL", []string{"kv", "get", "k", "--server", "localhost:7070"}, 2, "", "--server"},

@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+)
+
+// QueueOptions shape the queue workload.
+type QueueOptions struct {
+	// Clients are one client per target node, signed in; consumer w uses
+	// Clients[w % len(Clients)], producer p Clients[(p+1) % len(Clients)].
+	Clients []*client.Client
+	// Queues is the number of queues; consumer w and producer p use queue
+	// w % Queues and p % Queues.
+	Queues int
+	// Producers is the number of producers (at least Queues).
+	Producers int
+	// Size is the length of every message body in characters.
+	Size int
+	// AckTimeout is the lease of a received message.
+	AckTimeout time.Duration
+	// Wait is how long a receive long-polls for a message before it counts
+	// as failed.
+	Wait time.Duration
+	// QueuePrefix starts every queue name; a random run id follows.
+	QueuePrefix string
+}
+
+// Queue is the durable queue workload. Producers send messages; the
+// measured workers are consumers, and one operation is one message
+// through: a leased receive (ack_timeout_ms), then its ack. Producers are
+// paced by the consumers: each queue holds a credit of two messages per
+// consumer, and every ack lets its producers send one more, so the backlog
+// stays small and the rate is that of messages through the queue.
+type Queue struct {
+	o         QueueOptions
+	run       string
+	names     []string
+	body      string
+	consumers []int           // consumers per queue, from Prepare
+	credit    []chan struct{} // per queue: sends allowed
+	sent      atomic.Int64
+	sendErrs  atomic.Int64
+	lastErr   atomic.Value // string: the latest send error
+	stop      context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+// Compile-time checks that Queue is a workload that prepares.
+var (
+	_ Workload = (*Queue)(nil)
+	_ Preparer = (*Queue)(nil)
+)
+
+// NewQueue checks o and returns the workload.
+func NewQueue(o QueueOptions) (*Queue, error) {
+	switch {
+	case len(o.Clients) == 0:
+		return nil, errors.New("queue workload: no servers")
+	case o.Queues < 1:
+		return nil, fmt.Errorf("queue workload: queues %d: want at least 1", o.Queues)
+	case o.Producers < o.Queues:
+		return nil, fmt.Errorf("queue workload: %d producers for %d queues: want one per queue at least", o.Producers, o.Queues)
+	case o.Size < 1:
+		return nil, fmt.Errorf("queue workload: size %d: want at least 1", o.Size)
+	case o.AckTimeout < time.Millisecond || o.Wait < time.Millisecond:
+		return nil, errors.New("queue workload: the ack timeout and the wait must be at least 1 ms")
+	}
+	run := runID()
+	names := make([]string, o.Queues)
+	for i := range names {
+		names[i] = o.QueuePrefix + run + "-" + strconv.Itoa(i)
+	}
+	return &Queue{o: o, run: run, names: names, body: filler(o.Size)}, nil
+}
+
+// Name implements Workload.
+func (q *Queue) Name() string { return "queue" }
+
+// Queues returns the queue names.
+func (q *Queue) Queues() []string { return q.names }
+
+// Sent returns how many messages the producers sent and how many sends
+// failed, with the latest failure ("" when none).
+func (q *Queue) Sent() (sent, failed int64, last string) {
+	last, _ = q.lastErr.Load().(string)
+	return q.sent.Load(), q.sendErrs.Load(), last
+}
+
+// Prepare implements Preparer: it creates the queues and starts the
+// producers, which run until Close. workers is the number of consumers.
+func (q *Queue) Prepare(ctx context.Context, workers int) error {
+	if workers < q.o.Queues {
+		return fmt.Errorf("%d consumers for %d queues: want one per queue at least", workers, q.o.Queues)
+	}
+	err := parallel(ctx, len(q.names), workers, func(ctx context.Context, w, i int) error {
+		if _, err := q.o.Clients[w%len(q.o.Clients)].CreateQueue(ctx, q.names[i]); err != nil {
+			return fmt.Errorf("create queue %s: %w", q.names[i], err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	q.consumers = make([]int, q.o.Queues)
+	for w := range workers {
+		q.consumers[w%q.o.Queues]++
+	}
+	q.credit = make([]chan struct{}, q.o.Queues)
+	for i, n := range q.consumers {
+		q.credit[i] = make(chan struct{}, 2*n+workers) // room for the credit and every ack
+		for range 2 * n {
+			q.credit[i] <- struct{}{}
+		}
+	}
+	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	q.stop = stop
+	for p := range q.o.Producers {
+		q.wg.Go(func() { q.produce(pctx, p) })
+	}
+	return nil
+}
+
+// produce sends a message to queue p % Queues for every credit it takes,
+// until ctx ends. A failed send gives its credit back and is retried with
+// the same idempotency key.
+func (q *Queue) produce(ctx context.Context, p int) {
+	qi := p % q.o.Queues
+	cl := q.o.Clients[(p+1)%len(q.o.Clients)]
+	for n := 0; ; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.credit[qi]:
+		}
+		key := q.run + "-p" + strconv.Itoa(p) + "-" + strconv.Itoa(n)
+		_, err := cl.Send(client.WithIdempotencyKey(ctx, key), q.names[qi], q.body, client.SendOptions{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			q.sendErrs.Add(1)
+			q.lastErr.Store(opError("send", err).Error())
+			q.credit[qi] <- struct{}{}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		q.sent.Add(1)
+		n++
+	}
+}
+
+// Op implements Workload: consumer worker takes a message from its queue
+// under a lease and acknowledges it; then its queue's producers may send
+// one more.
+func (q *Queue) Op(ctx context.Context, worker, i int) error {
+	qi := worker % q.o.Queues
+	cl := q.o.Clients[worker%len(q.o.Clients)]
+	msg, found, err := cl.Receive(ctx, q.names[qi], client.ReceiveOptions{AckTimeout: q.o.AckTimeout, Wait: q.o.Wait})
+	if err != nil {
+		return opError("receive", err)
+	}
+	if !found {
+		return fmt.Errorf("receive: no message within %s", q.o.Wait)
+	}
+	if err := cl.Ack(ctx, q.names[qi], msg.Receipt); err != nil {
+		return opError("ack", err)
+	}
+	q.credit[qi] <- struct{}{}
+	return nil
+}
+
+// Close stops the producers.
+func (q *Queue) Close() error {
+	if q.stop != nil {
+		q.stop()
+	}
+	q.wg.Wait()
+	return nil
+}

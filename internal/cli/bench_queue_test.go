@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+)
+
+func TestBenchQueue_MessagesThrough(t *testing.T) {
+	url, _ := startServe(t)
+	token := signUp(t, url)
+	o, err := ParseBenchQueue("parley bench queue", []string{
+		"--servers", url, "--clients", "3", "--producers", "2", "--queues", "2", "--requests", "50",
+		"--token", token, "--json", filepath.Join(t.TempDir(), "queue.json"), "-q",
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runBenchFunc(t, o.JSON, func(ctx context.Context, out *bytes.Buffer) error { return BenchQueue(ctx, o, out, out) })
+	if rep.Workload != "queue" || rep.Ops != 50 || rep.Errors != 0 {
+		t.Fatalf("report: workload %s, ops %d, errors %d (%v); want queue, 50, 0", rep.Workload, rep.Ops, rep.Errors, rep.ErrorKinds)
+	}
+	sent, err := strconv.Atoi(rep.Params["sent"])
+	if err != nil || sent < 50 {
+		t.Fatalf("sent %q, want at least 50", rep.Params["sent"])
+	}
+
+	// Every message taken was acknowledged: what is left is the backlog,
+	// none of it leased.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	qs, err := client.New(url, client.WithToken(token)).ListQueues(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, stored, inFlight := 0, uint64(0), uint64(0)
+	for _, q := range qs {
+		if strings.HasPrefix(q.Name, "bench-") {
+			n++
+			stored += q.Messages
+			inFlight += q.InFlight
+		}
+	}
+	// (A send cut short when the producers stopped may have been stored
+	// without being counted: one per producer at most.)
+	if n != 2 || stored < uint64(sent-50) || stored > uint64(sent-50+2) || inFlight != 0 {
+		t.Errorf("%d bench queues storing %d messages, %d in flight; want 2, %d (+2 at most), 0", n, stored, inFlight, sent-50)
+	}
+}
+
+func TestParseBenchQueue_Invalid(t *testing.T) {
+	for _, args := range [][]string{{"--queues", "0"}, {"--queues", "4", "--clients", "2"}, {"--clients", "4", "--producers", "1", "--queues", "2"}, {"--size", "0"}} {
+		if _, err := ParseBenchQueue("parley bench queue", args, nil); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}

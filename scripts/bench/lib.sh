@@ -1,0 +1,188 @@
+# lib.sh: what the compare-*.sh scripts share (sourced, not run).
+#
+# Before sourcing, set NAME (the script's name for messages). It defines
+# OUT, WORKDIR, KEEP_DATA and PARLEY_BIN defaults, a temporary directory
+# $tmp removed on exit with every process started through `start`, and the
+# helpers below. Everything listens on 127.0.0.1 below the kernel's
+# ephemeral port range.
+
+OUT=${OUT:-./bench-results/$(date -u +%Y%m%dT%H%M%SZ)}
+WORKDIR=${WORKDIR:-/var/tmp}
+KEEP_DATA=${KEEP_DATA:-0}
+PARLEY_HTTP_PORTS=(27070 27080 27090)
+PARLEY_CLUSTER_PORTS=(27071 27081 27091)
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() { printf '%s: %s\n' "$NAME" "$*" >&2; exit 1; }
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+mkdir -p "$OUT/logs"
+OUT=$(cd "$OUT" && pwd)
+tmp=$(mktemp -d "$WORKDIR/parley-$NAME.XXXXXX")
+pids=() # processes started here, each the leader of its own process group
+
+# stop_all stops every process group started here: SIGTERM, then SIGKILL
+# after 15 s.
+stop_all() {
+	local pid i
+	for pid in "${pids[@]}"; do
+		kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+	done
+	for pid in "${pids[@]}"; do
+		for ((i = 0; i < 150; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL -- "-$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	pids=()
+}
+
+cleanup() {
+	local rc=$?
+	stop_all
+	if [[ $KEEP_DATA == 1 ]]; then
+		log "data kept in $tmp"
+	else
+		rm -rf "$tmp"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start NAME CMD...: runs CMD in its own session, logging to
+# $OUT/logs/NAME.log.
+start() {
+	local name=$1
+	shift
+	setsid "$@" >"$OUT/logs/$name.log" 2>&1 &
+	pids+=("$!")
+}
+
+# port_free PORT fails when something on loopback listens on PORT.
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# ports_free PORT... dies when one of the ports is taken.
+ports_free() {
+	local p
+	for p in "$@"; do
+		port_free "$p" || die "port $p on 127.0.0.1 is taken"
+	done
+}
+
+# wait_port PORT WHAT: waits up to 60 s for a listener on PORT.
+wait_port() {
+	local n
+	for ((n = 0; n < 240; n++)); do
+		port_free "$1" || return 0
+		sleep 0.25
+	done
+	die "$2 does not listen on port $1 after 60 s; see $OUT/logs"
+}
+
+# apt_install CMD PACKAGE...: installs the packages when CMD is missing.
+apt_install() {
+	local cmd=$1
+	shift
+	command -v "$cmd" >/dev/null && return 0
+	[[ $(id -u) == 0 ]] || die "$cmd missing: run as root, or apt-get install $*"
+	log "installing $*"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >>"$OUT/logs/apt.log" 2>&1
+}
+
+# stop_service NAME: stops a packaged service that the install started, so
+# that it does not share the CPUs during the run.
+stop_service() {
+	if command -v systemctl >/dev/null && systemctl is-active --quiet "$1" 2>/dev/null; then
+		log "stopping the packaged $1 service during the run (systemctl stop $1)"
+		systemctl stop "$1" || true
+	fi
+}
+
+# http_ok URL succeeds when URL answers 2xx.
+http_ok() { curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null; }
+
+# figure FILE FIELD prints one figure of a bench JSON report: ops_per_s,
+# errors, p50/p99 (latency percentiles, ms), or params.NAME.
+figure() {
+	case $2 in
+	p[0-9]*) jq -r --argjson p "${2#p}" '.latency.percentiles[] | select(.p == $p) | .ms' "$1" ;;
+	params.*) jq -r --arg k "${2#params.}" '.params[$k] // "-"' "$1" ;;
+	*) jq -r ".$2" "$1" ;;
+	esac
+}
+
+# ratio A B prints A/B with two decimals ("-" when B is 0).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+# build_parley sets $parley to PARLEY_BIN or a fresh build.
+build_parley() {
+	if [[ -n ${PARLEY_BIN:-} ]]; then
+		parley=$PARLEY_BIN
+		return
+	fi
+	command -v go >/dev/null || die "go missing: install Go (the version in go.mod) or set PARLEY_BIN"
+	log "building parley"
+	(cd "$repo" && go build -o "$tmp/bin/parley" ./cmd/parley)
+	parley=$tmp/bin/parley
+}
+
+# machine_info prints the machine, versions and load for the record.
+machine_info() {
+	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "host: $(uname -srm), cpus: $(nproc)"
+	echo "disk: $(df -PhT "$tmp" | awk 'NR == 2 { print $1 ", " $2 }')"
+	echo "parley: $(if [[ -n ${PARLEY_BIN:-} ]]; then echo "$PARLEY_BIN"; else cd "$repo" && git describe --always --dirty 2>/dev/null; fi)"
+	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# settled reads GET /api/v1/cluster on stdin and prints yes when every
+# partition has a leader and three replicas and no move is in progress.
+settled() {
+	jq -r 'if ([.partitions[] | select(.leader != "" and (.replicas | length) == 3)] | length) == (.partitions | length)
+		and ((.moves // []) | length) == 0 then "yes" else "no" end'
+}
+
+# start_parley starts a 3-node cluster (n1 creates it, n2 and n3 join),
+# registers and signs in the benchmark user, exports PARLEY_TOKEN, waits
+# until every partition has a leader and three replicas, and sets
+# $parley_urls.
+start_parley() {
+	local i n status url0=http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}
+	ports_free "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"
+	parley_urls=""
+	for i in 0 1 2; do
+		parley_urls+="${parley_urls:+,}http://127.0.0.1:${PARLEY_HTTP_PORTS[i]}"
+	done
+	log "starting parley: 3 nodes on $parley_urls"
+	for i in 0 1 2; do
+		local join=()
+		((i == 0)) || join=(--join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}")
+		start "parley-n$((i + 1))" "$parley" serve --id "n$((i + 1))" --data-dir "$tmp/parley/n$((i + 1))" \
+			--http "127.0.0.1:${PARLEY_HTTP_PORTS[i]}" --cluster "127.0.0.1:${PARLEY_CLUSTER_PORTS[i]}" \
+			--log-level warn "${join[@]}"
+		for ((n = 0; ; n++)); do
+			http_ok "http://127.0.0.1:${PARLEY_HTTP_PORTS[i]}/readyz" && break
+			((n < 120)) || die "parley node $((i + 1)) not ready in 60 s; see $OUT/logs/parley-n$((i + 1)).log"
+			sleep 0.5
+		done
+		if ((i == 0)); then
+			export PARLEY_CONFIG_DIR="$tmp/parley-config"
+			local pw="parley-bench-$RANDOM-$RANDOM"
+			printf '%s\n' "$pw" | "$parley" user register bench --password-stdin --server "$url0" >/dev/null
+			printf '%s\n' "$pw" | "$parley" user login bench --password-stdin --server "$url0" >/dev/null
+			PARLEY_TOKEN=$(jq -r --arg u "$url0" '.[$u].token' "$PARLEY_CONFIG_DIR/logins.json")
+			export PARLEY_TOKEN
+		fi
+	done
+	for ((n = 0; ; n++)); do
+		status=$(curl -fsS --max-time 5 -H "Authorization: Bearer $PARLEY_TOKEN" "$url0/api/v1/cluster" || true)
+		[[ -n $status && $(settled <<<"$status") == yes ]] && break
+		((n < 120)) || die "parley partitions did not reach 3 replicas with leaders in 60 s"
+		sleep 0.5
+	done
+	sleep 3 # leaders settle
+}
