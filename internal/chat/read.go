@@ -143,6 +143,13 @@ func GetRoom(r state.Reader, room string) (Room, bool, error) {
 	return rec.view(room), true, nil
 }
 
+// IsDeleted reports whether room existed and was deleted (and not created
+// again since).
+func IsDeleted(r state.Reader, room string) (bool, error) {
+	rec, err := getRoom(r, room)
+	return rec != nil && rec.deleted, err
+}
+
 // forEachRoom calls fn with every room of the partition that has a record,
 // deleted ones included, in key order. It skips from one room's prefix to the
 // next, so it costs one short scan and one read per room, not a scan of

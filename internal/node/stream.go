@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -142,6 +143,10 @@ type roomFeed struct {
 // next events were compacted away, and events after pos.
 func (f *roomFeed) take(res tailResult) {
 	hub := f.s.hub
+	if res.Deleted {
+		hub.Gone(f.room, string(errs.NotFound), fmt.Sprintf("room %q was deleted", f.room))
+		return
+	}
 	if res.Private != f.private || !f.known {
 		f.private = res.Private
 		hub.SetPrivate(f.room, res.Private)
@@ -193,6 +198,8 @@ type tailResult struct {
 	Compacted bool `json:"compacted,omitempty"`
 	// Private: the room is private (members who leave stop receiving it).
 	Private bool `json:"private,omitempty"`
+	// Deleted: the room was deleted; its subscribers get not_found.
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 // tailState reads room's tail from a replica's state. A room that does not
@@ -200,6 +207,11 @@ type tailResult struct {
 func tailState(r state.Reader, room string, after uint64, known bool) (tailResult, error) {
 	rm, found, err := chat.GetRoom(r, room)
 	if err != nil || !found {
+		if err == nil && known {
+			var deleted bool
+			deleted, err = chat.IsDeleted(r, room)
+			return tailResult{LastSeq: after, Deleted: deleted}, err
+		}
 		return tailResult{LastSeq: after}, err
 	}
 	if !known {

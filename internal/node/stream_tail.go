@@ -81,7 +81,7 @@ func (n *Node) handleTail(ctx context.Context, body []byte) ([]byte, error) {
 		if err != nil {
 			return json.Marshal(replyOf(nil, err))
 		}
-		if len(res.Events) > 0 || res.Compacted || !req.Known {
+		if len(res.Events) > 0 || res.Compacted || res.Deleted || !req.Known {
 			b, _ := json.Marshal(res)
 			return json.Marshal(callReply{Result: b})
 		}

@@ -322,6 +322,27 @@ func (h *Hub) SetPrivate(roomName string, private bool) {
 	r.mu.Unlock()
 }
 
+// Gone ends every subscription of room with an error frame of code (the
+// room was deleted: errs.NotFound's code).
+func (h *Hub) Gone(roomName, code, message string) {
+	frame := EncodeError(roomName, code, message)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.rooms[roomName]
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	subs := make([]*Subscriber, 0, len(r.subs))
+	for s := range r.subs {
+		subs = append(subs, s)
+	}
+	r.mu.Unlock()
+	for _, s := range subs {
+		h.removeLocked(s, roomName, frame)
+	}
+}
+
 // SendRoom queues frame (presence) for every subscriber of room, outside the
 // seq order.
 func (h *Hub) SendRoom(roomName string, frame []byte) {

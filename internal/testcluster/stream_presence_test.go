@@ -1,11 +1,13 @@
 package testcluster_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/testcluster"
 )
 
 // A WebSocket connection makes its user online on every node, and the
@@ -61,5 +63,37 @@ func waitPresence(t *testing.T, r *streamReader, user string, online bool) {
 			return err
 		}
 		return errNotYet
+	})
+}
+
+// Deleting a room ends its subscriptions with not_found on every node,
+// including those served by an upstream feed.
+func TestStream_RoomDeleted(t *testing.T) {
+	forEachShape(t, func(t *testing.T, c *testcluster.Cluster) {
+		const room = "doomed"
+		alice, bob, _ := streamRoom(t, c, room)
+		var rs []*streamReader
+		for i := 0; i < c.Len(); i++ {
+			r := openStream(t, c, i, bob, client.StreamOptions{Rooms: []string{room}})
+			r.waitReady(t, room)
+			rs = append(rs, r)
+		}
+		if err := alice.DeleteRoom(apiCtx(t), room); err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rs {
+			eventually(t, 20*time.Second, fmt.Sprintf("not_found on n%d", i+1), func() error {
+				fs, err := r.snapshot()
+				for _, f := range fs {
+					if f.Type == client.FrameError && f.Room == room && f.Code == "not_found" {
+						return nil
+					}
+				}
+				if err != nil {
+					return err
+				}
+				return errNotYet
+			})
+		}
 	})
 }
