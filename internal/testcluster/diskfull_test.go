@@ -16,72 +16,77 @@ import (
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
-// fullDisk is an in-memory file system that can be made full: once low is
-// set it reports no free space, and once enospc is set every write fails
-// with ENOSPC, as a real full disk does.
+// fullDisk is an in-memory file system that can be made nearly full: once
+// low is set it reports less free space than the node's reserve, and the
+// writes that follow consume the reserve left (shared by every node's disk);
+// past it they fail with ENOSPC, as a real full disk does.
 type fullDisk struct {
 	vfs.FS
-	low, enospc *atomic.Bool
+	low  *atomic.Bool
+	used *atomic.Int64 // bytes written since low was set
 }
 
-// GetDiskUsage implements vfs.FS: 10 GiB free, or none once low.
+// diskReserve is how much a nearly full disk still takes: far more than
+// heartbeats, elections and what is in flight write, far less than the
+// node's reserve (storage.DefaultMinFreeBytes), which the node never sees.
+const diskReserve = 4 << 20
+
+// GetDiskUsage implements vfs.FS: 10 GiB free, or what is left of the
+// reserve once low.
 func (d fullDisk) GetDiskUsage(string) (vfs.DiskUsage, error) {
 	const total = 10 << 30
 	if d.low.Load() {
-		return vfs.DiskUsage{TotalBytes: total, UsedBytes: total}, nil
+		avail := uint64(max(diskReserve-d.used.Load(), 0))
+		return vfs.DiskUsage{AvailBytes: avail, TotalBytes: total, UsedBytes: total - avail}, nil
 	}
 	return vfs.DiskUsage{AvailBytes: total, TotalBytes: total}, nil
 }
 
 func (d fullDisk) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
-	if d.enospc.Load() {
-		return nil, &pathError{"create", name}
-	}
 	f, err := d.FS.Create(name, cat)
-	return fullFile{f, d.enospc}, err
+	return fullFile{f, d}, err
 }
 
 func (d fullDisk) OpenReadWrite(name string, cat vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
 	f, err := d.FS.OpenReadWrite(name, cat, opts...)
-	return fullFile{f, d.enospc}, err
+	return fullFile{f, d}, err
 }
 
 func (d fullDisk) ReuseForWrite(oldname, newname string, cat vfs.DiskWriteCategory) (vfs.File, error) {
-	if d.enospc.Load() {
-		return nil, &pathError{"reuse", newname}
-	}
 	f, err := d.FS.ReuseForWrite(oldname, newname, cat)
-	return fullFile{f, d.enospc}, err
+	return fullFile{f, d}, err
 }
 
 // Unwrap implements vfs.FS.
 func (d fullDisk) Unwrap() vfs.FS { return d.FS }
 
-// fullFile fails writes with ENOSPC while its disk is full.
+// take consumes n bytes of the reserve; ENOSPC when it is gone.
+func (d fullDisk) take(n int) error {
+	if d.low.Load() && d.used.Add(int64(n)) > diskReserve {
+		return syscall.ENOSPC
+	}
+	return nil
+}
+
+// fullFile writes through its disk's reserve.
 type fullFile struct {
 	vfs.File
-	enospc *atomic.Bool
+	disk fullDisk
 }
 
 func (f fullFile) Write(p []byte) (int, error) {
-	if f.enospc.Load() {
-		return 0, syscall.ENOSPC
+	if err := f.disk.take(len(p)); err != nil {
+		return 0, err
 	}
 	return f.File.Write(p)
 }
 
 func (f fullFile) WriteAt(p []byte, off int64) (int, error) {
-	if f.enospc.Load() {
-		return 0, syscall.ENOSPC
+	if err := f.disk.take(len(p)); err != nil {
+		return 0, err
 	}
 	return f.File.WriteAt(p, off)
 }
-
-// pathError is the ENOSPC of a file that could not be created.
-type pathError struct{ op, path string }
-
-func (e *pathError) Error() string { return fmt.Sprintf("%s %s: %v", e.op, e.path, syscall.ENOSPC) }
-func (e *pathError) Unwrap() error { return syscall.ENOSPC }
 
 // A full disk refuses every kind of write with 507 insufficient_storage,
 // through every node, while reads of everything keep working; once space
@@ -90,10 +95,11 @@ func TestDiskFull_RefusesWritesWith507AndKeepsServingReads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
-	var low, enospc atomic.Bool
+	var low atomic.Bool
+	var used atomic.Int64
 	disks := make([]vfs.FS, 3)
 	for i := range disks {
-		disks[i] = fullDisk{FS: vfs.NewMem(), low: &low, enospc: &enospc}
+		disks[i] = fullDisk{FS: vfs.NewMem(), low: &low, used: &used}
 	}
 	c := testcluster.New(t, testcluster.Options{
 		Nodes: 3, Partitions: 4,
@@ -103,7 +109,8 @@ func TestDiskFull_RefusesWritesWith507AndKeepsServingReads(t *testing.T) {
 	seedBadInput(t, c)
 
 	// The disk fills up: every node's free-space check notices within its
-	// refresh interval, and from then on nothing may be written at all.
+	// refresh interval, and from then on only what is in flight, Raft's own
+	// bookkeeping and the metadata of reads may use the little space left.
 	low.Store(true)
 	for i := 0; i < 3; i++ {
 		eventually(t, 10*time.Second, fmt.Sprintf("n%d sees its disk full", i+1), func() error {
@@ -113,7 +120,6 @@ func TestDiskFull_RefusesWritesWith507AndKeepsServingReads(t *testing.T) {
 			return nil
 		})
 	}
-	enospc.Store(true)
 
 	writes := []struct {
 		name string
@@ -163,8 +169,8 @@ func TestDiskFull_RefusesWritesWith507AndKeepsServingReads(t *testing.T) {
 		checkSeedReadable(t, cl, fmt.Sprintf("n%d, disk full", i+1))
 	}
 
+	t.Logf("%d bytes written while the disk was full", used.Load())
 	// Space is freed: writes work again.
-	enospc.Store(false)
 	low.Store(false)
 	eventually(t, 10*time.Second, "writes accepted again", func() error {
 		_, err := c.Client(0).KVPut(apiCtx(t), "k", []byte("w"), client.PutOptions{})
