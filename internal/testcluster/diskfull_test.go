@@ -170,14 +170,18 @@ func TestDiskFull_RefusesWritesWith507AndKeepsServingReads(t *testing.T) {
 	}
 
 	t.Logf("%d bytes written while the disk was full", used.Load())
-	// Space is freed: writes work again.
+	// Space is freed: every node notices, and writes work again.
 	low.Store(false)
-	eventually(t, 10*time.Second, "writes accepted again", func() error {
-		_, err := c.Client(0).KVPut(apiCtx(t), "k", []byte("w"), client.PutOptions{})
-		return err
-	})
-	if _, err := c.Client(1).Post(apiCtx(t), "general", "back", client.PostOptions{}); err != nil {
-		t.Fatalf("post after space was freed: %v", err)
+	for i := 0; i < 3; i++ {
+		eventually(t, 10*time.Second, fmt.Sprintf("n%d sees space again", i+1), func() error { return c.Node(i).DB().CheckSpace() })
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := c.Client(i).KVPut(apiCtx(t), "k", []byte("w"), client.PutOptions{}); err != nil {
+			t.Fatalf("put via n%d after space was freed: %v", i+1, err)
+		}
+		if _, err := c.Client(i).Post(apiCtx(t), "general", "back", client.PostOptions{}); err != nil {
+			t.Fatalf("post via n%d after space was freed: %v", i+1, err)
+		}
 	}
 	c.VerifyReplicas(30 * time.Second)
 }
