@@ -49,7 +49,9 @@ func ClientProposalID(dedupKey string) []byte {
 // (NewProposalID or ClientProposalID). It fails with *NotLeaderError when the
 // local replica is not the leader, and with a retryable errs.Timeout when the
 // attempt's time ran out: the command may or may not have been applied, and
-// retrying with the same id is safe.
+// retrying with the same id is safe. While this node's disk is nearly full
+// (storage.DB.CheckSpace) it refuses with errs.InsufficientStorage before
+// anything is written.
 func (e *Engine) Propose(ctx context.Context, groupID uint64, id, cmd []byte) ([]byte, error) {
 	if len(id) == 0 || len(id) > 1024 {
 		return nil, errs.New(errs.Invalid, "proposal id must be 1 to 1024 bytes")
@@ -60,6 +62,9 @@ func (e *Engine) Propose(ctx context.Context, groupID uint64, id, cmd []byte) ([
 	}
 	if l := g.leader.Load(); l != g.replica {
 		return nil, &NotLeaderError{Group: groupID, Leader: l}
+	}
+	if err := e.cfg.DB.CheckSpace(); err != nil {
+		return nil, errs.Wrap(errs.InsufficientStorage, err, "the disk is full: writes are refused until space is freed; reads still work")
 	}
 	env := envelope{id: id, timeMs: nowMs(), windowMs: e.cfg.DedupWindow.Milliseconds(), cmd: cmd}
 	p := &proposal{

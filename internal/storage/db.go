@@ -35,6 +35,9 @@ type Options struct {
 	FS vfs.FS
 	// Logger receives Pebble's log lines; nil means slog.Default().
 	Logger *slog.Logger
+	// MinFreeBytes is the free disk space below which CheckSpace reports ErrDiskFull; 0 means
+	// DefaultMinFreeBytes.
+	MinFreeBytes uint64
 }
 
 // DB is the storage of one node: one Pebble database holding the Raft logs and the partition
@@ -55,6 +58,7 @@ type DB struct {
 
 	pins      pinRegistry
 	batchPool sync.Pool
+	space     *spaceGuard
 }
 
 // Open opens (creating if needed) the database in dir.
@@ -72,6 +76,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		cacheEntries: defaultCacheEntries,
 		cacheBytes:   defaultCacheBytes,
 		groups:       make(map[uint64]*GroupStorage),
+		space:        newSpaceGuard(opts.FS, dir, opts.MinFreeBytes),
 	}
 	db.pins.init(defaultPinTTL)
 	return db, nil

@@ -40,6 +40,10 @@ type Options struct {
 	CrashableFS bool
 	// Configure, if set, edits each node's config before it starts.
 	Configure func(i int, cfg *config.Config)
+	// FS, if set, is called at every start of node i and the node keeps its
+	// store on the file system it returns (return the same one to keep the
+	// node's data across restarts). It overrides CrashableFS.
+	FS func(i int) vfs.FS
 }
 
 // Cluster is a running in-process cluster.
@@ -178,6 +182,9 @@ func (c *Cluster) start(i int) {
 	var opts []node.Option
 	if c.fss[i] != nil {
 		opts = append(opts, node.WithFS(c.fss[i]))
+	}
+	if c.opts.FS != nil {
+		opts = append(opts, node.WithFS(c.opts.FS(i)))
 	}
 	c.mu.Unlock()
 	n, err := node.New(cfg, logger(cfg.ID), opts...)

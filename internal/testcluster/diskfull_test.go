@@ -1,0 +1,211 @@
+package testcluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/testcluster"
+)
+
+// fullDisk is an in-memory file system that can be made nearly full: once
+// low is set it reports less free space than the node's reserve, and the
+// writes that follow consume the reserve left (shared by every node's disk);
+// past it they fail with ENOSPC, as a real full disk does.
+type fullDisk struct {
+	vfs.FS
+	low  *atomic.Bool
+	used *atomic.Int64 // bytes written since low was set
+}
+
+// diskReserve is how much a nearly full disk still takes: far more than
+// heartbeats, elections and what is in flight write, far less than the
+// node's reserve (storage.DefaultMinFreeBytes), which the node never sees.
+const diskReserve = 4 << 20
+
+// GetDiskUsage implements vfs.FS: 10 GiB free, or what is left of the
+// reserve once low.
+func (d fullDisk) GetDiskUsage(string) (vfs.DiskUsage, error) {
+	const total = 10 << 30
+	if d.low.Load() {
+		avail := uint64(max(diskReserve-d.used.Load(), 0))
+		return vfs.DiskUsage{AvailBytes: avail, TotalBytes: total, UsedBytes: total - avail}, nil
+	}
+	return vfs.DiskUsage{AvailBytes: total, TotalBytes: total}, nil
+}
+
+func (d fullDisk) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := d.FS.Create(name, cat)
+	return fullFile{f, d}, err
+}
+
+func (d fullDisk) OpenReadWrite(name string, cat vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	f, err := d.FS.OpenReadWrite(name, cat, opts...)
+	return fullFile{f, d}, err
+}
+
+func (d fullDisk) ReuseForWrite(oldname, newname string, cat vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := d.FS.ReuseForWrite(oldname, newname, cat)
+	return fullFile{f, d}, err
+}
+
+// Unwrap implements vfs.FS.
+func (d fullDisk) Unwrap() vfs.FS { return d.FS }
+
+// take consumes n bytes of the reserve; ENOSPC when it is gone.
+func (d fullDisk) take(n int) error {
+	if d.low.Load() && d.used.Add(int64(n)) > diskReserve {
+		return syscall.ENOSPC
+	}
+	return nil
+}
+
+// fullFile writes through its disk's reserve.
+type fullFile struct {
+	vfs.File
+	disk fullDisk
+}
+
+func (f fullFile) Write(p []byte) (int, error) {
+	if err := f.disk.take(len(p)); err != nil {
+		return 0, err
+	}
+	return f.File.Write(p)
+}
+
+func (f fullFile) WriteAt(p []byte, off int64) (int, error) {
+	if err := f.disk.take(len(p)); err != nil {
+		return 0, err
+	}
+	return f.File.WriteAt(p, off)
+}
+
+// A full disk refuses every kind of write with 507 insufficient_storage,
+// through every node, while reads of everything keep working; once space
+// is freed, writes work again.
+func TestDiskFull_RefusesWritesWith507AndKeepsServingReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	var low atomic.Bool
+	var used atomic.Int64
+	disks := make([]vfs.FS, 3)
+	for i := range disks {
+		disks[i] = fullDisk{FS: vfs.NewMem(), low: &low, used: &used}
+	}
+	c := testcluster.New(t, testcluster.Options{
+		Nodes: 3, Partitions: 4,
+		Configure: func(_ int, cfg *config.Config) { cfg.RateLimit = 1 << 20 },
+		FS:        func(i int) vfs.FS { return disks[i] },
+	})
+	seedBadInput(t, c)
+
+	// The disk fills up: every node's free-space check notices within its
+	// refresh interval, and from then on only what is in flight, Raft's own
+	// bookkeeping and the metadata of reads may use the little space left.
+	low.Store(true)
+	for i := 0; i < 3; i++ {
+		eventually(t, 10*time.Second, fmt.Sprintf("n%d sees its disk full", i+1), func() error {
+			if c.Node(i).DB().CheckSpace() == nil {
+				return errNotYet
+			}
+			return nil
+		})
+	}
+
+	writes := []struct {
+		name string
+		call func(ctx context.Context, cl *client.Client) error
+	}{
+		{"kv put", func(ctx context.Context, cl *client.Client) error {
+			_, err := cl.KVPut(ctx, "k", []byte("w"), client.PutOptions{})
+			return err
+		}},
+		{"kv delete", func(ctx context.Context, cl *client.Client) error {
+			return cl.KVDelete(ctx, "k", client.DeleteOptions{})
+		}},
+		{"post", func(ctx context.Context, cl *client.Client) error {
+			_, err := cl.Post(ctx, "general", "more", client.PostOptions{})
+			return err
+		}},
+		{"create room", func(ctx context.Context, cl *client.Client) error {
+			_, err := cl.CreateRoom(ctx, client.RoomSpec{Name: "another"})
+			return err
+		}},
+		{"send", func(ctx context.Context, cl *client.Client) error {
+			_, err := cl.Send(ctx, "jobs", "job 2", client.SendOptions{})
+			return err
+		}},
+		{"receive", func(ctx context.Context, cl *client.Client) error {
+			_, _, err := cl.Receive(ctx, "jobs", client.ReceiveOptions{})
+			return err
+		}},
+		{"create link", func(ctx context.Context, cl *client.Client) error {
+			_, err := cl.CreateLink(ctx, "https://example.org/", client.LinkOptions{})
+			return err
+		}},
+		{"register", func(ctx context.Context, _ *client.Client) error {
+			_, err := anonAt(c, 0).Register(ctx, "latecomer", "password1")
+			return err
+		}},
+	}
+	for i := 0; i < 3; i++ {
+		cl := c.Client(i)
+		for _, w := range writes {
+			err := w.call(apiCtx(t), cl)
+			var ce *client.Error
+			if !errors.As(err, &ce) || ce.Status != 507 || ce.Code != "insufficient_storage" || ce.Retryable {
+				t.Errorf("n%d %s on a full disk: %v, want 507 insufficient_storage, not retryable", i+1, w.name, err)
+			}
+		}
+		checkSeedReadable(t, cl, fmt.Sprintf("n%d, disk full", i+1))
+	}
+
+	t.Logf("%d bytes written while the disk was full", used.Load())
+	// Space is freed: every node notices, and writes work again.
+	low.Store(false)
+	for i := 0; i < 3; i++ {
+		eventually(t, 10*time.Second, fmt.Sprintf("n%d sees space again", i+1), func() error { return c.Node(i).DB().CheckSpace() })
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := c.Client(i).KVPut(apiCtx(t), "k", []byte("w"), client.PutOptions{}); err != nil {
+			t.Fatalf("put via n%d after space was freed: %v", i+1, err)
+		}
+		if _, err := c.Client(i).Post(apiCtx(t), "general", "back", client.PostOptions{}); err != nil {
+			t.Fatalf("post via n%d after space was freed: %v", i+1, err)
+		}
+	}
+	c.VerifyReplicas(30 * time.Second)
+}
+
+// checkSeedReadable reads back what seedBadInput stored.
+func checkSeedReadable(t *testing.T, cl *client.Client, where string) {
+	t.Helper()
+	ctx := apiCtx(t)
+	if v, _, err := cl.KVGet(ctx, "k", client.GetOptions{}); err != nil || string(v) != "v" {
+		t.Errorf("%s: kv get k = %q, %v", where, v, err)
+	}
+	if keys, err := cl.KVList(ctx, "", "", 10); err != nil || len(keys) == 0 {
+		t.Errorf("%s: kv list = %v, %v", where, keys, err)
+	}
+	if ev, err := cl.History(ctx, "general", client.HistoryOptions{}); err != nil || len(ev) == 0 || ev[len(ev)-1].Text != "hello" {
+		t.Errorf("%s: history = %s, %v", where, fmtSeqs(ev), err)
+	}
+	if m, ok, err := cl.Peek(ctx, "jobs", ""); err != nil || !ok || m.Body != "job 1" {
+		t.Errorf("%s: peek = %+v %v, %v", where, m, ok, err)
+	}
+	if l, err := cl.LinkInfo(ctx, "home"); err != nil || l.URL != "https://example.com/" {
+		t.Errorf("%s: link info = %+v, %v", where, l, err)
+	}
+	if rooms, err := cl.ListRooms(ctx); err != nil || len(rooms) == 0 {
+		t.Errorf("%s: rooms = %v, %v", where, rooms, err)
+	}
+}
