@@ -102,9 +102,11 @@ func (s *Service) Flush(ctx context.Context) error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
 	s.hitsMu.Lock()
-	pending := s.pending
-	if len(pending) > 0 {
-		s.pending = make(map[string]uint64, len(pending))
+	// Take the counted hits; an empty map stays with countHit, so pending
+	// never aliases a map that is written while batches reads it.
+	var pending map[string]uint64
+	if len(s.pending) > 0 {
+		pending, s.pending = s.pending, make(map[string]uint64, len(s.pending))
 	}
 	s.hitsMu.Unlock()
 
