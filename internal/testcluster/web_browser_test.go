@@ -248,6 +248,15 @@ func TestWeb_Browser(t *testing.T) {
 	b.waitFor("bob among the members", hasText(".members .member", "bob"))
 	b.screenshot("room")
 
+	// On a phone the room still fits: nothing scrolls sideways and the
+	// input is on screen.
+	b.do("a phone's screen", chromedp.EmulateViewport(390, 740, chromedp.EmulateMobile, chromedp.EmulatePortrait))
+	b.waitFor("the room fits a phone", `document.documentElement.scrollWidth <= innerWidth &&
+		document.querySelector('.composer').getBoundingClientRect().bottom <= innerHeight &&
+		document.querySelector('.events').getBoundingClientRect().width > 300`)
+	b.screenshot("room-phone")
+	b.do("back to a desktop screen", chromedp.EmulateViewport(1100, 700))
+
 	b.do("open the queues page", chromedp.Navigate(base+"/#/queues"), chromedp.WaitVisible(S("form.inline-form input")))
 	b.do("create a queue", chromedp.SendKeys(S("form.inline-form input"), "jobs"), chromedp.Click(S("form.inline-form button")))
 	b.waitFor("the queue listed", `document.querySelector('tr[data-queue="jobs"]') !== null`)

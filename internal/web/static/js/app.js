@@ -46,9 +46,6 @@ async function otherNodes() {
   }
 }
 
-// rememberNodes fetches the node list while this node is reachable.
-export function rememberNodes() { otherNodes(); }
-
 // notify shows a short message in the banner; kind is 'info' or 'error'.
 let bannerTimer = null;
 function notify(msg, kind = 'info') {

@@ -101,13 +101,13 @@ export class Stream {
       return;
     }
     this.ws = ws;
-    let opened = false;
+    let heard = false; // a connection that closes before any frame counts as a failure
     ws.onopen = () => {
-      opened = true;
       this.send({type: 'auth', token: this.token});
       for (const room of this.rooms.keys()) this.sendSubscribe(room);
     };
     ws.onmessage = (m) => {
+      heard = true;
       this.failures = 0;
       this.setState('live');
       let f;
@@ -117,7 +117,7 @@ export class Stream {
     ws.onclose = () => {
       if (this.ws !== ws) return;
       this.ws = null;
-      if (!opened) this.failures++;
+      if (!heard) this.failures++;
       this.retry();
     };
     ws.onerror = () => { /* onclose follows and retries */ };

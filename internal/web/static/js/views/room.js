@@ -46,7 +46,8 @@ function buildLayout(v, main) {
   v.members = h('ul', {class: 'people'});
   v.mode = h('span', {class: 'mode'});
   v.input = h('textarea', {name: 'text', rows: 1, maxlength: 4096, required: true, enterkeyhint: 'send',
-    placeholder: `Message #${v.room} — "/w alice,bob text" whispers`, 'aria-label': 'Message'});
+    placeholder: `Message #${v.room}`, 'aria-label': 'Message',
+    title: 'Enter sends, Shift+Enter starts a new line; "/w alice,bob text" whispers to alice and bob (or click a member).'});
   v.form = h('form', {class: 'composer'}, v.input, h('button', {type: 'submit', class: 'primary'}, 'Send'));
   v.form.addEventListener('submit', (e) => { e.preventDefault(); send(v); });
   v.input.addEventListener('keydown', (e) => {
