@@ -297,4 +297,31 @@ func TestWeb_Browser(t *testing.T) {
 		return rows.length > 0 && rows.every((r) => r.querySelector('.replica.leader')); })()`)
 	b.screenshot("dashboard")
 	b.checkConsole()
+
+	// With the stream served, the room resumes on another node when the
+	// page's own node dies.
+	if !streamServed(t, base) {
+		t.Log("GET /api/v1/stream answers 404 on this build: skipping the failover check")
+		return
+	}
+	b.do("back to the room", chromedp.Navigate(base+"/#/room/lobby"))
+	b.waitFor("the room live over the stream", `document.querySelector('.mode').dataset.mode === 'live'`)
+	c.Kill(0)
+	if _, err := bob.Post(apiCtx(t), "lobby", "after the failover", client.PostOptions{}); err != nil {
+		t.Fatalf("bob posts after n1 died: %v", err)
+	}
+	b.waitFor("the message through another node", hasText(".events .msg .text", "after the failover"))
+	b.checkConsole()
+}
+
+// streamServed reports whether the node at base serves the WebSocket
+// stream (a plain GET of it answers anything but 404).
+func streamServed(t *testing.T, base string) bool {
+	t.Helper()
+	res, err := http.Get(base + "/api/v1/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode != http.StatusNotFound
 }

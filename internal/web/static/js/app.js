@@ -26,6 +26,7 @@ const ctx = {
     if (!stream && s) {
       stream = new Stream(s.token, otherNodes);
       stream.on('state', showStreamState);
+      otherNodes(); // learn the other nodes while this one answers
     }
     return stream;
   },
