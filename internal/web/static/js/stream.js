@@ -14,7 +14,7 @@ const FAILURES_BEFORE_MOVING = 2;
 
 // Stream delivers frames to listeners added with on(name, fn):
 //   'event' (event)          an event frame newer than the room's last seq
-//   'ready' (room, seq)      everything up to seq has been delivered
+//   'ready' (room, seq)      everything up to seq has been delivered (live(room) is now true)
 //   'presence' (frame)       {room, username, online}
 //   'error' (frame)          {room, code, message} (history_compacted, forbidden, not_found)
 //   'state' (state, host)    'connecting' | 'live' | 'down', and the node in use
@@ -25,6 +25,7 @@ export class Stream {
     this.listeners = new Map();
     this.nodes = nodes || (async () => []); // other nodes' host:port, fetched when needed
     this.rooms = new Map(); // room -> last seq delivered (undefined: from now)
+    this.ready = new Set(); // rooms subscribed on the current connection (their ready frame came)
     this.hosts = [location.host];
     this.hostIndex = 0;
     this.failures = 0;
@@ -50,7 +51,14 @@ export class Stream {
   // after undefined, from now.
   subscribe(room, after) {
     this.rooms.set(room, after);
+    this.ready.delete(room);
     this.sendSubscribe(room);
+  }
+
+  // live reports whether room's events arrive over the stream now: the
+  // connection is up and the server confirmed the subscription.
+  live(room) {
+    return this.state === 'live' && this.ready.has(room);
   }
 
   // seen records that the caller has room's events up to seq from
@@ -64,6 +72,7 @@ export class Stream {
   // unsubscribe stops following room.
   unsubscribe(room) {
     this.rooms.delete(room);
+    this.ready.delete(room);
     this.send({type: 'unsubscribe', room});
   }
 
@@ -101,6 +110,7 @@ export class Stream {
       return;
     }
     this.ws = ws;
+    this.ready.clear();
     let heard = false; // a connection that closes before any frame counts as a failure
     ws.onopen = () => {
       this.send({type: 'auth', token: this.token});
@@ -117,6 +127,7 @@ export class Stream {
     ws.onclose = () => {
       if (this.ws !== ws) return;
       this.ws = null;
+      this.ready.clear();
       if (!heard) this.failures++;
       this.retry();
     };
@@ -133,7 +144,9 @@ export class Stream {
         break;
       }
       case 'ready':
-        if (this.rooms.has(f.room) && this.rooms.get(f.room) === undefined) this.rooms.set(f.room, f.seq);
+        if (!this.rooms.has(f.room)) return;
+        if (this.rooms.get(f.room) === undefined) this.rooms.set(f.room, f.seq);
+        this.ready.add(f.room);
         this.emit('ready', f.room, f.seq);
         break;
       case 'presence':
@@ -142,7 +155,7 @@ export class Stream {
       case 'error':
         // slow_consumer: the server closes and we resume from the last seq.
         if (f.code !== 'slow_consumer') {
-          if (f.room) this.rooms.delete(f.room);
+          if (f.room) { this.rooms.delete(f.room); this.ready.delete(f.room); }
           this.emit('error', f);
         }
         break;

@@ -70,6 +70,7 @@ async function start(v) {
   v.offs.push(v.stream.on('presence', (f) => { if (!f.room || f.room === v.room) setOnline(v, f.username, f.online); }));
   v.offs.push(v.stream.on('error', (f) => { if (f.room === v.room) streamError(v, f); }));
   v.offs.push(v.stream.on('state', () => showMode(v)));
+  v.offs.push(v.stream.on('ready', (room) => { if (room === v.room) showMode(v); }));
   showMode(v);
   if (!(await loadLatest(v))) return;
   v.stream.subscribe(v.room, v.contiguous);
@@ -87,7 +88,7 @@ function stop(v) {
 }
 
 // live reports whether the stream delivers this room's events.
-const live = (v) => v.stream.state === 'live';
+const live = (v) => v.stream.live(v.room);
 
 function showMode(v) {
   const isLive = live(v);
