@@ -190,7 +190,9 @@ func clear(sel string) chromedp.Action[chromedp.Void] {
 // three-node cluster: sign-up with inline validation, login, a room with
 // messages (one posted by another user through another node, which must
 // appear without a reload, by the stream or by the polling fallback), a
-// whisper, a queue, a short link and the dashboard.
+// whisper, the room on a phone's screen, unread counts, a private room, a
+// queue, a short link and the dashboard; with the stream served, the room
+// resuming through another node when the page's node dies.
 func TestWeb_Browser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
@@ -256,6 +258,30 @@ func TestWeb_Browser(t *testing.T) {
 		document.querySelector('.events').getBoundingClientRect().width > 300`)
 	b.screenshot("room-phone")
 	b.do("back to a desktop screen", chromedp.EmulateViewport(1100, 700))
+
+	// The rooms list counts what alice has not seen, and a private room
+	// (listed only to its members) is joined by name and password.
+	b.do("open the rooms list", chromedp.Navigate(base+"/#/rooms"), chromedp.WaitVisible(S("form.join-private")))
+	for _, text := range []string{"unread one", "unread two"} {
+		if _, err := bob.Post(apiCtx(t), "lobby", text, client.PostOptions{}); err != nil {
+			t.Fatalf("bob posts: %v", err)
+		}
+	}
+	b.waitFor("two unread in the lobby", hasText(`.room-row[data-room="lobby"] .badge`, "2"))
+	if _, err := bob.CreateRoom(apiCtx(t), client.RoomSpec{Name: "secret", Private: true, Password: "open sesame"}); err != nil {
+		t.Fatalf("bob creates a private room: %v", err)
+	}
+	b.do("join with a wrong password",
+		chromedp.SendKeys(S("input[name=join-room]"), "secret"),
+		chromedp.SendKeys(S("input[name=join-password]"), "not it at all"),
+		chromedp.Click(S("form.join-private button[type=submit]")))
+	b.waitFor("the wrong password refused", hasText(".join-private .field-error", "Wrong password."))
+	b.do("join with the password",
+		clear("input[name=join-password]"), chromedp.SendKeys(S("input[name=join-password]"), "open sesame"),
+		chromedp.Click(S("form.join-private button[type=submit]")))
+	b.waitFor("the private room", hasText(".room-head h1", "#secret"))
+	b.do("back to the rooms list", chromedp.Navigate(base+"/#/rooms"))
+	b.waitFor("the private room listed with a lock", `document.querySelector('.room-row[data-room="secret"] .lock') !== null`)
 
 	b.do("open the queues page", chromedp.Navigate(base+"/#/queues"), chromedp.WaitVisible(S("form.inline-form input")))
 	b.do("create a queue", chromedp.SendKeys(S("form.inline-form input"), "jobs"), chromedp.Click(S("form.inline-form button")))

@@ -82,6 +82,8 @@ async function start(v) {
 
 function stop(v) {
   v.stopped = true;
+  clearTimeout(v.readTimer);
+  if (v.contiguous > v.markedRead) api.markRead(v.room, v.contiguous).catch(() => {}); // what was shown is read
   v.timers.forEach((t) => { clearInterval(t); clearTimeout(t); });
   v.offs.forEach((off) => off());
   v.stream.unsubscribe(v.room);

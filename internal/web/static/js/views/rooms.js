@@ -11,7 +11,7 @@ export function roomsView(main, ctx) {
   const list = h('ul', {class: 'rooms', 'aria-label': 'Rooms'});
   const online = h('section', {class: 'card online', hidden: true}, h('h2', {}, 'Online now'), h('ul', {class: 'people'}));
   main.append(h('div', {class: 'split'},
-    h('section', {class: 'card'}, h('h1', {}, 'Rooms'), list, createForm(ctx)),
+    h('section', {class: 'card'}, h('h1', {}, 'Rooms'), list, createForm(ctx), joinPrivateForm(ctx)),
     online));
 
   let timer = null;
@@ -109,6 +109,31 @@ function createForm(ctx) {
       ctx.go('#/room/' + encodeURIComponent(room.name));
     } catch (err) {
       if (err.status === 409) fieldError(name.input, 'A room with that name exists.');
+      else formError(form, err.message);
+    }
+  });
+  return form;
+}
+
+// joinPrivateForm joins a private room by name and password: private rooms
+// are listed only to their members.
+function joinPrivateForm(ctx) {
+  const name = field('Room', {name: 'join-room', required: true, autocapitalize: 'none', spellcheck: false});
+  const pw = field('Password', {type: 'password', name: 'join-password', autocomplete: 'off'});
+  const form = h('form', {class: 'join-private', novalidate: true}, h('h2', {}, 'Join a private room'),
+    h('div', {class: 'inline-form'}, name.el, pw.el, h('button', {type: 'submit'}, 'Join')));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    formError(form, '');
+    const bad = checkRoomName(name.input.value);
+    fieldError(name.input, bad);
+    if (bad) return;
+    try {
+      const room = await api.joinRoom(name.input.value, pw.input.value);
+      ctx.go('#/room/' + encodeURIComponent(room.name));
+    } catch (err) {
+      if (err.status === 403) fieldError(pw.input, 'Wrong password.');
+      else if (err.status === 404) fieldError(name.input, 'There is no such room.');
       else formError(form, err.message);
     }
   });
