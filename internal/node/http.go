@@ -9,6 +9,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/api"
 	"github.com/parley-chat/parley/internal/metrics"
+	"github.com/parley-chat/parley/internal/web"
 )
 
 // startHTTP builds the domain services, starts their background work and
@@ -49,7 +50,7 @@ func (n *Node) startHTTP() error {
 	n.wireOps(svc)
 	root := http.NewServeMux()
 	root.Handle("GET /metrics", n.metrics.Handler()) // open, like /healthz
-	root.Handle("/", srv.Handler())
+	root.Handle("/", web.WithAPI(srv.Handler()))
 	n.httpSrv = &http.Server{
 		Handler:           root,
 		ReadHeaderTimeout: 10 * time.Second,

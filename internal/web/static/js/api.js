@@ -1,0 +1,147 @@
+// api.js: the HTTP API v1 client of the web app. Every call goes to the
+// page's own node (same origin); the session token travels in the
+// Authorization header and is kept in localStorage, never in a URL.
+
+const SESSION_KEY = 'parley.session';
+
+// ApiError is a failed call: status 0 means the node could not be reached.
+export class ApiError extends Error {
+  constructor(status, code, message, retryable) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.retryable = retryable;
+  }
+}
+
+// session returns the stored {token, username, expires_at}, or null.
+export function session() {
+  try {
+    const s = JSON.parse(localStorage.getItem(SESSION_KEY) || 'null');
+    if (s && s.token && (!s.expires_at || s.expires_at > Date.now())) return s;
+  } catch (e) { /* a damaged entry counts as signed out */ }
+  return null;
+}
+
+function saveSession(s) {
+  if (s) localStorage.setItem(SESSION_KEY, JSON.stringify(s));
+  else localStorage.removeItem(SESSION_KEY);
+}
+
+// onUnauthorized is called when a signed-in call is refused with 401 (the
+// session expired or was logged out elsewhere).
+let unauthorized = () => {};
+export function onUnauthorized(fn) { unauthorized = fn; }
+
+// requestId returns a random id for Idempotency-Key, so a retried write is
+// applied once (crypto.randomUUID needs a secure context; this does not).
+export function requestId() {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// request sends one call and returns the parsed JSON body (null for 204).
+// Writes with an idempotency key are retried on network errors and
+// retryable answers (503), with the same key, so they apply once.
+export async function request(method, path, opts = {}) {
+  const headers = {Accept: 'application/json'};
+  const s = session();
+  if (s && !opts.anonymous) headers.Authorization = 'Bearer ' + s.token;
+  let body;
+  if (opts.body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    body = JSON.stringify(opts.body);
+  }
+  if (opts.idem) headers['Idempotency-Key'] = opts.idem;
+  const safe = method === 'GET' || opts.idem;
+  const attempts = safe ? (opts.attempts || 3) : 1;
+  let last;
+  for (let i = 0; i < attempts; i++) {
+    if (i > 0) await sleep(300 * 2 ** i);
+    try {
+      return await once(method, path, headers, body);
+    } catch (e) {
+      last = e;
+      if (!(e instanceof ApiError) || !(e.status === 0 || e.retryable)) break;
+    }
+  }
+  if (last.status === 401 && headers.Authorization) unauthorized();
+  throw last;
+}
+
+async function once(method, path, headers, body) {
+  let res;
+  try {
+    res = await fetch(path, {method, headers, body, cache: 'no-store'});
+  } catch (e) {
+    throw new ApiError(0, 'network', 'Cannot reach the server: ' + e.message, true);
+  }
+  if (res.status === 204) return null;
+  const text = await res.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch (e) { /* not JSON */ }
+  if (!res.ok) {
+    const err = (data && data.error) || {};
+    throw new ApiError(res.status, err.code || 'http_' + res.status,
+      err.message || res.statusText || 'request failed', !!err.retryable);
+  }
+  return data;
+}
+
+const enc = encodeURIComponent;
+const qs = (q) => {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== null && v !== '') p.set(k, v);
+  const s = p.toString();
+  return s ? '?' + s : '';
+};
+
+// Users and sessions.
+export const register = (username, password) =>
+  request('POST', '/api/v1/users', {body: {username, password}, anonymous: true});
+export async function login(username, password) {
+  const s = await request('POST', '/api/v1/sessions', {body: {username, password}, anonymous: true});
+  saveSession(s);
+  return s;
+}
+export async function logout() {
+  try { await request('DELETE', '/api/v1/sessions/current'); } finally { saveSession(null); }
+}
+export const forgetSession = () => saveSession(null);
+export const onlineUsers = () => request('GET', '/api/v1/users/online');
+
+// Rooms.
+export const rooms = () => request('GET', '/api/v1/rooms').then((r) => r.rooms);
+export const createRoom = (spec) => request('POST', '/api/v1/rooms', {body: spec, idem: requestId()});
+export const joinRoom = (room, password) =>
+  request('POST', `/api/v1/rooms/${enc(room)}/join`, {body: password ? {password} : {}, idem: requestId()});
+export const leaveRoom = (room) => request('POST', `/api/v1/rooms/${enc(room)}/leave`, {body: {}, idem: requestId()});
+export const markRead = (room, seq) => request('POST', `/api/v1/rooms/${enc(room)}/read`, {body: {seq}, idem: requestId()});
+export const members = (room) => request('GET', `/api/v1/rooms/${enc(room)}/members`).then((r) => r.members);
+export const post = (room, text, to) =>
+  request('POST', `/api/v1/rooms/${enc(room)}/messages`, {body: to && to.length ? {text, to} : {text}, idem: requestId()});
+export const history = (room, q) =>
+  request('GET', `/api/v1/rooms/${enc(room)}/messages` + qs(q)).then((r) => r.messages);
+
+// Queues.
+export const queues = (waiting) => request('GET', '/api/v1/queues' + qs({waiting: waiting ? 'true' : ''})).then((r) => r.queues);
+export const createQueue = (name) => request('POST', '/api/v1/queues', {body: {name}, idem: requestId()});
+export const deleteQueue = (q) => request('DELETE', `/api/v1/queues/${enc(q)}`, {idem: requestId()});
+export const send = (q, body, to) =>
+  request('POST', `/api/v1/queues/${enc(q)}/messages`, {body: to ? {body, to} : {body}, idem: requestId()});
+export const peek = (q, from) => request('GET', `/api/v1/queues/${enc(q)}/peek` + qs({from}));
+export const receive = (q, from) =>
+  request('POST', `/api/v1/queues/${enc(q)}/receive`, {body: from ? {from} : {}, idem: requestId()});
+
+// Links.
+export const createLink = (url, code) =>
+  request('POST', '/api/v1/links', {body: code ? {url, code} : {url}, idem: requestId()});
+export const myLinks = () => request('GET', '/api/v1/links?mine=true').then((r) => r.links);
+export const deleteLink = (code) => request('DELETE', `/api/v1/links/${enc(code)}`);
+
+// Cluster.
+export const cluster = () => request('GET', '/api/v1/cluster');
+export const clusterStats = () => request('GET', '/api/v1/cluster/stats');
+export const clusterEvents = () => request('GET', '/api/v1/cluster/events');

@@ -1,0 +1,118 @@
+// app.js: the web app's entry point. It keeps the session, routes by the
+// URL fragment (#/rooms, #/room/NAME, #/queues, #/links, #/cluster,
+// #/login, #/signup) and owns the one live stream shared by the views.
+
+import * as api from './api.js';
+import {Stream} from './stream.js';
+import {authView} from './views/auth.js';
+import {roomsView} from './views/rooms.js';
+import {roomView} from './views/room.js';
+import {queuesView} from './views/queues.js';
+import {linksView} from './views/links.js';
+import {clusterView} from './views/cluster.js';
+
+const NODES_KEY = 'parley.nodes';
+
+const main = document.getElementById('main');
+const banner = document.getElementById('banner');
+let cleanup = null; // stops the current view's timers and listeners
+let stream = null;
+
+// ctx is what views get: the session, the stream and small page services.
+const ctx = {
+  user: () => (api.session() || {}).username,
+  stream() {
+    const s = api.session();
+    if (!stream && s) {
+      stream = new Stream(s.token, otherNodes);
+      stream.on('state', showStreamState);
+      otherNodes(); // learn the other nodes while this one answers
+    }
+    return stream;
+  },
+  go(hash) { location.hash = hash; },
+  notify,
+};
+
+// otherNodes returns the cluster's HTTP addresses, remembered from the last
+// successful GET /api/v1/cluster so they are known when this node is down.
+async function otherNodes() {
+  try {
+    const c = await api.cluster();
+    const addrs = (c.nodes || []).filter((n) => n.state !== 'dead' && n.addr).map((n) => n.addr);
+    sessionStorage.setItem(NODES_KEY, JSON.stringify(addrs));
+    return addrs;
+  } catch (e) {
+    return JSON.parse(sessionStorage.getItem(NODES_KEY) || '[]');
+  }
+}
+
+// notify shows a short message in the banner; kind is 'info' or 'error'.
+let bannerTimer = null;
+function notify(msg, kind = 'info') {
+  banner.textContent = msg;
+  banner.className = 'banner ' + kind;
+  banner.hidden = !msg;
+  clearTimeout(bannerTimer);
+  if (msg && kind === 'info') bannerTimer = setTimeout(() => { banner.hidden = true; }, 4000);
+}
+
+let everLive = false;
+function showStreamState(state, host) {
+  document.body.dataset.stream = state;
+  if (state === 'live') everLive = true;
+  if (state === 'down' && everLive) notify('Live updates interrupted; reconnecting…', 'warn');
+  else if (state === 'live' && banner.classList.contains('warn')) {
+    notify(host === location.host ? 'Live updates resumed.' : `Live updates resumed through ${host}.`);
+  }
+}
+
+function signedOut() {
+  if (stream) { stream.close(); stream = null; everLive = false; }
+  api.forgetSession();
+  route();
+}
+
+const routes = {
+  login: (el) => authView(el, ctx, 'login'),
+  signup: (el) => authView(el, ctx, 'signup'),
+  rooms: (el) => roomsView(el, ctx),
+  room: (el, arg) => roomView(el, ctx, arg),
+  queues: (el) => queuesView(el, ctx),
+  links: (el) => linksView(el, ctx),
+  cluster: (el) => clusterView(el, ctx),
+};
+
+// route renders the view the fragment names.
+function route() {
+  const [, name = '', ...rest] = location.hash.split('/');
+  const arg = rest.length ? decodeURIComponent(rest.join('/')) : '';
+  const s = api.session();
+  let view = routes[name] ? name : '';
+  if (!s && view !== 'signup') view = 'login';
+  if (s && (view === '' || view === 'login' || view === 'signup')) view = 'rooms';
+  if (('#/' + view) !== location.hash && view !== 'room') {
+    history.replaceState(null, '', '#/' + view);
+  }
+  if (cleanup) { cleanup(); cleanup = null; }
+  main.replaceChildren();
+  document.getElementById('nav').hidden = !s;
+  document.getElementById('who').hidden = !s;
+  document.getElementById('who-name').textContent = s ? s.username : '';
+  for (const a of document.querySelectorAll('[data-nav]')) {
+    a.classList.toggle('active', a.dataset.nav === view || (view === 'room' && a.dataset.nav === 'rooms'));
+  }
+  if (s) ctx.stream();
+  cleanup = routes[view](main, arg) || null;
+}
+
+document.getElementById('logout').addEventListener('click', async () => {
+  try { await api.logout(); } catch (e) { /* signed out locally either way */ }
+  signedOut();
+});
+api.onUnauthorized(() => {
+  notify('Your session has ended; please log in again.', 'error');
+  signedOut();
+});
+window.addEventListener('hashchange', route);
+route();

@@ -1,0 +1,279 @@
+// views/room.js: the room view of the message board: events in seq order
+// with older history loaded on scroll, the members beside them with who is
+// online, and the input at the bottom. Live events come from the shared
+// stream; while the stream is not live (not deployed, or reconnecting) the
+// view polls history every 2 s instead. Both feed one list keyed by seq, so
+// an event is shown once whichever path brings it.
+
+import * as api from '../api.js';
+import {h, replace, formError} from '../dom.js';
+import {eventElement, parseComposer} from './events.js';
+
+const PAGE = 50;
+const POLL_MS = 2000;
+const MEMBERS_MS = 15000;
+
+export function roomView(main, ctx, roomName) {
+  const room = roomName.toLowerCase();
+  const me = ctx.user();
+  const stream = ctx.stream();
+  const v = {
+    room, me, stream, ctx,
+    seqs: new Map(), // seq -> element (null for events that show nothing)
+    contiguous: 0, // every seq up to this one is in the list
+    first: 0, // lowest seq loaded
+    hasOlder: false,
+    loadingOlder: false,
+    stopped: false,
+    timers: [],
+    offs: [],
+    markedRead: 0,
+  };
+  buildLayout(v, main);
+  start(v);
+  return () => stop(v);
+}
+
+function buildLayout(v, main) {
+  v.list = h('ol', {class: 'events', 'aria-live': 'polite'});
+  v.older = h('button', {type: 'button', class: 'older link-button', hidden: true, onclick: () => loadOlder(v)}, 'Load older messages');
+  v.scroller = h('div', {class: 'scroller'}, v.older, v.list);
+  v.scroller.addEventListener('scroll', () => {
+    if (v.scroller.scrollTop < 80) loadOlder(v);
+    if (nearBottom(v)) v.pill.hidden = true;
+  });
+  v.pill = h('button', {type: 'button', class: 'new-pill', hidden: true, onclick: () => scrollToEnd(v)}, 'New messages ↓');
+  v.members = h('ul', {class: 'people'});
+  v.mode = h('span', {class: 'mode'});
+  v.input = h('textarea', {name: 'text', rows: 1, maxlength: 4096, required: true, enterkeyhint: 'send',
+    placeholder: `Message #${v.room}`, 'aria-label': 'Message',
+    title: 'Enter sends, Shift+Enter starts a new line; "/w alice,bob text" whispers to alice and bob (or click a member).'});
+  v.form = h('form', {class: 'composer'}, v.input, h('button', {type: 'submit', class: 'primary'}, 'Send'));
+  v.form.addEventListener('submit', (e) => { e.preventDefault(); send(v); });
+  v.input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(v); }
+  });
+  const leave = h('button', {type: 'button', class: 'link-button', onclick: async () => {
+    try { await api.leaveRoom(v.room); v.ctx.go('#/rooms'); } catch (e) { v.ctx.notify(e.message, 'error'); }
+  }}, 'Leave');
+  main.append(h('div', {class: 'room'},
+    h('div', {class: 'room-head'}, h('a', {href: '#/rooms', class: 'back', 'aria-label': 'Back to rooms'}, '←'),
+      h('h1', {}, '#' + v.room), v.mode, leave),
+    h('div', {class: 'room-body'},
+      h('div', {class: 'board'}, v.scroller, v.pill),
+      h('aside', {class: 'members'}, h('h2', {}, 'Members'), v.members)),
+    v.form));
+}
+
+async function start(v) {
+  v.offs.push(v.stream.on('event', (ev) => { if (ev.room === v.room) addEvents(v, [ev]); }));
+  v.offs.push(v.stream.on('presence', (f) => { if (!f.room || f.room === v.room) setOnline(v, f.username, f.online); }));
+  v.offs.push(v.stream.on('error', (f) => { if (f.room === v.room) streamError(v, f); }));
+  v.offs.push(v.stream.on('state', () => showMode(v)));
+  v.offs.push(v.stream.on('ready', (room) => { if (room === v.room) showMode(v); }));
+  showMode(v);
+  if (!(await loadLatest(v))) return;
+  v.stream.subscribe(v.room, v.contiguous);
+  poll(v);
+  refreshMembers(v);
+  v.timers.push(setInterval(() => refreshMembers(v), MEMBERS_MS));
+  v.input.focus();
+}
+
+function stop(v) {
+  v.stopped = true;
+  clearTimeout(v.readTimer);
+  if (v.contiguous > v.markedRead) api.markRead(v.room, v.contiguous).catch(() => {}); // what was shown is read
+  v.timers.forEach((t) => { clearInterval(t); clearTimeout(t); });
+  v.offs.forEach((off) => off());
+  v.stream.unsubscribe(v.room);
+}
+
+// live reports whether the stream delivers this room's events.
+const live = (v) => v.stream.live(v.room);
+
+function showMode(v) {
+  const isLive = live(v);
+  v.mode.textContent = isLive ? '● live' : '○ polling';
+  v.mode.title = isLive ? 'Live updates over the stream' : 'The stream is not connected; checking for new messages every 2 s';
+  v.mode.dataset.mode = isLive ? 'live' : 'polling';
+}
+
+// loadLatest shows the latest page, joining a public room first when the
+// user is not a member yet. It reports whether the room could be shown.
+async function loadLatest(v) {
+  let page;
+  try {
+    page = await api.history(v.room, {limit: PAGE});
+  } catch (e) {
+    if (e.status !== 403) return fail(v, e);
+    try {
+      await api.joinRoom(v.room);
+      page = await api.history(v.room, {limit: PAGE});
+    } catch (e2) {
+      return fail(v, e2.status === 403 ? new Error('This room is private: join it with its password from the rooms list.') : e2);
+    }
+  }
+  v.seqs.clear();
+  v.list.replaceChildren();
+  v.contiguous = page.length ? page[page.length - 1].seq : 0;
+  v.first = page.length ? page[0].seq : 0;
+  v.hasOlder = page.length === PAGE && v.first > 1;
+  addEvents(v, page);
+  scrollToEnd(v);
+  await fillScreen(v);
+  return true;
+}
+
+function fail(v, e) {
+  replace(v.list, h('li', {class: 'notice error'}, e.status === 404 ? 'There is no such room.' : e.message));
+  v.form.hidden = true;
+  return false;
+}
+
+// fillScreen loads older pages until the list can scroll, so scrolling up
+// can ask for more.
+async function fillScreen(v) {
+  while (v.hasOlder && !v.stopped && v.scroller.scrollHeight <= v.scroller.clientHeight) {
+    if (!(await loadOlder(v))) break;
+  }
+}
+
+// loadOlder prepends the page before the lowest seq loaded, keeping the
+// scroll position. It reports whether a page came.
+async function loadOlder(v) {
+  if (!v.hasOlder || v.loadingOlder) return false;
+  v.loadingOlder = true;
+  try {
+    const page = await api.history(v.room, {before: v.first, limit: PAGE});
+    const before = v.scroller.scrollHeight;
+    if (page.length) v.first = page[0].seq;
+    v.hasOlder = page.length === PAGE && v.first > 1;
+    addEvents(v, page);
+    v.scroller.scrollTop += v.scroller.scrollHeight - before;
+    return page.length > 0;
+  } catch (e) {
+    v.ctx.notify('Cannot load older messages: ' + e.message, 'error');
+    return false;
+  } finally {
+    v.loadingOlder = false;
+    v.older.hidden = !v.hasOlder;
+    if (!v.hasOlder && v.first <= 1 && !v.list.querySelector('.start')) {
+      v.list.prepend(h('li', {class: 'notice start'}, 'This is the beginning of #' + v.room + '.'));
+    }
+  }
+}
+
+// poll reads events after the contiguous seq every 2 s while the stream is
+// not live.
+async function poll(v) {
+  if (v.stopped) return;
+  if (!live(v)) {
+    try {
+      addEvents(v, await api.history(v.room, {after: v.contiguous, limit: 200}));
+    } catch (e) {
+      if (e.status === 410) await reloadCompacted(v);
+    }
+  }
+  if (!v.stopped) v.timers.push(setTimeout(() => poll(v), POLL_MS));
+}
+
+function streamError(v, f) {
+  if (f.code === 'history_compacted') reloadCompacted(v);
+  else v.ctx.notify(`#${v.room}: ${f.message || f.code}`, 'error');
+}
+
+// reloadCompacted starts over from the latest page when the events after
+// the last seq seen were removed by retention.
+async function reloadCompacted(v) {
+  v.ctx.notify('Some messages expired before they could be shown; showing the latest.', 'info');
+  if (await loadLatest(v)) v.stream.subscribe(v.room, v.contiguous);
+}
+
+// addEvents puts events in the list in seq order, each once.
+function addEvents(v, events) {
+  const stick = nearBottom(v);
+  let grew = false;
+  for (const ev of events) {
+    if (v.seqs.has(ev.seq)) continue;
+    const el = eventElement(ev, v.me);
+    v.seqs.set(ev.seq, el);
+    if (ev.seq > v.contiguous) grew = true;
+    if (ev.kind === 'join' || ev.kind === 'leave') refreshMembers(v);
+    if (el) insertBySeq(v.list, el, ev.seq);
+  }
+  while (v.seqs.has(v.contiguous + 1)) v.contiguous++;
+  v.stream.seen(v.room, v.contiguous);
+  if (!grew) return;
+  if (stick) scrollToEnd(v); else v.pill.hidden = false;
+  markRead(v);
+}
+
+function insertBySeq(list, el, seq) {
+  let after = list.lastElementChild;
+  while (after && after.dataset.seq && Number(after.dataset.seq) > seq) after = after.previousElementSibling;
+  if (after) after.after(el); else list.prepend(el);
+}
+
+function nearBottom(v) {
+  return v.scroller.scrollHeight - v.scroller.scrollTop - v.scroller.clientHeight < 60;
+}
+
+function scrollToEnd(v) {
+  v.scroller.scrollTop = v.scroller.scrollHeight;
+  v.pill.hidden = true;
+}
+
+// markRead moves the read marker to the contiguous seq, at most once a second.
+function markRead(v) {
+  if (v.readTimer || document.hidden) return;
+  v.readTimer = setTimeout(async () => {
+    v.readTimer = null;
+    if (v.stopped || v.contiguous <= v.markedRead) return;
+    const seq = v.contiguous;
+    try { await api.markRead(v.room, seq); v.markedRead = seq; } catch (e) { /* next event retries */ }
+  }, 1000);
+}
+
+async function send(v) {
+  const {text, to} = parseComposer(v.input.value);
+  if (!text) return;
+  formError(v.form, '');
+  v.input.disabled = true;
+  try {
+    const r = await api.post(v.room, text, to);
+    v.input.value = '';
+    addEvents(v, [{room: v.room, seq: r.seq, ts: r.ts, sender: r.sender, kind: to.length ? 'whisper' : 'message', text, to}]);
+    scrollToEnd(v);
+  } catch (e) {
+    formError(v.form, e.message);
+  } finally {
+    v.input.disabled = false;
+    v.input.focus();
+  }
+}
+
+async function refreshMembers(v) {
+  if (v.membersBusy) return;
+  v.membersBusy = true;
+  try {
+    v.memberList = await api.members(v.room);
+    renderMembers(v);
+  } catch (e) { /* keep the last list */ } finally {
+    v.membersBusy = false;
+  }
+}
+
+function setOnline(v, username, online) {
+  const m = (v.memberList || []).find((x) => x.username.toLowerCase() === String(username).toLowerCase());
+  if (m) { m.online = online; renderMembers(v); }
+}
+
+function renderMembers(v) {
+  const list = [...v.memberList].sort((a, b) => (b.online - a.online) || a.username.localeCompare(b.username));
+  replace(v.members, list.map((m) => h('li', {},
+    h('button', {type: 'button', class: 'member', title: `Whisper to ${m.username}`, onclick: () => {
+      v.input.value = `/w ${m.username} ` + parseComposer(v.input.value).text;
+      v.input.focus();
+    }}, h('span', {class: 'dot' + (m.online ? ' on' : ''), 'aria-label': m.online ? 'online' : 'offline'}), m.username))));
+}

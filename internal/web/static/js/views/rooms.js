@@ -1,0 +1,158 @@
+// views/rooms.js: the rooms list (public rooms, private ones with a lock,
+// unread counts for rooms I am in), the form to create a room and who is
+// online in the cluster. The list refreshes every few seconds.
+
+import * as api from '../api.js';
+import {h, replace, field, fieldError, formError} from '../dom.js';
+
+const REFRESH_MS = 5000;
+
+export function roomsView(main, ctx) {
+  const list = h('ul', {class: 'rooms', 'aria-label': 'Rooms'});
+  const online = h('section', {class: 'card online', hidden: true}, h('h2', {}, 'Online now'), h('ul', {class: 'people'}));
+  main.append(h('div', {class: 'split'},
+    h('section', {class: 'card'}, h('h1', {}, 'Rooms'), list, createForm(ctx), joinPrivateForm(ctx)),
+    online));
+
+  let timer = null;
+  let stopped = false;
+  const refresh = async () => {
+    try {
+      renderRooms(list, await api.rooms(), ctx);
+    } catch (e) {
+      ctx.notify('Cannot load rooms: ' + e.message, 'error');
+    }
+    await refreshOnline(online);
+    if (!stopped) timer = setTimeout(refresh, REFRESH_MS);
+  };
+  refresh();
+  return () => { stopped = true; clearTimeout(timer); };
+}
+
+function renderRooms(list, rooms, ctx) {
+  if (!rooms.length) {
+    replace(list, h('li', {class: 'muted empty'}, 'No rooms yet. Create the first one below.'));
+    return;
+  }
+  rooms.sort((a, b) => (b.member - a.member) || a.name.localeCompare(b.name));
+  replace(list, rooms.map((r) => {
+    const unread = r.member ? Math.max(0, r.last_seq - r.last_read) : 0;
+    const row = h('li', {class: 'room-row' + (r.member ? ' member' : ''), 'data-room': r.name},
+      h('button', {type: 'button', class: 'room-open', onclick: () => openRoom(r, row, ctx)},
+        h('span', {class: 'room-name'}, r.private ? h('span', {class: 'lock', title: 'Private room', 'aria-label': 'private'}, '🔒') : '#', r.name),
+        h('span', {class: 'room-meta'},
+          `${r.members} member${r.members === 1 ? '' : 's'}`,
+          r.online ? ` · ${r.online} online` : '',
+          r.member ? '' : ' · not joined'),
+        unread ? h('span', {class: 'badge', title: `${unread} unread`}, String(unread)) : null));
+    return row;
+  }));
+}
+
+// openRoom enters a room, joining it first (asking for the password of a
+// private room).
+async function openRoom(r, row, ctx) {
+  if (r.member) { ctx.go('#/room/' + encodeURIComponent(r.name)); return; }
+  if (!r.private) {
+    try {
+      await api.joinRoom(r.name);
+      ctx.go('#/room/' + encodeURIComponent(r.name));
+    } catch (e) {
+      ctx.notify(`Cannot join ${r.name}: ${e.message}`, 'error');
+    }
+    return;
+  }
+  if (row.querySelector('form')) return;
+  const pw = field('Password', {type: 'password', autocomplete: 'off', required: true});
+  const form = h('form', {class: 'inline-form'}, pw.el, h('button', {type: 'submit', class: 'primary'}, 'Join'));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      await api.joinRoom(r.name, pw.input.value);
+      ctx.go('#/room/' + encodeURIComponent(r.name));
+    } catch (err) {
+      fieldError(pw.input, err.status === 403 ? 'Wrong password.' : err.message);
+    }
+  });
+  row.append(form);
+  pw.input.focus();
+}
+
+// checkRoomName returns what is wrong with a room name, or ''.
+export function checkRoomName(v) {
+  if (!v) return 'Choose a name.';
+  if (v.length > 64) return 'At most 64 characters.';
+  if (!/^[A-Za-z0-9_.-]+$/.test(v)) return 'Only letters, digits, "_", "." and "-".';
+  if (v === '.' || v === '..') return 'Pick a name other than "." or "..".';
+  return '';
+}
+
+function createForm(ctx) {
+  const name = field('Name', {name: 'room', required: true, autocapitalize: 'none', spellcheck: false});
+  const priv = h('input', {type: 'checkbox', name: 'private'});
+  const pw = field('Password', {type: 'password', name: 'room-password', autocomplete: 'new-password'});
+  pw.el.hidden = true;
+  priv.addEventListener('change', () => { pw.el.hidden = !priv.checked; });
+  const form = h('form', {class: 'create-room', novalidate: true},
+    h('h2', {}, 'New room'), name.el,
+    h('label', {class: 'check'}, priv, ' Private (members join with a password)'), pw.el,
+    h('button', {type: 'submit', class: 'primary'}, 'Create room'));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    formError(form, '');
+    const bad = checkRoomName(name.input.value);
+    fieldError(name.input, bad);
+    if (bad) return;
+    if (priv.checked && !pw.input.value) { fieldError(pw.input, 'A private room needs a password.'); return; }
+    try {
+      const room = await api.createRoom({name: name.input.value, private: priv.checked, password: priv.checked ? pw.input.value : undefined});
+      ctx.go('#/room/' + encodeURIComponent(room.name));
+    } catch (err) {
+      if (err.status === 409) fieldError(name.input, 'A room with that name exists.');
+      else formError(form, err.message);
+    }
+  });
+  return form;
+}
+
+// joinPrivateForm joins a private room by name and password: private rooms
+// are listed only to their members.
+function joinPrivateForm(ctx) {
+  const name = field('Room', {name: 'join-room', required: true, autocapitalize: 'none', spellcheck: false});
+  const pw = field('Password', {type: 'password', name: 'join-password', autocomplete: 'off'});
+  const form = h('form', {class: 'join-private', novalidate: true}, h('h2', {}, 'Join a private room'),
+    h('div', {class: 'inline-form'}, name.el, pw.el, h('button', {type: 'submit'}, 'Join')));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    formError(form, '');
+    const bad = checkRoomName(name.input.value);
+    fieldError(name.input, bad);
+    if (bad) return;
+    try {
+      const room = await api.joinRoom(name.input.value, pw.input.value);
+      ctx.go('#/room/' + encodeURIComponent(room.name));
+    } catch (err) {
+      if (err.status === 403) fieldError(pw.input, 'Wrong password.');
+      else if (err.status === 404) fieldError(name.input, 'There is no such room.');
+      else formError(form, err.message);
+    }
+  });
+  return form;
+}
+
+// refreshOnline shows who is online in the cluster; the panel stays hidden
+// when the node does not serve GET /api/v1/users/online.
+async function refreshOnline(panel) {
+  let users;
+  try {
+    const r = await api.onlineUsers();
+    users = ((r && r.users) || []).map((u) => (typeof u === 'string' ? u : u.username)).sort();
+  } catch (e) {
+    panel.hidden = true;
+    return;
+  }
+  panel.hidden = false;
+  replace(panel.querySelector('ul'), users.length
+    ? users.map((u) => h('li', {}, h('span', {class: 'dot on'}), u))
+    : h('li', {class: 'muted'}, 'Nobody else right now.'));
+}
