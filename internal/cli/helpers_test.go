@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+
+	"github.com/parley-chat/parley/internal/testcluster"
 )
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test
@@ -130,12 +132,10 @@ func startServe(t *testing.T, extra ...string) (url string, stop func() int) {
 func freeBasePort(t *testing.T, n int) int {
 	t.Helper()
 	for range 50 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := ln.Addr().(*net.TCPAddr).Port
-		_ = ln.Close()
+		// testcluster.FreeAddr keeps below the ephemeral ports that
+		// outgoing connections take.
+		_, port, _ := net.SplitHostPort(testcluster.FreeAddr(t))
+		base, _ := strconv.Atoi(port)
 		if base+n > 65535 {
 			continue
 		}

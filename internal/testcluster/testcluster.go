@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -208,16 +210,37 @@ func logger(id string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test_node", id)
 }
 
-// FreeAddr returns a loopback address with a port free right now.
+// FreeAddr returns a loopback address with a port free right now. Ports
+// come from below the kernel's ephemeral range (32768 and up on Linux), so
+// that the many outgoing connections of a test run, which take ephemeral
+// ports, cannot grab one between this check and the node's listen; each
+// process starts at a random point of the range so parallel test binaries
+// rarely try the same ports.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range freeHi - freeLo {
+		port := freeLo + (freePort.Add(1) % (freeHi - freeLo))
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		addr := ln.Addr().String()
+		_ = ln.Close()
+		return addr
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free loopback port between 20000 and 32000")
+	return ""
 }
+
+// The ports FreeAddr hands out: [freeLo, freeHi), from a per-process random
+// start.
+const freeLo, freeHi = 20000, 32000
+
+var freePort = func() *atomic.Uint32 {
+	var p atomic.Uint32
+	p.Store(uint32(rand.IntN(freeHi - freeLo)))
+	return &p
+}()
 
 // Len returns the number of nodes (running or not).
 func (c *Cluster) Len() int {
