@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
-
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
