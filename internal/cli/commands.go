@@ -80,6 +80,8 @@ func rootCommand() *command {
 				{name: "chat-fanout", summary: "post-to-delivery latency with many subscribers", action: runBenchFanout},
 				{name: "queue", summary: "durable queue send, leased receive and ack", action: runBenchQueue},
 				{name: "links", summary: "short link creation and redirects", action: runBenchLinks},
+				{name: "rabbitmq-queue", summary: "the queue workload against RabbitMQ quorum queues, for comparison", action: runBenchRabbitMQ},
+				{name: "nats-publish", summary: "JetStream publishes with acks, for comparison with kv puts", action: runBenchNATS},
 			}},
 		},
 	}
