@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -297,19 +298,24 @@ func (r *RabbitMQQueue) Close() error {
 func rmqDial(url string) (*amqp.Connection, error) {
 	c, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(rmqDialTimeout), Properties: amqp.Table{"connection_name": "parley bench"}})
 	if err != nil {
-		return nil, fmt.Errorf("connect %s: %w", redactURL(url), err)
+		return nil, fmt.Errorf("connect %s: %w", RedactURL(url), err)
 	}
 	return c, nil
 }
 
-// redactURL hides the password of an AMQP URL for messages.
-func redactURL(url string) string {
-	u, err := amqp.ParseURI(url)
-	if err != nil || u.Password == "" {
+// RedactURL returns url with the password of its user info, if any,
+// replaced by xxx, for messages and reports.
+func RedactURL(url string) string {
+	s := strings.Index(url, "://")
+	at := strings.LastIndex(url, "@")
+	if s < 0 || at < s {
 		return url
 	}
-	u.Password = "xxx"
-	return u.String()
+	c := strings.Index(url[s+3:at], ":")
+	if c < 0 {
+		return url
+	}
+	return url[:s+3+c+1] + "xxx" + url[at:]
 }
 
 // rmqPeer is one client of the broker: its own connection and channel,

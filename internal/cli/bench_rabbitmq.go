@@ -179,14 +179,7 @@ func BenchRabbitMQ(ctx context.Context, o BenchRabbitMQOptions, stdout, stderr i
 func redactedURLs(urls []string) []string {
 	out := make([]string, len(urls))
 	for i, u := range urls {
-		out[i] = u
-		if at := strings.LastIndex(u, "@"); at >= 0 {
-			if s := strings.Index(u, "://"); s >= 0 && s < at {
-				if c := strings.Index(u[s+3:at], ":"); c >= 0 {
-					out[i] = u[:s+3+c+1] + "xxx" + u[at:]
-				}
-			}
-		}
+		out[i] = bench.RedactURL(u)
 	}
 	return out
 }
