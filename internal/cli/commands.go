@@ -125,6 +125,10 @@ func (c *command) help(path string) string {
 		fmt.Fprintf(&b, "%s\n\n", c.summary)
 	}
 	fmt.Fprintf(&b, "Usage: %s <command> [arguments]\n", path)
+	width := 12 // names line up, however long the longest
+	for _, s := range c.subs {
+		width = max(width, len(s.name))
+	}
 	section := "\x00"
 	for _, s := range c.subs {
 		if s.section != section {
@@ -139,7 +143,7 @@ func (c *command) help(path string) string {
 		if s.planned {
 			mark = " (planned)"
 		}
-		fmt.Fprintf(&b, "  %-12s %s%s\n", s.name, s.summary, mark)
+		fmt.Fprintf(&b, "  %-*s %s%s\n", width, s.name, s.summary, mark)
 	}
 	fmt.Fprintf(&b, "\nRun '%s <command> -h' for details.\n", path)
 	return b.String()
