@@ -80,6 +80,8 @@ func rootCommand() *command {
 				{name: "chat-fanout", summary: "post-to-delivery latency with many subscribers", action: runBenchFanout},
 				{name: "queue", summary: "durable queue send, leased receive and ack", action: runBenchQueue},
 				{name: "links", summary: "short link creation and redirects", action: runBenchLinks},
+				{name: "rabbitmq-queue", summary: "the queue workload against RabbitMQ quorum queues, for comparison", action: runBenchRabbitMQ},
+				{name: "nats-publish", summary: "JetStream publishes with acks, for comparison with kv puts", action: runBenchNATS},
 			}},
 		},
 	}
@@ -123,6 +125,10 @@ func (c *command) help(path string) string {
 		fmt.Fprintf(&b, "%s\n\n", c.summary)
 	}
 	fmt.Fprintf(&b, "Usage: %s <command> [arguments]\n", path)
+	width := 12 // names line up, however long the longest
+	for _, s := range c.subs {
+		width = max(width, len(s.name))
+	}
 	section := "\x00"
 	for _, s := range c.subs {
 		if s.section != section {
@@ -137,7 +143,7 @@ func (c *command) help(path string) string {
 		if s.planned {
 			mark = " (planned)"
 		}
-		fmt.Fprintf(&b, "  %-12s %s%s\n", s.name, s.summary, mark)
+		fmt.Fprintf(&b, "  %-*s %s%s\n", width, s.name, s.summary, mark)
 	}
 	fmt.Fprintf(&b, "\nRun '%s <command> -h' for details.\n", path)
 	return b.String()

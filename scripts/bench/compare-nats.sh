@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# compare-nats.sh: Parley's replicated KV puts against NATS JetStream R3
+# publishes on this machine, in one run.
+#
+# Starts a 3-server NATS JetStream cluster (Debian's nats-server, three
+# configurations with their own client, route and monitoring ports and store
+# directories) and a 3-node Parley cluster, both on loopback, and for each
+# client count runs, one after the other: `parley bench nats-publish` (a
+# file-backed stream with 3 replicas; each publish waits for its ack, sent
+# once a quorum stored the message) and `parley bench kv --mix put` (each put
+# waits for its commit on a quorum, fsynced). Same value size and keyspace,
+# clients spread round-robin over the three servers on both sides. Prints
+# throughput, p50/p99 and the ratio Parley / NATS (PRODUCT.md's target: at
+# least 0.5, although NATS does not fsync each message; Parley does), beside
+# this disk's fsync p50 from the same run.
+#
+#   DURATION=8s scripts/bench/compare-nats.sh      # as root on Debian 12
+#
+# Environment (defaults in brackets): DURATION [10s], WARMUP [1s],
+# CLIENTS ["64 256"], VALUE_SIZE [256], OUT [./bench-results/<UTC time>],
+# WORKDIR [/var/tmp], PARLEY_BIN, KEEP_DATA [0].
+set -euo pipefail
+NAME=compare-nats
+DURATION=${DURATION:-10s}
+WARMUP=${WARMUP:-1s}
+CLIENTS=${CLIENTS:-"64 256"}
+VALUE_SIZE=${VALUE_SIZE:-256}
+NATS_PORTS=(24222 24223 24224)
+NATS_ROUTE_PORTS=(24248 24249 24250)
+NATS_HTTP_PORTS=(24322 24323 24324)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+apt_install nats-server nats-server
+apt_install jq jq
+stop_service nats-server
+build_parley
+ports_free "${NATS_PORTS[@]}" "${NATS_ROUTE_PORTS[@]}" "${NATS_HTTP_PORTS[@]}"
+nats_version=$(nats-server --version | awk '{ print $NF }')
+{
+	machine_info
+	echo "nats-server: $nats_version ($(dpkg-query -W -f '${Version}' nats-server 2>/dev/null || echo "not from a package"))"
+	echo "duration: $DURATION, warmup: $WARMUP, clients: $CLIENTS, value size: $VALUE_SIZE"
+} | tee "$OUT/machine.txt" >&2
+
+log "fsync baseline in $tmp"
+"$parley" bench fsync --dir "$tmp" --count 2000 --size "$VALUE_SIZE" --json "$OUT/fsync.json" -q >"$OUT/fsync.txt"
+
+# --- NATS --------------------------------------------------------------------
+
+routes=""
+nats_urls=""
+for i in 0 1 2; do
+	routes+="${routes:+, }nats-route://127.0.0.1:${NATS_ROUTE_PORTS[i]}"
+	nats_urls+="${nats_urls:+,}nats://127.0.0.1:${NATS_PORTS[i]}"
+done
+log "starting nats: 3 servers on $nats_urls"
+for i in 0 1 2; do
+	d=$tmp/nats/n$((i + 1))
+	mkdir -p "$d"
+	cat >"$d.conf" <<EOF
+server_name: n$((i + 1))
+listen: 127.0.0.1:${NATS_PORTS[i]}
+http: 127.0.0.1:${NATS_HTTP_PORTS[i]}
+jetstream {
+  store_dir: "$d"
+}
+cluster {
+  name: parley-compare
+  listen: 127.0.0.1:${NATS_ROUTE_PORTS[i]}
+  routes: [$routes]
+}
+EOF
+	start "nats-n$((i + 1))" nats-server -c "$d.conf"
+done
+# Ready when every server answers /healthz and the JetStream meta group has
+# a leader (a stream with 3 replicas can be created).
+for ((n = 0; ; n++)); do
+	ok=0
+	for i in 0 1 2; do
+		http_ok "http://127.0.0.1:${NATS_HTTP_PORTS[i]}/healthz" && ok=$((ok + 1))
+	done
+	leader=$(curl -fsS --max-time 2 "http://127.0.0.1:${NATS_HTTP_PORTS[0]}/jsz" 2>/dev/null | jq -r '.meta_cluster.leader // ""' || true)
+	((ok == 3)) && [[ -n $leader ]] && break
+	((n < 120)) || die "nats cluster not ready in 60 s; see $OUT/logs/nats-n*.log"
+	sleep 0.5
+done
+curl -fsS --max-time 2 "http://127.0.0.1:${NATS_HTTP_PORTS[0]}/jsz" >"$OUT/logs/nats-jsz.json" 2>/dev/null || true
+
+# --- Parley, then the runs, alternating ----------------------------------------
+
+start_parley
+log "both clusters up; each run alternates NATS, then Parley"
+for c in $CLIENTS; do
+	log "nats: $c clients for $DURATION"
+	"$parley" bench nats-publish --urls "$nats_urls" --replicas 3 --clients "$c" --value-size "$VALUE_SIZE" \
+		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/nats-c$c.json" --svg "$OUT/nats-c$c.svg" -q \
+		>"$OUT/nats-c$c.txt"
+	log "parley: $c clients for $DURATION"
+	"$parley" bench kv --mix put --servers "$parley_urls" --clients "$c" --value-size "$VALUE_SIZE" \
+		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/parley-c$c.json" --svg "$OUT/parley-c$c.svg" -q \
+		>"$OUT/parley-c$c.txt"
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt" >&2
+log "stopping nats and parley"
+stop_all
+
+# --- summary -------------------------------------------------------------------
+
+{
+	f50=$(figure "$OUT/fsync.json" p50)
+	printf 'fsync of %d bytes on %s: p50 %.3f ms, p99 %.3f ms (same run)\n' "$VALUE_SIZE" "$WORKDIR" "$f50" "$(figure "$OUT/fsync.json" p99)"
+	printf 'NATS %s: 3 servers, JetStream stream with 3 replicas, file storage (no fsync per message: sync_interval default)\n' "$nats_version"
+	printf 'Parley: 3 nodes, kv --mix put (fsync per commit); %d-byte values, 10000 keys / subjects on both sides\n\n' "$VALUE_SIZE"
+	printf '%-8s | %-28s | %-28s | %-16s | %s\n' "" "nats jetstream R3 publish" "parley kv put" "parley/nats" "p50 / fsync p50"
+	printf '%-8s | %8s %9s %9s | %8s %9s %9s | %7s %8s | %8s %8s\n' \
+		clients "ops/s" "p50 ms" "p99 ms" "ops/s" "p50 ms" "p99 ms" "ops/s" "p99" "nats" "parley"
+	for c in $CLIENTS; do
+		s=$OUT/nats-c$c.json p=$OUT/parley-c$c.json
+		so=$(figure "$s" ops_per_s) s50=$(figure "$s" p50) s99=$(figure "$s" p99)
+		po=$(figure "$p" ops_per_s) p50=$(figure "$p" p50) p99=$(figure "$p" p99)
+		printf '%-8s | %8.0f %9.2f %9.2f | %8.0f %9.2f %9.2f | %7s %8s | %8s %8s\n' "$c" \
+			"$so" "$s50" "$s99" "$po" "$p50" "$p99" "$(ratio "$po" "$so")" "$(ratio "$p99" "$s99")" \
+			"$(ratio "$s50" "$f50")" "$(ratio "$p50" "$f50")"
+		se=$(figure "$s" errors) pe=$(figure "$p" errors)
+		if [[ $se != 0 || $pe != 0 ]]; then
+			printf '%-8s   errors: nats %s, parley %s (see the .txt reports)\n' "" "$se" "$pe"
+		fi
+	done
+	echo
+	echo "target (docs/PRODUCT.md): replicated durable KV puts at least half of NATS JetStream R3's publish rate"
+	echo "(parley/nats ops/s >= 0.5). Both clusters share this machine's cores and disk with the load generator."
+} | tee "$OUT/summary.txt"
+log "reports in $OUT"

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# compare-queue.sh: Parley's durable queues against RabbitMQ quorum queues on
+# this machine, in one run.
+#
+# Starts a 3-node RabbitMQ cluster (Debian's rabbitmq-server, three nodes
+# r1..r3@localhost with their own ports, data, cookie and epmd, joined with
+# rabbitmqctl join_cluster) and a 3-node Parley cluster, both on loopback,
+# and for each client count runs the same workload against each, one after
+# the other: `parley bench rabbitmq-queue` (quorum queue, publisher confirms,
+# manual acks, prefetch 1) and `parley bench queue` (send, leased receive,
+# ack). One operation is one message through; producers are paced by the
+# acks on both sides. Prints throughput, p50/p99 and the ratio Parley /
+# RabbitMQ (PRODUCT.md's target: at least 1.5), beside this disk's fsync
+# p50 from the same run. When the RabbitMQ cluster cannot be formed it falls
+# back to one node and says so in the table (a weaker comparison).
+#
+#   DURATION=8s scripts/bench/compare-queue.sh      # as root on Debian 12
+#
+# Environment (defaults in brackets): DURATION [10s], WARMUP [1s],
+# CLIENTS ["1 64"], QUEUES [1], SIZE [200] (message bytes), RABBIT_NODES [3]
+# (1: a one-node RabbitMQ), OUT [./bench-results/<UTC time>],
+# WORKDIR [/var/tmp], PARLEY_BIN, KEEP_DATA [0].
+set -euo pipefail
+NAME=compare-queue
+DURATION=${DURATION:-10s}
+WARMUP=${WARMUP:-1s}
+CLIENTS=${CLIENTS:-"1 64"}
+QUEUES=${QUEUES:-1}
+SIZE=${SIZE:-200}
+RABBIT_NODES=${RABBIT_NODES:-3}
+EPMD_PORT=24369
+AMQP_PORTS=(25672 25673 25674)
+DIST_PORTS=(25772 25773 25774)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+apt_install rabbitmq-server rabbitmq-server
+apt_install jq jq
+stop_service rabbitmq-server
+build_parley
+rmq_bin=/usr/lib/rabbitmq/bin
+[[ -x $rmq_bin/rabbitmq-server ]] || rmq_bin=$(dirname "$(readlink -f "$(command -v rabbitmq-server)")")
+command -v epmd >/dev/null || die "epmd missing (it comes with erlang-base)"
+ports_free "$EPMD_PORT" "${AMQP_PORTS[@]}" "${DIST_PORTS[@]}"
+rabbit_version=$(dpkg-query -W -f '${Version}' rabbitmq-server 2>/dev/null || echo unknown)
+{
+	machine_info
+	echo "rabbitmq-server: $rabbit_version"
+	echo "duration: $DURATION, warmup: $WARMUP, clients: $CLIENTS, queues: $QUEUES, size: $SIZE bytes"
+} | tee "$OUT/machine.txt" >&2
+
+log "fsync baseline in $tmp"
+"$parley" bench fsync --dir "$tmp" --count 2000 --size 256 --json "$OUT/fsync.json" -q >"$OUT/fsync.txt"
+
+# --- RabbitMQ ---------------------------------------------------------------
+
+# Every RabbitMQ process here runs as root with HOME (the Erlang cookie) and
+# the epmd port of this run, so it touches no system RabbitMQ.
+rmq_home=$tmp/rabbitmq
+mkdir -p "$rmq_home"
+printf 'PARLEYCOMPAREQUEUE%s' "$RANDOM$RANDOM" >"$rmq_home/.erlang.cookie"
+chmod 400 "$rmq_home/.erlang.cookie"
+echo '[].' >"$rmq_home/enabled_plugins"
+: >"$rmq_home/rabbitmq-env.conf"
+rmq_env=(env HOME="$rmq_home" ERL_EPMD_PORT="$EPMD_PORT")
+rmqctl() { "${rmq_env[@]}" "$rmq_bin/rabbitmqctl" "$@"; }
+
+start epmd "${rmq_env[@]}" epmd -port "$EPMD_PORT"
+wait_port "$EPMD_PORT" epmd
+
+# rabbit_node I: starts node rI@localhost.
+rabbit_node() {
+	local i=$1 d=$rmq_home/r$1
+	mkdir -p "$d"
+	: >"$d/rabbitmq.conf"
+	start "rabbitmq-r$i" "${rmq_env[@]}" RABBITMQ_NODENAME="r$i@localhost" RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
+		RABBITMQ_NODE_PORT="${AMQP_PORTS[i - 1]}" RABBITMQ_DIST_PORT="${DIST_PORTS[i - 1]}" \
+		RABBITMQ_MNESIA_BASE="$d/mnesia" RABBITMQ_LOG_BASE="$d/log" RABBITMQ_LOGS=- \
+		RABBITMQ_CONFIG_FILE="$d/rabbitmq.conf" RABBITMQ_CONF_ENV_FILE="$rmq_home/rabbitmq-env.conf" \
+		RABBITMQ_ENABLED_PLUGINS_FILE="$rmq_home/enabled_plugins" RABBITMQ_PID_FILE="$d/pid" \
+		"$rmq_bin/rabbitmq-server"
+}
+
+# join_cluster: makes r2 and r3 join r1; fails when a step does.
+join_cluster() {
+	local i
+	for i in 2 3; do
+		rmqctl -n "r$i@localhost" stop_app &&
+			rmqctl -n "r$i@localhost" join_cluster r1@localhost &&
+			rmqctl -n "r$i@localhost" start_app || return 1
+	done
+	[[ $(rmqctl -n r1@localhost cluster_status --formatter json | jq '.running_nodes | length') == 3 ]]
+}
+
+log "starting rabbitmq: $RABBIT_NODES node(s) on ports ${AMQP_PORTS[*]:0:RABBIT_NODES}"
+for ((i = 1; i <= RABBIT_NODES; i++)); do
+	rabbit_node "$i"
+done
+# await_startup fails at once while the node has not registered with epmd.
+for ((i = 1; i <= RABBIT_NODES; i++)); do
+	for ((n = 0; ; n++)); do
+		rmqctl -n "r$i@localhost" await_startup --timeout 60 >>"$OUT/logs/rabbitmqctl.log" 2>&1 && break
+		((n < 60)) || die "rabbitmq node r$i did not start in 2 minutes; see $OUT/logs/rabbitmq-r$i.log"
+		sleep 2
+	done
+done
+rabbit_setup="$RABBIT_NODES-node cluster"
+if ((RABBIT_NODES == 3)) && ! join_cluster >>"$OUT/logs/rabbitmqctl.log" 2>&1; then
+	log "WARNING: the 3 RabbitMQ nodes did not form a cluster (see $OUT/logs/rabbitmqctl.log); comparing with ONE node"
+	rmqctl -n r2@localhost stop >/dev/null 2>&1 || true
+	rmqctl -n r3@localhost stop >/dev/null 2>&1 || true
+	RABBIT_NODES=1
+	rabbit_setup="1 node ONLY (cluster formation failed): a weaker peer"
+elif ((RABBIT_NODES == 1)); then
+	rabbit_setup="1 node ONLY (RABBIT_NODES=1): a weaker peer"
+fi
+rmqctl -n r1@localhost cluster_status >"$OUT/logs/rabbitmq-cluster.txt" 2>&1 || true
+rabbit_urls=""
+for ((i = 0; i < RABBIT_NODES; i++)); do
+	rabbit_urls+="${rabbit_urls:+,}amqp://guest:guest@127.0.0.1:${AMQP_PORTS[i]}/"
+done
+
+# --- Parley, then the runs, alternating ---------------------------------------
+
+start_parley
+log "both clusters up; each run alternates RabbitMQ, then Parley"
+for c in $CLIENTS; do
+	log "rabbitmq: $c clients for $DURATION"
+	"$parley" bench rabbitmq-queue --urls "$rabbit_urls" --clients "$c" --queues "$QUEUES" --size "$SIZE" \
+		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/rabbitmq-c$c.json" --svg "$OUT/rabbitmq-c$c.svg" -q \
+		>"$OUT/rabbitmq-c$c.txt"
+	log "parley: $c clients for $DURATION"
+	"$parley" bench queue --servers "$parley_urls" --clients "$c" --queues "$QUEUES" --size "$SIZE" \
+		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/parley-c$c.json" --svg "$OUT/parley-c$c.svg" -q \
+		>"$OUT/parley-c$c.txt"
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt" >&2
+log "stopping rabbitmq and parley"
+stop_all
+
+# --- summary -------------------------------------------------------------------
+
+{
+	f50=$(figure "$OUT/fsync.json" p50)
+	printf 'fsync of 256 bytes on %s: p50 %.3f ms, p99 %.3f ms (same run)\n' "$WORKDIR" "$f50" "$(figure "$OUT/fsync.json" p99)"
+	printf 'RabbitMQ %s: %s, quorum queue(s), publisher confirms, manual acks, prefetch 1\n' "$rabbit_version" "$rabbit_setup"
+	printf 'Parley: 3 nodes; %s queue(s), %s-byte messages, producers = consumers, one op = one message through\n\n' "$QUEUES" "$SIZE"
+	printf '%-8s | %-28s | %-28s | %-16s | %s\n' "" "rabbitmq quorum queue" "parley queue" "parley/rabbitmq" "p50 / fsync p50"
+	printf '%-8s | %8s %9s %9s | %8s %9s %9s | %7s %8s | %8s %8s\n' \
+		clients "msgs/s" "p50 ms" "p99 ms" "msgs/s" "p50 ms" "p99 ms" "msgs/s" "p99" "rabbit" "parley"
+	for c in $CLIENTS; do
+		r=$OUT/rabbitmq-c$c.json p=$OUT/parley-c$c.json
+		ro=$(figure "$r" ops_per_s) r50=$(figure "$r" p50) r99=$(figure "$r" p99)
+		po=$(figure "$p" ops_per_s) p50=$(figure "$p" p50) p99=$(figure "$p" p99)
+		printf '%-8s | %8.0f %9.2f %9.2f | %8.0f %9.2f %9.2f | %7s %8s | %8s %8s\n' "$c" \
+			"$ro" "$r50" "$r99" "$po" "$p50" "$p99" "$(ratio "$po" "$ro")" "$(ratio "$p99" "$r99")" \
+			"$(ratio "$r50" "$f50")" "$(ratio "$p50" "$f50")"
+		re=$(figure "$r" errors) pe=$(figure "$p" errors)
+		if [[ $re != 0 || $pe != 0 ]]; then
+			printf '%-8s   errors: rabbitmq %s, parley %s (see the .txt reports)\n' "" "$re" "$pe"
+		fi
+	done
+	echo
+	echo "target (docs/PRODUCT.md): durable queue send+receive with acks at least 1.5 x RabbitMQ quorum queues"
+	echo "(parley/rabbitmq msgs/s >= 1.5). Both clusters share this machine's cores and disk with the load generator."
+} | tee "$OUT/summary.txt"
+log "reports in $OUT"
