@@ -36,6 +36,8 @@ type Config struct {
 	Queues QueueService
 	// Links serves /api/v1/links and the redirects of /s/{code}.
 	Links LinkService
+	// Admin serves drain and remove of nodes and /api/v1/cluster/events.
+	Admin ClusterAdmin
 	// PublicURL is the base of short links ("https://example.com"); the
 	// short_url of a link is PublicURL + "/s/" + code. Default: the
 	// request's own scheme and Host.
@@ -78,6 +80,7 @@ type Server struct {
 	rooms     RoomService
 	queues    QueueService
 	links     LinkService
+	admin     ClusterAdmin
 	publicURL string
 	log       *slog.Logger
 	auth      func(r *http.Request) (Identity, error)
@@ -103,6 +106,7 @@ func New(cfg Config) *Server {
 		rooms:     cfg.Rooms,
 		queues:    cfg.Queues,
 		links:     cfg.Links,
+		admin:     cfg.Admin,
 		publicURL: trimSlash(cfg.PublicURL),
 		log:       cfg.Logger,
 		auth:      cfg.Authenticate,
@@ -142,6 +146,7 @@ func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
 	s.handleAuth("GET /api/v1/cluster", s.cluster)
+	s.clusterAdminRoutes()
 	s.handleAuth("GET /api/v1/kv", s.kvList)
 	s.handleAuth("PUT /api/v1/kv/{key...}", s.kvPut)
 	s.handleAuth("GET /api/v1/kv/{key...}", s.kvGet)

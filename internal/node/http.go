@@ -32,6 +32,7 @@ func (n *Node) startHTTP() error {
 		Rooms:          svc.rooms,
 		Queues:         svc.queues,
 		Links:          svc.links,
+		Admin:          n,
 		PublicURL:      n.publicURL(),
 		Logger:         n.log,
 		MaxText:        svc.rooms.Config().MaxText,

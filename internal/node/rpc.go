@@ -75,6 +75,9 @@ func (h *handler) HandleCall(ctx context.Context, _ string, method string, body 
 		b, _ := json.Marshal(st)
 		return json.Marshal(callReply{Result: b})
 	}
+	if b, ok, err := n.healCall(ctx, method, body); ok {
+		return b, err
+	}
 	return nil, fmt.Errorf("unknown method %q", method)
 }
 
