@@ -83,7 +83,7 @@ func (n *Node) controlOnce(ctx context.Context) error {
 			n.log.Debug("placement step failed", "step", s.String(), "err", err)
 		}
 	}
-	n.noteDrains(m)
+	n.noteNodes(m)
 	return nil
 }
 
@@ -227,23 +227,35 @@ func (n *Node) groupViews(ctx context.Context, m *placement.Map, health map[stri
 	return out
 }
 
-// noteDrains records when a draining node has handed everything over.
-func (n *Node) noteDrains(m *placement.Map) {
+// noteNodes records, on the metadata leader, the node changes of the map
+// since the last round: drains started and finished, nodes removed.
+func (n *Node) noteNodes(m *placement.Map) {
 	h := &n.heal
 	h.ctlMu.Lock()
 	defer h.ctlMu.Unlock()
+	seen := map[string]string{}
 	for _, nd := range m.Nodes {
-		drained := nd.State == placement.NodeDraining && m.Holding(nd.ID) == 0
-		if drained && !h.drainsDone[nd.ID] {
+		state := nd.State
+		if state == placement.NodeDraining && m.Holding(nd.ID) == 0 {
+			state = "drained"
+		}
+		seen[nd.ID] = state
+		old, known := h.nodeStates[nd.ID]
+		switch {
+		case !known || old == state:
+		case state == placement.NodeDraining && old == placement.NodeActive:
+			h.events.add(EventDrainStarted, nd.ID, 0, fmt.Sprintf("%d replicas to move", m.Holding(nd.ID)))
+		case state == "drained":
 			h.events.add(EventDrainFinished, nd.ID, 0, "the node holds no replica: it may be removed")
 			n.log.Info("node drained", "drained", nd.ID)
 		}
-		if nd.State == placement.NodeDraining {
-			h.drainsDone[nd.ID] = drained
-		} else {
-			delete(h.drainsDone, nd.ID)
+	}
+	for id := range h.nodeStates {
+		if _, ok := seen[id]; !ok {
+			h.events.add(EventNodeRemoved, id, 0, "forgotten by the cluster")
 		}
 	}
+	h.nodeStates = seen
 }
 
 func replicaNodeOf(g *placement.Group, id uint64) (string, bool) {

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/parley-chat/parley/internal/api"
 	"github.com/parley-chat/parley/internal/errs"
@@ -31,7 +30,6 @@ func (n *Node) DrainNode(ctx context.Context, id string) ([]api.Move, error) {
 	if err := n.proposeAdmin(ctx, cmd); err != nil {
 		return nil, err
 	}
-	n.heal.events.add(EventDrainStarted, id, 0, "asked through "+n.cfg.ID)
 	n.log.Info("drain started", "drained", id)
 	var moves []api.Move
 	for _, g := range m.Groups {
@@ -66,8 +64,7 @@ func (n *Node) RemoveNode(ctx context.Context, id string) error {
 	if err := n.proposeAdmin(ctx, cmd); err != nil {
 		return err
 	}
-	n.heal.events.add(EventNodeRemoved, id, 0, fmt.Sprintf("asked through %s (node was %s)", n.cfg.ID, state))
-	n.log.Info("node removed from the cluster", "removed", id)
+	n.log.Info("node removed from the cluster", "removed", id, "was", state)
 	return nil
 }
 

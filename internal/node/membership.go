@@ -18,12 +18,12 @@ type healState struct {
 	events *eventLog
 
 	ctlMu       sync.Mutex
-	drainsDone  map[string]bool // draining nodes already reported drained
-	lastOrphans time.Time       // last sweep for replicas removed while away
+	nodeStates  map[string]string // node states of the map the controller last saw
+	lastOrphans time.Time         // last sweep for replicas removed while away
 }
 
 func (h *healState) init() {
-	h.events, h.drainsDone = newEventLog(), map[string]bool{}
+	h.events = newEventLog()
 }
 
 // rejoinEvery is how often a node contacts the map's members that gossip
