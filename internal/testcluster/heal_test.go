@@ -115,6 +115,14 @@ func TestHeal_DeadNodesReplicasRebuilt(t *testing.T) {
 			t.Errorf("no %s event in %v", kind, evs)
 		}
 	}
+	resp, err := http.Get("http://" + c.Node(c.LeaderOf(placement.MetaGroup)).HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); !strings.Contains(string(b), `parley_cluster_events_total{kind="replica_added"}`) {
+		t.Error("/metrics of the metadata leader counts no replica_added event")
+	}
 }
 
 // A node restarted within dead-after keeps its replicas: a restart is not a
