@@ -31,13 +31,7 @@ func (n *Node) DrainNode(ctx context.Context, id string) ([]api.Move, error) {
 		return nil, err
 	}
 	n.log.Info("drain started", "drained", id)
-	var moves []api.Move
-	for _, g := range m.Groups {
-		if r, ok := m.ReplicaOn(g.ID, id); ok && (g.ID != placement.MetaGroup || r.Role == placement.RoleVoter) {
-			moves = append(moves, api.Move{Partition: g.ID, From: id, Phase: "planned"})
-		}
-	}
-	return moves, nil
+	return replicaMoves(m, id, "planned"), nil
 }
 
 // RemoveNode implements api.ClusterAdmin: a drained node, or one this
@@ -104,10 +98,16 @@ func drainMoves(m *placement.Map, nd placement.Node) []api.Move {
 	if nd.State != placement.NodeDraining {
 		return nil
 	}
+	return replicaMoves(m, nd.ID, "draining")
+}
+
+// replicaMoves lists the replicas a node must hand over before it is
+// drained (see placement.Map.Holding) as moves off it.
+func replicaMoves(m *placement.Map, node, phase string) []api.Move {
 	var out []api.Move
 	for _, g := range m.Groups {
-		if r, ok := m.ReplicaOn(g.ID, nd.ID); ok && (g.ID != placement.MetaGroup || r.Role == placement.RoleVoter) {
-			out = append(out, api.Move{Partition: g.ID, From: nd.ID, Phase: "draining"})
+		if r, ok := m.ReplicaOn(g.ID, node); ok && (g.ID != placement.MetaGroup || r.Role == placement.RoleVoter) {
+			out = append(out, api.Move{Partition: g.ID, From: node, Phase: phase})
 		}
 	}
 	return out
