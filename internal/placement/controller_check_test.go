@@ -7,6 +7,9 @@ import (
 	"testing"
 )
 
+// Expectations, computed independently of the controller.
+
+// shape is a cluster shape the checks derive targets from.
 type shape struct {
 	regular, standby []string // usable nodes: active, not dead beyond DeadAfter
 	zones            map[string]string

@@ -291,5 +291,3 @@ func (s *sim) settle() {
 	}
 	s.fail("no fixed point after 5000 rounds")
 }
-
-// --- expectations, computed independently of the controller -------------
