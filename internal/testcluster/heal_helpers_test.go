@@ -25,6 +25,7 @@ type kvLoad struct {
 	t       *testing.T
 	targets func() []*client.Client
 	keys    int
+	prefix  string // of the keys: each load starts from keys never written
 	h       *history
 	stopc   chan struct{}
 	wg      sync.WaitGroup
@@ -36,10 +37,11 @@ type kvLoad struct {
 	lat       []time.Duration
 }
 
-// startKVLoad starts clients workers; targets returns the clients of the
-// nodes that are up (it is called before every operation).
-func startKVLoad(t *testing.T, clients, keys int, targets func() []*client.Client) *kvLoad {
-	l := &kvLoad{t: t, targets: targets, keys: keys, h: &history{start: time.Now()},
+// startKVLoad starts clients workers on keys prefix0..prefix<keys-1>;
+// targets returns the clients of the nodes that are up (it is called before
+// every operation).
+func startKVLoad(t *testing.T, prefix string, clients, keys int, targets func() []*client.Client) *kvLoad {
+	l := &kvLoad{t: t, targets: targets, keys: keys, prefix: prefix, h: &history{start: time.Now()},
 		stopc: make(chan struct{}), acked: map[string]uint64{}}
 	for cl := range clients {
 		l.wg.Go(func() { l.worker(cl) })
@@ -69,7 +71,7 @@ func (l *kvLoad) worker(cl int) {
 			continue
 		}
 		api := apis[rng.IntN(len(apis))]
-		key := fmt.Sprintf("k%d", rng.IntN(l.keys))
+		key := fmt.Sprintf("%s%d", l.prefix, rng.IntN(l.keys))
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		call, start := l.h.now(), time.Now()
 		var err error
@@ -152,7 +154,7 @@ func (l *kvLoad) stop(via *client.Client) loadReport {
 	close(l.stopc)
 	l.wg.Wait()
 	for i := 0; i < l.keys; i++ {
-		key := fmt.Sprintf("k%d", i)
+		key := fmt.Sprintf("%s%d", l.prefix, i)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		call := l.h.now()
 		v, ver, err := via.KVGet(ctx, key, client.GetOptions{})

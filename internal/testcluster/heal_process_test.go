@@ -201,7 +201,7 @@ func (pc *procCluster) waitPlacedOnly(nodes []string, within time.Duration) time
 // load, losing nothing.
 func TestHealProcess_Kill9TwiceRebuildsReplicas(t *testing.T) {
 	pc := startProcCluster(t, 5)
-	load := startKVLoad(t, 8, 40, pc.up)
+	load := startKVLoad(t, "k", 8, 40, pc.up)
 	load.waitAcks(200, time.Minute)
 	survivors := slices.Clone(pc.ids)
 	for _, victim := range []int{4, 1} {
@@ -222,7 +222,7 @@ func TestHealProcess_Kill9TwiceRebuildsReplicas(t *testing.T) {
 // its surplus replicas and gets a fair share back.
 func TestHealProcess_PausedBeyondDeadAfter(t *testing.T) {
 	pc := startProcCluster(t, 4)
-	load := startKVLoad(t, 8, 40, pc.up)
+	load := startKVLoad(t, "k", 8, 40, pc.up)
 	load.waitAcks(200, time.Minute)
 	const paused = 3
 	pc.setDown(paused, true)

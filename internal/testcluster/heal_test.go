@@ -90,7 +90,7 @@ func TestHeal_DeadNodesReplicasRebuilt(t *testing.T) {
 	const deadAfter = 2 * time.Second
 	c := newHealCluster(t, 5, 3, deadAfter)
 	clients := clientsOf(c)
-	load := startKVLoad(t, 8, 40, func() []*client.Client { _, cls := running(c, clients); return cls })
+	load := startKVLoad(t, "k", 8, 40, func() []*client.Client { _, cls := running(c, clients); return cls })
 	load.waitAcks(200, time.Minute)
 
 	for round := range 2 {
@@ -200,7 +200,7 @@ func TestHeal_GrowThreeToSixBalances(t *testing.T) {
 	clients := clientsOf(c)
 	var mu = make(chan struct{}, 1)
 	mu <- struct{}{}
-	load := startKVLoad(t, 6, 40, func() []*client.Client {
+	load := startKVLoad(t, "k", 6, 40, func() []*client.Client {
 		<-mu
 		defer func() { mu <- struct{}{} }()
 		return clients
@@ -265,7 +265,7 @@ func TestHeal_DrainThenRemoveUnderLoad(t *testing.T) {
 	if code, body := adminCall(t, c, 0, "DELETE", "/api/v1/cluster/nodes/n4"); code != 409 {
 		t.Fatalf("removing an active node: %d %s", code, body)
 	}
-	load := startKVLoad(t, 8, 40, func() []*client.Client { return clients[:3] })
+	load := startKVLoad(t, "k", 8, 40, func() []*client.Client { return clients[:3] })
 	load.waitAcks(100, time.Minute)
 	code, body := adminCall(t, c, 0, "POST", "/api/v1/cluster/nodes/n4/drain")
 	if code != 202 || !strings.Contains(body, `"moves"`) {
