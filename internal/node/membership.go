@@ -1,8 +1,10 @@
 package node
 
 import (
+	"context"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,9 +29,10 @@ func (h *healState) init() {
 }
 
 // rejoinEvery is how often a node contacts the map's members that gossip
-// does not see alive, so that a node back from a pause or a partition
-// merges again even after memberlist stopped gossiping to it.
-const rejoinEvery = 5 * time.Second
+// does not see alive: at start (joining), and so that a node back from a
+// pause or a partition merges again even after memberlist stopped
+// gossiping to it.
+const rejoinEvery = 2 * time.Second
 
 // gossipTimings returns memberlist's probe interval and timeout, scaled
 // with the Raft tick (1 s and 500 ms at the default 100 ms tick, faster for
@@ -40,17 +43,31 @@ func (n *Node) gossipTimings() (probe, timeout time.Duration) {
 }
 
 // gossipBind returns the address gossip listens on: GossipAddr, or the
-// cluster listener's port plus one.
+// cluster listener's port plus one; a cluster port of 0 (picked at start)
+// makes the gossip port picked at start too.
 func (n *Node) gossipBind() (string, error) {
 	if n.cfg.GossipAddr != "" {
 		return n.cfg.GossipAddr, nil
+	}
+	if _, port, err := net.SplitHostPort(n.cfg.ClusterAddr); err == nil && port == "0" {
+		host, _, _ := net.SplitHostPort(n.tr.Addr())
+		return net.JoinHostPort(host, "0"), nil
 	}
 	return membership.GossipAddr(n.tr.Addr())
 }
 
 // gossipAdvertise returns the gossip address other nodes reach this one at,
-// as recorded in the cluster map.
+// as recorded in the cluster map: the actual one once gossip runs; before,
+// the configured or derived one, or "" when the port is picked at start
+// (startGossip records it then).
 func (n *Node) gossipAdvertise() string {
+	if ml := n.heal.gossip.Load(); ml != nil {
+		return ml.Addr()
+	}
+	bind, err := n.gossipBind()
+	if _, port, _ := net.SplitHostPort(bind); err != nil || port == "0" {
+		return ""
+	}
 	if n.cfg.GossipAddr != "" {
 		return n.cfg.GossipAddr
 	}
@@ -77,7 +94,7 @@ func (n *Node) startGossip() error {
 	}
 	adv := n.gossipAdvertise()
 	if host, _, err := net.SplitHostPort(adv); err != nil || net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified() {
-		adv = "" // let memberlist pick a private address
+		adv = "" // the bind address, or a private one memberlist picks
 	}
 	probe, timeout := n.gossipTimings()
 	ml, err := membership.New(membership.Config{
@@ -88,7 +105,6 @@ func (n *Node) startGossip() error {
 		Meta: membership.Meta{
 			ClusterAddr: n.self(), HTTPAddr: n.httpAdvertise(), Zone: n.cfg.Zone, Standby: n.cfg.Standby,
 		},
-		Join:          n.gossipSeeds(),
 		Logger:        n.log,
 		ProbeInterval: probe,
 		ProbeTimeout:  timeout,
@@ -100,32 +116,44 @@ func (n *Node) startGossip() error {
 		return fmt.Errorf("start membership gossip on %s: %w", bind, err)
 	}
 	n.heal.gossip.Store(ml)
-	n.goBackground(func() {
-		if err := ml.Join(n.ctx); err != nil && n.ctx.Err() == nil {
-			n.log.Warn("gossip join failed", "err", err)
-		}
-	})
+	n.goBackground(n.publishGossipAddr)
 	n.goBackground(func() { n.gossipLoop(ml) })
 	return nil
 }
 
-// gossipSeeds returns the gossip addresses of the --join targets and of the
-// map's other members.
-func (n *Node) gossipSeeds() []string {
-	var out []string
-	for _, j := range n.cfg.Join {
-		if a, err := membership.GossipAddr(j); err == nil {
-			out = append(out, a)
+// publishGossipAddr records this node's actual gossip address in the map
+// when the map has another one (a port picked at start), retrying until it
+// is there.
+func (n *Node) publishGossipAddr() {
+	for attempt := 0; ; attempt++ {
+		if !n.gossipAddrStale() {
+			return
+		}
+		info := n.nodeInfo(n.rec.Load())
+		info.Addr, info.HTTPAddr = "", ""
+		ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
+		_, err := n.router.Propose(ctx, placement.MetaGroup, "", (&placement.Command{Op: placement.OpUpdateNode, Node: info}).Encode())
+		cancel()
+		if err == nil {
+			n.log.Info("gossip address recorded in the cluster map", "gossip", info.GossipAddr)
+		}
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-time.After(time.Duration(min(attempt+1, 10)) * 200 * time.Millisecond):
 		}
 	}
-	if m := n.Map(); m != nil {
-		for _, nd := range m.Nodes {
-			if nd.ID != n.cfg.ID {
-				out = append(out, gossipAddrOf(nd))
-			}
-		}
+}
+
+// gossipAddrStale reports whether the map lists this node (this
+// incarnation) with another gossip address than the one it gossips on.
+func (n *Node) gossipAddrStale() bool {
+	m, rec := n.Map(), n.rec.Load()
+	if m == nil || rec == nil {
+		return false
 	}
-	return out
+	nd, ok := m.Node(n.cfg.ID)
+	return ok && nd.Incarnation == rec.Incarnation && gossipAddrOf(*nd) != n.gossipAdvertise()
 }
 
 // stopGossip leaves the pool (gracefully when leave is set, so the others
@@ -148,6 +176,7 @@ func (n *Node) stopGossip(leave bool) {
 func (n *Node) gossipLoop(ml *membership.Membership) {
 	t := time.NewTicker(rejoinEvery)
 	defer t.Stop()
+	n.recontact(ml)
 	for {
 		select {
 		case <-n.ctx.Done():
@@ -175,17 +204,32 @@ func (n *Node) memberEvent(ev membership.Event) {
 	n.kickReconcile()
 }
 
-// recontact contacts the map's members that gossip does not see alive and
-// forgets dead members that left the map.
+// recontact contacts the map's members that gossip does not see alive (and
+// the --join targets' gossip ports while it sees no one), and forgets dead
+// members that left the map.
 func (n *Node) recontact(ml *membership.Membership) {
 	m := n.Map()
 	if m == nil {
 		return
 	}
 	var addrs []string
+	alone := true
 	for _, nd := range m.Nodes {
-		if mb, ok := ml.Member(nd.ID); nd.ID != n.cfg.ID && (!ok || mb.State == membership.Dead || mb.State == membership.Left) {
-			addrs = append(addrs, gossipAddrOf(nd))
+		if nd.ID == n.cfg.ID {
+			continue
+		}
+		mb, ok := ml.Member(nd.ID)
+		if ok && (mb.State == membership.Alive || mb.State == membership.Suspect) {
+			alone = false
+			continue
+		}
+		addrs = append(addrs, gossipAddrOf(nd))
+	}
+	if alone {
+		for _, j := range n.cfg.Join {
+			if a, err := membership.GossipAddr(j); err == nil {
+				addrs = append(addrs, a)
+			}
 		}
 	}
 	for _, mb := range ml.Members() {
@@ -193,6 +237,8 @@ func (n *Node) recontact(ml *membership.Membership) {
 			ml.Forget(mb.ID)
 		}
 	}
+	self := ml.Addr()
+	addrs = slices.DeleteFunc(addrs, func(a string) bool { return a == "" || a == self })
 	if len(addrs) > 0 {
 		_, _ = ml.Contact(addrs)
 	}

@@ -30,6 +30,9 @@ const (
 	// OpRemoveNode forgets a node and every replica it holds: only a
 	// drained node, or one the proposer saw dead (Dead).
 	OpRemoveNode = "remove_node"
+	// OpUpdateNode refreshes the addresses of a member of the same
+	// incarnation (a gossip port picked at start); it never adds one.
+	OpUpdateNode = "update_node"
 )
 
 // Command changes the cluster map. Fields beyond Op depend on the op.
@@ -161,6 +164,8 @@ func apply(m *Map, c *Command) Result {
 		return applySetNodeState(m, c)
 	case OpRemoveNode:
 		return applyRemoveNode(m, c)
+	case OpUpdateNode:
+		return applyUpdateNode(m, c)
 	case OpCreate:
 		return applyCreate(m, c)
 	case OpAddNode:
@@ -298,6 +303,26 @@ func applySetNodeState(m *Map, c *Command) Result {
 		return Result{Error: "unknown node state " + c.State}
 	}
 	n.State = c.State
+	return Result{}
+}
+
+func applyUpdateNode(m *Map, c *Command) Result {
+	if c.Node == nil {
+		return Result{Error: "update_node needs a node"}
+	}
+	old, ok := m.Node(c.Node.ID)
+	if !ok || old.Incarnation != c.Node.Incarnation {
+		return Result{Error: "no such node"}
+	}
+	if c.Node.Addr != "" {
+		old.Addr = c.Node.Addr
+	}
+	if c.Node.HTTPAddr != "" {
+		old.HTTPAddr = c.Node.HTTPAddr
+	}
+	if c.Node.GossipAddr != "" {
+		old.GossipAddr = c.Node.GossipAddr
+	}
 	return Result{}
 }
 

@@ -143,6 +143,24 @@ func TestStateMachine_TermFence(t *testing.T) {
 	}
 }
 
+func TestStateMachine_UpdateNode(t *testing.T) {
+	w := newCluster(t, 1, 1)
+	if r := mustApply(t, w, &Command{Op: OpUpdateNode, Node: &Node{ID: "n1", Incarnation: "i1", GossipAddr: "g1"}}); r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	if n, _ := mustMap(t, w).Node("n1"); n.GossipAddr != "g1" || n.Addr != "a1" {
+		t.Fatalf("n1 after the update: %+v", n)
+	}
+	for _, n := range []*Node{{ID: "n1", Incarnation: "old", GossipAddr: "x"}, {ID: "n9", Incarnation: "i9", GossipAddr: "x"}} {
+		if r := mustApply(t, w, &Command{Op: OpUpdateNode, Node: n}); r.Error == "" {
+			t.Fatalf("update of %+v accepted", n)
+		}
+	}
+	if len(mustMap(t, w).Nodes) != 1 {
+		t.Fatal("an update added a node")
+	}
+}
+
 func TestStateMachine_DrainAndRemoveNode(t *testing.T) {
 	w := newCluster(t, 1, 1)
 	mustApply(t, w, &Command{Op: OpAddNode, Node: &Node{ID: "n2", Incarnation: "2", Addr: "a2"}})
