@@ -205,6 +205,8 @@ func TestHealProcess_Kill9TwiceRebuildsReplicas(t *testing.T) {
 	load.waitAcks(200, time.Minute)
 	survivors := slices.Clone(pc.ids)
 	for _, victim := range []int{4, 1} {
+		// The victim holds its fair share when it dies.
+		waitUntil(t, "replicas and leaders balanced", 2*time.Minute, func() error { return pc.balanced(survivors) })
 		pc.setDown(victim, true)
 		pc.procs[victim].kill9()
 		killed := time.Now()
@@ -225,6 +227,7 @@ func TestHealProcess_PausedBeyondDeadAfter(t *testing.T) {
 	load := startKVLoad(t, "k", 8, 40, pc.up)
 	load.waitAcks(200, time.Minute)
 	const paused = 3
+	waitUntil(t, "replicas and leaders balanced", 2*time.Minute, func() error { return pc.balanced(pc.ids) })
 	pc.setDown(paused, true)
 	pc.signal(paused, syscall.SIGSTOP)
 	pc.waitPlacedOnly(pc.ids[:paused], processDeadAfter+2*time.Minute)

@@ -94,6 +94,7 @@ func TestHeal_DeadNodesReplicasRebuilt(t *testing.T) {
 	load.waitAcks(200, time.Minute)
 
 	for round := range 2 {
+		waitStable(t, c) // the victim holds its fair share when it dies
 		victim := c.LeaderOf(placement.MetaGroup)
 		if round == 1 {
 			victim = c.LeaderOf(1)
