@@ -38,6 +38,8 @@ type Config struct {
 	Links LinkService
 	// Presence serves GET /api/v1/users/online.
 	Presence PresenceService
+	// Admin serves drain and remove of nodes and /api/v1/cluster/events.
+	Admin ClusterAdmin
 	// PublicURL is the base of short links ("https://example.com"); the
 	// short_url of a link is PublicURL + "/s/" + code. Default: the
 	// request's own scheme and Host.
@@ -92,6 +94,7 @@ type Server struct {
 	queues    QueueService
 	links     LinkService
 	presence  PresenceService
+	admin     ClusterAdmin
 	publicURL string
 	log       *slog.Logger
 	auth      func(r *http.Request) (Identity, error)
@@ -124,6 +127,7 @@ func New(cfg Config) *Server {
 		queues:    cfg.Queues,
 		links:     cfg.Links,
 		presence:  cfg.Presence,
+		admin:     cfg.Admin,
 		publicURL: trimSlash(cfg.PublicURL),
 		log:       cfg.Logger,
 		auth:      cfg.Authenticate,
@@ -164,6 +168,7 @@ func (s *Server) routes() {
 	s.handle("GET /readyz", s.readyz)
 	s.handleAuth("GET /api/v1/cluster", s.cluster)
 	s.opsRoutes()
+	s.clusterAdminRoutes()
 	s.handleAuth("GET /api/v1/kv", s.kvList)
 	s.handleAuth("PUT /api/v1/kv/{key...}", s.kvPut)
 	s.handleAuth("GET /api/v1/kv/{key...}", s.kvGet)

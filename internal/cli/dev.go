@@ -108,6 +108,7 @@ func (o *DevOptions) nodeConfig(i int) config.Config {
 	cfg.DataDir = filepath.Join(o.DataDir, cfg.ID)
 	cfg.HTTPAddr = net.JoinHostPort(o.Host, strconv.Itoa(o.BasePort+2*i))
 	cfg.ClusterAddr = net.JoinHostPort(o.Host, strconv.Itoa(o.BasePort+2*i+1))
+	cfg.GossipAddr = net.JoinHostPort(o.Host, "0") // the next port is node i+1's HTTP port
 	cfg.Partitions, cfg.ReplicationFactor = o.Partitions, o.ReplicationFactor
 	if o.TickInterval > 0 {
 		cfg.TickInterval = o.TickInterval

@@ -65,6 +65,11 @@ type Config struct {
 	// ClusterTLS, when set, secures internal traffic with mutual TLS.
 	ClusterTLS *tls.Config
 
+	// GossipAddr is where membership gossip listens and is reached (TCP and
+	// UDP); empty means the cluster address's port plus one. Not a flag:
+	// tests, whose cluster port is picked at random, set a free one.
+	GossipAddr string
+
 	// TickInterval is the Raft tick; tests shorten it.
 	TickInterval time.Duration
 	// ElectionTicks is the election timeout in ticks.

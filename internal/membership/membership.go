@@ -347,6 +347,16 @@ func (m *Membership) Join(ctx context.Context) error {
 	}
 }
 
+// Contact exchanges state once with the members at addrs (gossip
+// addresses), so that members this node lost track of (declared dead long
+// ago, or never met) merge back; it returns how many answered.
+func (m *Membership) Contact(addrs []string) (int, error) {
+	if m.isClosed() {
+		return 0, errClosed
+	}
+	return m.ml.Join(addrs)
+}
+
 // Members returns every member this node knows of, itself included, sorted by
 // id. Dead and left members stay listed until they come back or Forget.
 func (m *Membership) Members() []Member {

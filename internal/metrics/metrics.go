@@ -37,6 +37,9 @@ type Source struct {
 	Transport func() TransportStats
 	// Applied returns the applied index of every local replica by group.
 	Applied func() map[uint64]uint64
+	// ClusterEvents returns how many cluster events of each kind (node_dead,
+	// replica_added, ...) this node recorded.
+	ClusterEvents func() map[string]uint64
 }
 
 // Metrics is one node's registry.
@@ -90,7 +93,8 @@ var (
 	descBytes      = prometheus.NewDesc("parley_transport_bytes_total", "Bytes of internal traffic by direction.", []string{"direction"}, nil)
 	descCalls      = prometheus.NewDesc("parley_transport_calls_total", "Internal calls (forwarded requests) by outcome.", []string{"outcome"}, nil)
 	descSnapshots  = prometheus.NewDesc("parley_transport_snapshots_total", "Snapshot streams by direction.", []string{"direction"}, nil)
-	scrapedMetrics = []*prometheus.Desc{descRounds, descSyncs, descApplied, descDropped, descCommitSec, descSyncSec, descIndex, descRaftMsgs, descBytes, descCalls, descSnapshots}
+	descEvents     = prometheus.NewDesc("parley_cluster_events_total", "Cluster events this node recorded, by kind (its gossip view and, as metadata leader, placement decisions).", []string{"kind"}, nil)
+	scrapedMetrics = []*prometheus.Desc{descRounds, descSyncs, descApplied, descDropped, descCommitSec, descSyncSec, descIndex, descRaftMsgs, descBytes, descCalls, descSnapshots, descEvents}
 )
 
 // Describe implements prometheus.Collector.
@@ -130,5 +134,10 @@ func (s *scraped) Collect(ch chan<- prometheus.Metric) {
 		counter(descCalls, float64(t.CallsFailed), "failed")
 		counter(descSnapshots, float64(t.SnapshotsSent), "sent")
 		counter(descSnapshots, float64(t.SnapshotsReceived), "received")
+	}
+	if s.src.ClusterEvents != nil {
+		for kind, v := range s.src.ClusterEvents() {
+			counter(descEvents, float64(v), kind)
+		}
 	}
 }

@@ -194,6 +194,7 @@ func (n *Node) nodeInfo(rec *nodeRecord) *placement.Node {
 		Incarnation: rec.Incarnation,
 		Addr:        n.self(),
 		HTTPAddr:    n.httpAdvertise(),
+		GossipAddr:  n.gossipAdvertise(),
 		Zone:        n.cfg.Zone,
 		Standby:     n.cfg.Standby,
 	}

@@ -45,6 +45,7 @@ func (n *Node) startHTTP() error {
 		Streams:         n.streams,
 		StreamOrigins:   n.streamOrigins,
 		StreamConnected: n.presence.Connected,
+		Admin:           n,
 	})
 	n.startServices(svc)
 	n.wireOps(svc)
@@ -93,6 +94,7 @@ func (n *Node) newMetrics() *metrics.Metrics {
 				SnapshotsSent: s.SnapshotsSent, SnapshotsReceived: s.SnapshotsReceived,
 			}
 		},
+		ClusterEvents: n.heal.events.Counts,
 		Applied: func() map[uint64]uint64 {
 			out := map[uint64]uint64{}
 			for _, g := range n.engine.Groups() {

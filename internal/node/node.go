@@ -67,6 +67,8 @@ type Node struct {
 	wg        sync.WaitGroup
 	reconcile chan struct{}
 	closeOnce sync.Once
+
+	heal healState // gossip, events and placement control (membership.go)
 }
 
 // nodeRecord is what a node keeps about itself in its store.
@@ -129,6 +131,7 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		reconcile: make(chan struct{}, 1),
 	}
 	n.router = &Router{n: n}
+	n.heal.init()
 	n.dir = &directory{n: n}
 	n.queueNotes = newQueueNotifier(n.router.PartitionOf, func(p uint64) bool {
 		return n.engine != nil && n.engine.HasGroup(p)
@@ -230,8 +233,13 @@ func (n *Node) Start(ctx context.Context) error {
 		n.Close()
 		return err
 	}
+	if err := n.startGossip(); err != nil {
+		n.Close()
+		return err
+	}
 	n.goBackground(n.reconcileLoop)
 	n.goBackground(func() { n.streams.presenceFrames(n.ctx, n.presence, presenceFrameInterval) })
+	n.goBackground(n.controlLoop)
 	return nil
 }
 
@@ -248,6 +256,7 @@ func (n *Node) Close() {
 			_ = n.httpSrv.Close()
 		}
 		n.wg.Wait()
+		n.stopGossip(false)
 		if n.engine != nil {
 			n.engine.Close()
 		}
@@ -272,6 +281,7 @@ func (n *Node) Shutdown(ctx context.Context) {
 			n.log.Warn("leadership transfer before exit incomplete", "err", err)
 		}
 	}
+	n.stopGossip(true)
 	if n.httpSrv != nil {
 		_ = n.httpSrv.Shutdown(ctx)
 	}

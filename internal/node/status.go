@@ -47,7 +47,7 @@ func (n *Node) ClusterStatus(ctx context.Context) (*api.ClusterStatus, error) {
 		}(nd)
 	}
 	wg.Wait()
-	return buildStatus(m, byNode), nil
+	return buildStatus(m, byNode, n.MemberState), nil
 }
 
 func (n *Node) nodeStatus(ctx context.Context, nd placement.Node) ([]multiraft.GroupStatus, error) {
@@ -66,7 +66,8 @@ func (n *Node) nodeStatus(ctx context.Context, nd placement.Node) ([]multiraft.G
 }
 
 // buildStatus joins the map with the replicas' reported progress.
-func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupStatus) *api.ClusterStatus {
+// gossip gives each node's state as this node's gossip sees it.
+func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupStatus, gossip func(string) string) *api.ClusterStatus {
 	cs := &api.ClusterStatus{ClusterID: m.ClusterID, Moves: []api.Move{}}
 	replicas, leaders := map[string]int{}, map[string]int{}
 	for _, g := range m.Groups {
@@ -117,9 +118,8 @@ func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupS
 		if _, ok := byNode[nd.ID]; !ok {
 			state = "unreachable"
 		}
-		if nd.State == placement.NodeDraining {
-			state = "draining"
-		}
+		state = nodeStatusState(state, gossip(nd.ID), nd.State)
+		cs.Moves = append(cs.Moves, drainMoves(m, nd)...)
 		cs.Nodes = append(cs.Nodes, api.NodeStatus{
 			ID: nd.ID, Addr: nd.HTTPAddr, Zone: nd.Zone, State: state, Standby: nd.Standby,
 			Replicas: replicas[nd.ID], Leaders: leaders[nd.ID],

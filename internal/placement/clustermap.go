@@ -30,6 +30,9 @@ type Map struct {
 	ReplicationFactor int `json:"replication_factor"`
 	// MetaVoters is the target number of voters of the metadata group.
 	MetaVoters int `json:"meta_voters"`
+	// Term is the highest metadata leader term of a fenced command applied
+	// (see Command.Term).
+	Term uint64 `json:"term,omitempty"`
 	// NextReplicaID is the next Raft replica id to hand out; ids are never
 	// reused.
 	NextReplicaID uint64 `json:"next_replica_id"`
@@ -45,9 +48,12 @@ type Node struct {
 	Incarnation string `json:"incarnation"`
 	Addr        string `json:"addr"`
 	HTTPAddr    string `json:"http_addr"`
-	Zone        string `json:"zone,omitempty"`
-	Standby     bool   `json:"standby,omitempty"`
-	State       string `json:"state"`
+	// GossipAddr is where the node's membership gossip listens; empty in
+	// maps from before gossip, meaning Addr's port plus one.
+	GossipAddr string `json:"gossip_addr,omitempty"`
+	Zone       string `json:"zone,omitempty"`
+	Standby    bool   `json:"standby,omitempty"`
+	State      string `json:"state"`
 }
 
 // Group is a Raft group and where its replicas should be.

@@ -20,6 +20,19 @@ const (
 	OpAddReplica    = "add_replica"
 	OpSetRole       = "set_role"
 	OpRemoveReplica = "remove_replica"
+	// OpFence raises the map's term to the proposer's: a new metadata
+	// leader proposes it before deciding anything, so every command of a
+	// deposed leader that was still in the log is applied first, and any
+	// later one is refused.
+	OpFence = "fence"
+	// OpSetNodeState marks a node draining (or active again).
+	OpSetNodeState = "set_node_state"
+	// OpRemoveNode forgets a node and every replica it holds: only a
+	// drained node, or one the proposer saw dead (Dead).
+	OpRemoveNode = "remove_node"
+	// OpUpdateNode refreshes the addresses of a member of the same
+	// incarnation (a gossip port picked at start); it never adds one.
+	OpUpdateNode = "update_node"
 )
 
 // Command changes the cluster map. Fields beyond Op depend on the op.
@@ -37,6 +50,16 @@ type Command struct {
 	Replica uint64 `json:"replica,omitempty"`
 	NodeID  string `json:"node_id,omitempty"`
 	Role    string `json:"role,omitempty"`
+	// SetNodeState: the node's new state (NodeID names it).
+	State string `json:"state,omitempty"`
+	// RemoveNode: the proposer's gossip saw the node dead, so it may go
+	// with its replicas.
+	Dead bool `json:"dead,omitempty"`
+	// Term is the metadata leader's Raft term when the placement controller
+	// decided the command (AddReplica, SetRole, RemoveReplica, Fence); a
+	// command whose term is below the map's was decided by a deposed leader
+	// and is refused. Zero means unfenced (joins, operator commands).
+	Term uint64 `json:"term,omitempty"`
 }
 
 // Result is what applying a Command returns.
@@ -123,8 +146,26 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 	return json.Marshal(res)
 }
 
+// ErrStaleTerm is the Result.Error of a command fenced off by a newer
+// metadata leader.
+const ErrStaleTerm = "stale term: decided by a deposed metadata leader"
+
 func apply(m *Map, c *Command) Result {
+	if c.Term != 0 {
+		if c.Term < m.Term {
+			return Result{Error: ErrStaleTerm}
+		}
+		m.Term = c.Term
+	}
 	switch c.Op {
+	case OpFence:
+		return Result{}
+	case OpSetNodeState:
+		return applySetNodeState(m, c)
+	case OpRemoveNode:
+		return applyRemoveNode(m, c)
+	case OpUpdateNode:
+		return applyUpdateNode(m, c)
 	case OpCreate:
 		return applyCreate(m, c)
 	case OpAddNode:
@@ -251,4 +292,75 @@ func (m *Map) voters(g uint64) int {
 		}
 	}
 	return n
+}
+
+func applySetNodeState(m *Map, c *Command) Result {
+	n, ok := m.Node(c.NodeID)
+	if !ok {
+		return Result{Error: "no such node"}
+	}
+	if c.State != NodeActive && c.State != NodeDraining {
+		return Result{Error: "unknown node state " + c.State}
+	}
+	n.State = c.State
+	return Result{}
+}
+
+func applyUpdateNode(m *Map, c *Command) Result {
+	if c.Node == nil {
+		return Result{Error: "update_node needs a node"}
+	}
+	old, ok := m.Node(c.Node.ID)
+	if !ok || old.Incarnation != c.Node.Incarnation {
+		return Result{Error: "no such node"}
+	}
+	if c.Node.Addr != "" {
+		old.Addr = c.Node.Addr
+	}
+	if c.Node.HTTPAddr != "" {
+		old.HTTPAddr = c.Node.HTTPAddr
+	}
+	if c.Node.GossipAddr != "" {
+		old.GossipAddr = c.Node.GossipAddr
+	}
+	return Result{}
+}
+
+// applyRemoveNode forgets a node: one that is drained (draining and holding
+// no voter of any group, nor any partition replica) or that the proposer
+// saw dead. Its remaining replicas leave the map with it; each group's
+// leader then removes them from Raft.
+func applyRemoveNode(m *Map, c *Command) Result {
+	n, ok := m.Node(c.NodeID)
+	if !ok {
+		return Result{Error: "no such node"}
+	}
+	if !c.Dead {
+		if n.State != NodeDraining {
+			return Result{Error: "node " + c.NodeID + " is neither drained nor dead: drain it first"}
+		}
+		if held := m.Holding(c.NodeID); held > 0 {
+			return Result{Error: fmt.Sprintf("node %s is still draining: it holds %d replicas", c.NodeID, held)}
+		}
+	}
+	for gi := range m.Groups {
+		m.Groups[gi].Replicas = slices.DeleteFunc(m.Groups[gi].Replicas, func(r Replica) bool { return r.Node == c.NodeID })
+	}
+	m.Nodes = slices.DeleteFunc(m.Nodes, func(x Node) bool { return x.ID == c.NodeID })
+	return Result{}
+}
+
+// Holding returns how many replicas a node still has to hand over before it
+// is drained: its partition replicas and its metadata voter (a metadata
+// learner only follows the map).
+func (m *Map) Holding(node string) int {
+	held := 0
+	for _, g := range m.Groups {
+		for _, r := range g.Replicas {
+			if r.Node == node && (g.ID != MetaGroup || r.Role == RoleVoter) {
+				held++
+			}
+		}
+	}
+	return held
 }

@@ -118,65 +118,90 @@ func TestStateMachine_AddNode(t *testing.T) {
 	})
 }
 
-func TestNextChange(t *testing.T) {
-	grow := func(t *testing.T, nodes, partitions, rf int) *Map {
-		w := newCluster(t, partitions, rf)
-		for i := 2; i <= nodes; i++ {
-			id := string(rune('0' + i))
-			mustApply(t, w, &Command{Op: OpAddNode, Node: &Node{ID: "n" + id, Incarnation: id, Addr: id}})
-		}
-		for steps := 0; ; steps++ {
-			c := NextChange(mustMap(t, w))
-			if c == nil {
-				break
-			}
-			if steps > 1000 {
-				t.Fatal("placement does not converge")
-			}
-			if r := mustApply(t, w, c); r.Error != "" {
-				t.Fatalf("placement proposed a refused change %+v: %s", c, r.Error)
-			}
-		}
-		return mustMap(t, w)
+func TestStateMachine_TermFence(t *testing.T) {
+	w := newCluster(t, 2, 3)
+	mustApply(t, w, &Command{Op: OpAddNode, Node: &Node{ID: "n2", Incarnation: "2", Addr: "a2"}})
+	if r := mustApply(t, w, &Command{Op: OpFence, Term: 5}); r.Error != "" {
+		t.Fatal(r.Error)
 	}
-	for _, tc := range []struct{ nodes, partitions, rf int }{
-		{1, 4, 3}, {2, 4, 3}, {3, 16, 3}, {4, 16, 3}, {5, 16, 3}, {7, 16, 5}, {3, 8, 1},
-	} {
-		t.Run("", func(t *testing.T) {
-			m := grow(t, tc.nodes, tc.partitions, tc.rf)
-			want := min(tc.rf, tc.nodes)
-			for _, g := range m.Groups[1:] {
-				if len(g.Replicas) != want {
-					t.Fatalf("%d nodes RF %d: partition %d has %d replicas", tc.nodes, tc.rf, g.ID, len(g.Replicas))
-				}
-				seen := map[string]bool{}
-				for _, r := range g.Replicas {
-					if seen[r.Node] {
-						t.Fatalf("partition %d has two replicas on %s", g.ID, r.Node)
-					}
-					seen[r.Node] = true
-				}
-			}
-			counts := map[string]int{}
-			for _, g := range m.Groups[1:] {
-				for _, r := range g.Replicas {
-					counts[r.Node]++
-				}
-			}
-			lo, hi := 1<<30, 0
-			for _, n := range m.Nodes {
-				lo, hi = min(lo, counts[n.ID]), max(hi, counts[n.ID])
-			}
-			// n1 created every partition and placement only adds replicas
-			// (moving them is the self-healing rebalancer's job), so balance
-			// within one is only expected when every node holds every
-			// partition (RF >= nodes).
-			if tc.nodes <= tc.rf && hi-lo > 1 {
-				t.Fatalf("replicas per node between %d and %d", lo, hi)
-			}
-			if v := m.voters(MetaGroup); v != min(3, tc.nodes) {
-				t.Fatalf("metadata voters %d, want %d", v, min(3, tc.nodes))
-			}
-		})
+	if got := mustMap(t, w).Term; got != 5 {
+		t.Fatalf("map term %d after a fence at 5", got)
+	}
+	before := mustMap(t, w)
+	r := mustApply(t, w, &Command{Op: OpAddReplica, Group: 1, NodeID: "n2", Role: RoleLearner, Term: 4})
+	if r.Error != ErrStaleTerm {
+		t.Fatalf("command of term 4 after a fence at 5: %+v", r)
+	}
+	if after := mustMap(t, w); len(after.Groups[1].Replicas) != len(before.Groups[1].Replicas) {
+		t.Fatal("a stale command changed the map")
+	}
+	if r := mustApply(t, w, &Command{Op: OpAddReplica, Group: 1, NodeID: "n2", Role: RoleLearner, Term: 5}); r.Error != "" || r.Replica == 0 {
+		t.Fatalf("command of the current term: %+v", r)
+	}
+	if r := mustApply(t, w, &Command{Op: OpAddNode, Node: &Node{ID: "n3", Incarnation: "3", Addr: "a3"}}); r.Error != "" {
+		t.Fatalf("an unfenced join was refused: %s", r.Error)
+	}
+}
+
+func TestStateMachine_UpdateNode(t *testing.T) {
+	w := newCluster(t, 1, 1)
+	if r := mustApply(t, w, &Command{Op: OpUpdateNode, Node: &Node{ID: "n1", Incarnation: "i1", GossipAddr: "g1"}}); r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	if n, _ := mustMap(t, w).Node("n1"); n.GossipAddr != "g1" || n.Addr != "a1" {
+		t.Fatalf("n1 after the update: %+v", n)
+	}
+	for _, n := range []*Node{{ID: "n1", Incarnation: "old", GossipAddr: "x"}, {ID: "n9", Incarnation: "i9", GossipAddr: "x"}} {
+		if r := mustApply(t, w, &Command{Op: OpUpdateNode, Node: n}); r.Error == "" {
+			t.Fatalf("update of %+v accepted", n)
+		}
+	}
+	if len(mustMap(t, w).Nodes) != 1 {
+		t.Fatal("an update added a node")
+	}
+}
+
+func TestStateMachine_DrainAndRemoveNode(t *testing.T) {
+	w := newCluster(t, 1, 1)
+	mustApply(t, w, &Command{Op: OpAddNode, Node: &Node{ID: "n2", Incarnation: "2", Addr: "a2"}})
+	mustApply(t, w, &Command{Op: OpAddReplica, Group: 1, NodeID: "n2", Role: RoleVoter})
+	if r := mustApply(t, w, &Command{Op: OpRemoveNode, NodeID: "n2"}); r.Error == "" {
+		t.Fatal("an active node was removed")
+	}
+	if r := mustApply(t, w, &Command{Op: OpSetNodeState, NodeID: "n2", State: NodeDraining}); r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	if n, _ := mustMap(t, w).Node("n2"); n.State != NodeDraining {
+		t.Fatalf("n2 state %q", n.State)
+	}
+	if r := mustApply(t, w, &Command{Op: OpRemoveNode, NodeID: "n2"}); r.Error == "" {
+		t.Fatal("a node still holding a partition replica was removed")
+	}
+	m := mustMap(t, w)
+	rep, _ := m.ReplicaOn(1, "n2")
+	mustApply(t, w, &Command{Op: OpRemoveReplica, Group: 1, Replica: rep.ID})
+	if held := mustMap(t, w).Holding("n2"); held != 1 { // its metadata voter
+		t.Fatalf("n2 holds %d, want its metadata voter", held)
+	}
+	meta, _ := m.ReplicaOn(MetaGroup, "n2")
+	mustApply(t, w, &Command{Op: OpSetRole, Group: MetaGroup, Replica: meta.ID, Role: RoleLearner})
+	if r := mustApply(t, w, &Command{Op: OpRemoveNode, NodeID: "n2"}); r.Error != "" {
+		t.Fatalf("a drained node was not removed: %s", r.Error)
+	}
+	m = mustMap(t, w)
+	if _, ok := m.Node("n2"); ok {
+		t.Fatal("n2 still in the map")
+	}
+	if _, ok := m.ReplicaOn(MetaGroup, "n2"); ok {
+		t.Fatal("n2's metadata learner stayed")
+	}
+	// A dead node goes with its replicas, drained or not.
+	mustApply(t, w, &Command{Op: OpAddNode, Node: &Node{ID: "n3", Incarnation: "3", Addr: "a3"}})
+	mustApply(t, w, &Command{Op: OpAddReplica, Group: 1, NodeID: "n3", Role: RoleVoter})
+	if r := mustApply(t, w, &Command{Op: OpRemoveNode, NodeID: "n3", Dead: true}); r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	if _, ok := mustMap(t, w).ReplicaOn(1, "n3"); ok {
+		t.Fatal("the dead node's replica stayed in the map")
 	}
 }

@@ -85,7 +85,7 @@ func TestProcess_Kill9AndRestartLosesNothing(t *testing.T) {
 	procs := make([]*proc, 3)
 	for i := range procs {
 		id := fmt.Sprintf("n%d", i+1)
-		httpAddr, clusterAddr := testcluster.FreeAddr(t), testcluster.FreeAddr(t)
+		httpAddr, clusterAddr := testcluster.FreeAddr(t), clusterPort(t)
 		args := []string{"serve", "--id", id, "--data-dir", filepath.Join(dir, id),
 			"--http", httpAddr, "--cluster", clusterAddr, "--partitions", "8", "--tick", "20ms"}
 		if i > 0 {

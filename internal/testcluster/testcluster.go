@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -155,6 +156,7 @@ func (c *Cluster) AddNode() int {
 	cfg.DataDir = filepath.Join(c.dir, cfg.ID)
 	cfg.HTTPAddr = FreeAddr(c.t)
 	cfg.ClusterAddr = FreeAddr(c.t)
+	cfg.GossipAddr = FreeAddr(c.t)
 	cfg.Partitions = c.opts.Partitions
 	cfg.ReplicationFactor = c.opts.ReplicationFactor
 	cfg.TickInterval = c.opts.Tick
@@ -398,9 +400,12 @@ func (c *Cluster) converged() error {
 	}
 	want := min(m.ReplicationFactor, len(m.Nodes))
 	for _, g := range m.Groups[1:] {
-		if len(g.Replicas) < want {
-			return fmt.Errorf("partition %d has %d of %d replicas", g.ID, len(g.Replicas), want)
+		if v := voters(g); v < want {
+			return fmt.Errorf("partition %d has %d of %d voters", g.ID, v, want)
 		}
+	}
+	if v, want := voters(m.Groups[0]), min(m.MetaVoters, len(m.Nodes)); v < want {
+		return fmt.Errorf("metadata group has %d of %d voters", v, want)
 	}
 	for _, g := range m.Groups {
 		lead := c.LeaderOf(g.ID)
@@ -411,17 +416,29 @@ func (c *Cluster) converged() error {
 		if err != nil || !ok {
 			return fmt.Errorf("group %d: status: %v", g.ID, err)
 		}
-		voters := map[uint64]bool{}
-		for _, v := range st.ConfState.Voters {
-			voters[v] = true
-		}
 		for _, r := range g.Replicas {
-			if r.Role == placement.RoleVoter && !voters[r.ID] {
+			if r.Role == placement.RoleVoter && !slices.Contains(st.ConfState.Voters, r.ID) {
 				return fmt.Errorf("group %d: replica %d on %s not yet a voter", g.ID, r.ID, r.Node)
 			}
+			if r.Role == placement.RoleLearner && !slices.Contains(st.ConfState.Learners, r.ID) {
+				return fmt.Errorf("group %d: replica %d on %s not yet a learner", g.ID, r.ID, r.Node)
+			}
+		}
+		if n := len(st.ConfState.Voters) + len(st.ConfState.Learners); n != len(g.Replicas) {
+			return fmt.Errorf("group %d: %d replicas in Raft, %d in the map", g.ID, n, len(g.Replicas))
 		}
 	}
 	return nil
+}
+
+func voters(g placement.Group) int {
+	n := 0
+	for _, r := range g.Replicas {
+		if r.Role == placement.RoleVoter {
+			n++
+		}
+	}
+	return n
 }
 
 // Close stops every node.

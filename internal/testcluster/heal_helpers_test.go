@@ -1,0 +1,279 @@
+package testcluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/placement"
+)
+
+// kvLoad runs clients that put and get a small key space through whichever
+// nodes are up, recording a history for the linearizability checker, every
+// acknowledged version, latencies, and every error a client could not retry.
+type kvLoad struct {
+	t       *testing.T
+	targets func() []*client.Client
+	keys    int
+	prefix  string // of the keys: each load starts from keys never written
+	h       *history
+	stopc   chan struct{}
+	wg      sync.WaitGroup
+
+	mu        sync.Mutex
+	acked     map[string]uint64
+	ok, fails int
+	fatal     []error // errors a client could not retry
+	lat       []time.Duration
+}
+
+// startKVLoad starts clients workers on keys prefix0..prefix<keys-1>;
+// targets returns the clients of the nodes that are up (it is called before
+// every operation).
+func startKVLoad(t *testing.T, prefix string, clients, keys int, targets func() []*client.Client) *kvLoad {
+	l := &kvLoad{t: t, targets: targets, keys: keys, prefix: prefix, h: &history{start: time.Now()},
+		stopc: make(chan struct{}), acked: map[string]uint64{}}
+	for cl := range clients {
+		l.wg.Go(func() { l.worker(cl) })
+	}
+	return l
+}
+
+// retryable reports whether a client may simply send the request again: the
+// server said so, the connection failed, or the client's own deadline ran
+// out (the outcome is unknown; retry with the same idempotency key).
+func retryable(err error) bool {
+	var ue *url.Error
+	return client.IsRetryable(err) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue)
+}
+
+func (l *kvLoad) worker(cl int) {
+	rng := rand.New(rand.NewPCG(uint64(cl), 11))
+	for n := 0; ; n++ {
+		select {
+		case <-l.stopc:
+			return
+		default:
+		}
+		apis := l.targets()
+		if len(apis) == 0 {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		api := apis[rng.IntN(len(apis))]
+		key := fmt.Sprintf("%s%d", l.prefix, rng.IntN(l.keys))
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		call, start := l.h.now(), time.Now()
+		var err error
+		if rng.IntN(2) == 0 {
+			in := kvInput{put: true, key: key, value: fmt.Sprintf("c%d-%d", cl, n)}
+			var ver uint64
+			ver, err = api.KVPut(ctx, key, []byte(in.value), client.PutOptions{IdempotencyKey: in.value})
+			switch {
+			case err != nil:
+				// Even a refused connection may follow an attempt that
+				// reached the server: net/http resends requests carrying an
+				// Idempotency-Key on a fresh connection.
+				l.h.add(porcupine.Operation{ClientId: cl, Input: in, Call: call, Output: kvOutput{unknown: true}, Return: 1 << 62})
+			default:
+				l.h.add(porcupine.Operation{ClientId: cl, Input: in, Call: call, Output: kvOutput{version: ver}, Return: l.h.now()})
+				l.mu.Lock()
+				l.acked[key] = max(l.acked[key], ver)
+				l.mu.Unlock()
+			}
+		} else {
+			var v []byte
+			var ver uint64
+			v, ver, err = api.KVGet(ctx, key, client.GetOptions{})
+			var ce *client.Error
+			switch {
+			case err == nil:
+				l.h.add(porcupine.Operation{ClientId: cl, Input: kvInput{key: key}, Call: call,
+					Output: kvOutput{value: string(v), version: ver, found: true}, Return: l.h.now()})
+			case errors.As(err, &ce) && ce.Status == 404:
+				err = nil
+				l.h.add(porcupine.Operation{ClientId: cl, Input: kvInput{key: key}, Call: call, Output: kvOutput{}, Return: l.h.now()})
+			}
+		}
+		cancel()
+		l.mu.Lock()
+		if err == nil {
+			l.ok++
+			l.lat = append(l.lat, time.Since(start))
+		} else {
+			l.fails++
+			if !retryable(err) {
+				l.fatal = append(l.fatal, err)
+			}
+		}
+		l.mu.Unlock()
+	}
+}
+
+// acks returns how many operations succeeded so far.
+func (l *kvLoad) acks() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ok
+}
+
+// waitAcks waits until n more operations succeeded.
+func (l *kvLoad) waitAcks(n int, within time.Duration) {
+	l.t.Helper()
+	target := l.acks() + n
+	waitUntil(l.t, fmt.Sprintf("%d more successful operations", n), within, func() error {
+		if got := l.acks(); got < target {
+			return fmt.Errorf("%d of %d", got, target)
+		}
+		return nil
+	})
+}
+
+// loadReport is what a load run measured.
+type loadReport struct {
+	ok, fails int
+	p99       time.Duration
+}
+
+// stop ends the load, reads every key back through via, and checks that no
+// acknowledged write was lost, that the history is linearizable and that
+// no client saw an error it could not retry.
+func (l *kvLoad) stop(via *client.Client) loadReport {
+	t := l.t
+	t.Helper()
+	close(l.stopc)
+	l.wg.Wait()
+	for i := 0; i < l.keys; i++ {
+		key := fmt.Sprintf("%s%d", l.prefix, i)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		call := l.h.now()
+		v, ver, err := via.KVGet(ctx, key, client.GetOptions{})
+		cancel()
+		out := kvOutput{value: string(v), version: ver, found: true}
+		var ce *client.Error
+		switch {
+		case errors.As(err, &ce) && ce.Status == 404:
+			out = kvOutput{}
+		case err != nil:
+			t.Fatalf("final read of %s: %v", key, err)
+		}
+		l.h.add(porcupine.Operation{ClientId: -1, Input: kvInput{key: key}, Call: call, Output: out, Return: l.h.now()})
+		if ver < l.acked[key] {
+			t.Errorf("%s: version %d, but version %d was acknowledged", key, ver, l.acked[key])
+		}
+	}
+	if len(l.fatal) > 0 {
+		t.Errorf("%d errors a client could not retry, first: %v", len(l.fatal), l.fatal[0])
+	}
+	res, info := porcupine.CheckOperationsVerbose(kvModel, l.h.ops, 2*time.Minute)
+	if res != porcupine.Ok {
+		dumpIllegal(t, l.h.ops)
+		path := t.TempDir() + "/history.html"
+		_ = porcupine.VisualizePath(kvModel, info, path)
+		t.Fatalf("history is not linearizable (%s); visualization in %s", res, path)
+	}
+	r := loadReport{ok: l.ok, fails: l.fails}
+	if len(l.lat) > 0 {
+		sort.Slice(l.lat, func(i, j int) bool { return l.lat[i] < l.lat[j] })
+		r.p99 = l.lat[len(l.lat)*99/100]
+	}
+	t.Logf("load: %d operations ok, %d failed (all retryable), p99 %v; history linearizable", r.ok, r.fails, r.p99)
+	return r
+}
+
+// waitUntil polls cond until it returns nil, failing the test after within.
+func waitUntil(t *testing.T, what string, within time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %v: %v", what, within, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// placedOn checks that every partition has rf voters and the metadata
+// group min(3, len(nodes)) voters, all on the given nodes, and that no
+// partition replica is anywhere else.
+func placedOn(m *placement.Map, rf int, nodes []string) error {
+	if m == nil {
+		return errors.New("no map")
+	}
+	for _, g := range m.Groups {
+		voters := 0
+		for _, r := range g.Replicas {
+			if !slices.Contains(nodes, r.Node) && (g.ID != placement.MetaGroup || r.Role == placement.RoleVoter) {
+				return fmt.Errorf("group %d keeps replica %d on %s", g.ID, r.ID, r.Node)
+			}
+			if r.Role == placement.RoleVoter {
+				voters++
+			}
+		}
+		want := min(rf, len(nodes))
+		if g.ID == placement.MetaGroup {
+			want = min(m.MetaVoters, len(nodes))
+		}
+		if voters != want {
+			return fmt.Errorf("group %d has %d voters, want %d", g.ID, voters, want)
+		}
+	}
+	return nil
+}
+
+// replicasBalanced checks that the nodes hold partition replicas within one
+// of each other.
+func replicasBalanced(m *placement.Map, nodes []string) error {
+	counts := map[string]int{}
+	for _, g := range m.Groups[1:] {
+		for _, r := range g.Replicas {
+			counts[r.Node]++
+		}
+	}
+	lo, hi := 1<<30, 0
+	for _, n := range nodes {
+		lo, hi = min(lo, counts[n]), max(hi, counts[n])
+	}
+	if hi-lo > 1 {
+		return fmt.Errorf("partition replicas per node %v", counts)
+	}
+	return nil
+}
+
+// dumpIllegal logs the operations of the first key whose history is not
+// linearizable, in call order.
+func dumpIllegal(t *testing.T, ops []porcupine.Operation) {
+	byKey := map[string][]porcupine.Operation{}
+	for _, op := range ops {
+		k := op.Input.(kvInput).key
+		byKey[k] = append(byKey[k], op)
+	}
+	for k, kops := range byKey {
+		if porcupine.CheckOperations(kvModel, kops) {
+			continue
+		}
+		sort.Slice(kops, func(i, j int) bool { return kops[i].Call < kops[j].Call })
+		for _, op := range kops {
+			ret := time.Duration(op.Return)
+			if op.Return == 1<<62 {
+				ret = -1
+			}
+			t.Logf("%s: client %d [%v, %v] %s", k, op.ClientId, time.Duration(op.Call), ret, kvModel.DescribeOperation(op.Input, op.Output))
+		}
+		return
+	}
+}

@@ -1,0 +1,8 @@
+//go:build chaos
+
+package testcluster_test
+
+import "time"
+
+// processDeadAfter is --dead-after in the real-process healing tests.
+const processDeadAfter = 10 * time.Second

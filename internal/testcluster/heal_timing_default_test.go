@@ -1,0 +1,9 @@
+//go:build !chaos
+
+package testcluster_test
+
+import "time"
+
+// processDeadAfter is --dead-after in the real-process healing tests: short
+// in CI; the chaos build runs them with the 10 s of the acceptance tests.
+const processDeadAfter = 3 * time.Second
