@@ -206,20 +206,24 @@ func (r *Router) remotePropose(ctx context.Context, addr string, p uint64, id, c
 func (r *Router) Read(ctx context.Context, p uint64, stale bool, fn func(state.Reader) error) (int64, error) {
 	ctx, cancel := withDefaultTimeout(ctx)
 	defer cancel()
-	if r.n.engine.HasGroup(p) {
-		if !stale {
-			if err := r.n.engine.ReadIndex(ctx, p); err != nil {
-				return 0, err
-			}
-			return 0, fn(r.n.db.State(p))
-		}
-		ms, _ := r.n.engine.StaleMs(p)
-		return max(ms, 0), fn(r.n.db.State(p))
-	}
 	var lastErr error
 	for attempt := 0; ; attempt++ {
-		addr := r.leaderAddr(p, attempt)
-		if addr == "" || addr == r.n.self() {
+		if r.n.engine.HasGroup(p) {
+			if stale {
+				ms, _ := r.n.engine.StaleMs(p)
+				return max(ms, 0), fn(r.n.db.State(p))
+			}
+			err := r.n.engine.ReadIndex(ctx, p)
+			if err == nil {
+				return 0, fn(r.n.db.State(p))
+			}
+			// The local replica may be closing (the controller moved it
+			// away): try again, here if it is still held, else remotely.
+			lastErr = err
+			if !retryable(err) {
+				return 0, err
+			}
+		} else if addr := r.leaderAddr(p, attempt); addr == "" || addr == r.n.self() {
 			lastErr = errs.New(errs.Unavailable, "no replica of partition %d reachable", p)
 		} else {
 			rr := &remoteReader{ctx: ctx, n: r.n, addr: addr, group: p, linearizable: !stale}
@@ -233,6 +237,9 @@ func (r *Router) Read(ctx context.Context, p uint64, stale bool, fn func(state.R
 			}
 		}
 		if !sleepBackoff(ctx, attempt) {
+			if errs.Is(lastErr, errs.Timeout) {
+				return 0, lastErr
+			}
 			return 0, errs.Wrap(errs.Unavailable, lastErr, "no replica of partition %d answered", p)
 		}
 	}

@@ -89,7 +89,31 @@ func TestHealProcess_GrowToSixThenDrainAndRemove(t *testing.T) {
 		t.Fatalf("remove n6: %s", body)
 	}
 	rep := load.stop(pc.up()[0])
+	pc.verify()
 	t.Logf("growth 3->6: %d ok, %d retryable errors; drain of n6 took %v: %d ok, %d retryable errors (%.2f%%), p99 %v",
 		grown.ok, grown.fails, drained.Round(100*time.Millisecond), rep.ok, rep.fails,
 		100*float64(rep.fails)/float64(max(1, rep.ok+rep.fails)), rep.p99)
+}
+
+// verify runs `cluster verify` (POST /api/v1/cluster/verify) through a
+// running process until every replica of every group reports (replicas being
+// added may lag for a moment) and fails the test on any mismatch.
+func (pc *procCluster) verify() {
+	t := pc.t
+	t.Helper()
+	waitUntil(t, "cluster verify: every replica equal", time.Minute, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		rep, err := pc.up()[0].Verify(ctx)
+		if err != nil {
+			return err
+		}
+		if rep.Mismatches > 0 {
+			t.Fatalf("cluster verify: %d groups with replicas that disagree: %+v", rep.Mismatches, rep.Partitions)
+		}
+		if rep.Unverified > 0 {
+			return fmt.Errorf("%d groups not verified yet", rep.Unverified)
+		}
+		return nil
+	})
 }

@@ -217,6 +217,7 @@ func TestHealProcess_Kill9TwiceRebuildsReplicas(t *testing.T) {
 		load.waitAcks(200, time.Minute)
 	}
 	load.stop(pc.up()[0])
+	pc.verify()
 }
 
 // A process paused (SIGSTOP) for longer than dead-after loses its replicas
@@ -286,6 +287,7 @@ func TestHealProcess_PausedBeyondDeadAfter(t *testing.T) {
 	})
 	load.waitAcks(200, time.Minute)
 	load.stop(pc.up()[0])
+	pc.verify()
 }
 
 // localGroups returns the groups a process holds a replica of, read from
