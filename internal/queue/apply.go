@@ -129,7 +129,7 @@ func applyReceive(w state.Writer, meta state.Meta, c Receive) ([]byte, error) {
 		return notFound(opReceive, c.Queue), nil
 	}
 	k := keysOf(c.Queue)
-	reaped, err := reap(w, k, &q, meta)
+	store, err := reap(w, k, &q, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -144,11 +144,14 @@ func applyReceive(w state.Writer, meta state.Meta, c Receive) ([]byte, error) {
 	if !found {
 		var lapse int64
 		if q.leased > 0 {
-			if lapse, _, err = nextLapse(w, k); err != nil {
+			if lapse, _, err = nextLapse(w, k, &q); err != nil {
 				return nil, err
 			}
+			if lapse > q.leaseFloor { // raise it past the leases acknowledged since
+				q.leaseFloor, store = lapse, true
+			}
 		}
-		if reaped {
+		if store {
 			if err := storeQueue(w, &q); err != nil {
 				return nil, err
 			}
@@ -239,7 +242,7 @@ func reap(w state.Writer, k keys, q *queueRecord, meta state.Meta) (bool, error)
 	if !q.mayHaveLapsed(meta.TimeMs) {
 		return false, nil
 	}
-	ids, floor, err := lapsedLeases(w, k, meta.TimeMs)
+	ids, floor, err := lapsedLeases(w, k, q, meta.TimeMs)
 	if err != nil {
 		return false, err
 	}

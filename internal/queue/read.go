@@ -151,7 +151,7 @@ func probe(r state.Reader, queue, user, from string, nowMs int64) (probeResult, 
 		return res, err
 	}
 	if q.leased > 0 {
-		res.nextLapseMs, _, err = nextLapse(r, k)
+		res.nextLapseMs, _, err = nextLapse(r, k, &q)
 	}
 	return res, err
 }
@@ -302,7 +302,7 @@ func oldestEligible(r state.Reader, k keys, q *queueRecord, user, from string, n
 	if err != nil || !q.mayHaveLapsed(nowMs) {
 		return id, found, err
 	}
-	lapsed, _, err := lapsedLeases(r, k, nowMs)
+	lapsed, _, err := lapsedLeases(r, k, q, nowMs)
 	if err != nil {
 		return 0, false, err
 	}
@@ -324,11 +324,13 @@ func oldestEligible(r state.Reader, k keys, q *queueRecord, user, from string, n
 // lapsedLeases returns the ids of messages whose lease has lapsed at nowMs
 // (expiry < nowMs), earliest expiry first, at most MaxReapPerApply of them,
 // and floor, a lower bound of the expiries of the other leases.
-func lapsedLeases(r state.Reader, k keys, nowMs int64) (ids []uint64, floor int64, err error) {
+// The scan starts at q.leaseFloor, a lower bound of every lease's expiry,
+// so that it does not step over the leases acknowledged before it.
+func lapsedLeases(r state.Reader, k keys, q *queueRecord, nowMs int64) (ids []uint64, floor int64, err error) {
 	floor = nowMs
 	var keyErr error
 	p := k.leasePrefix()
-	err = r.Scan(p, prefixEnd(p), func(key, _ []byte) bool {
+	err = r.Scan(k.lease(q.leaseFloor, 0), prefixEnd(p), func(key, _ []byte) bool {
 		var exp int64
 		var id uint64
 		if exp, id, keyErr = k.leaseKeyParts(key); keyErr != nil {
@@ -350,13 +352,14 @@ func lapsedLeases(r state.Reader, k keys, nowMs int64) (ids []uint64, floor int6
 	return ids, floor, nil
 }
 
-// nextLapse returns the earliest lease expiry of the queue.
-func nextLapse(r state.Reader, k keys) (int64, bool, error) {
+// nextLapse returns the earliest lease expiry of the queue, seeking from
+// q.leaseFloor.
+func nextLapse(r state.Reader, k keys, q *queueRecord) (int64, bool, error) {
 	var exp int64
 	var found bool
 	var keyErr error
 	p := k.leasePrefix()
-	err := r.Scan(p, prefixEnd(p), func(key, _ []byte) bool {
+	err := r.Scan(k.lease(q.leaseFloor, 0), prefixEnd(p), func(key, _ []byte) bool {
 		exp, _, keyErr = k.leaseKeyParts(key)
 		found = keyErr == nil
 		return false
