@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/parley-chat/parley/internal/state"
@@ -128,22 +129,29 @@ func applyReceive(w state.Writer, meta state.Meta, c Receive) ([]byte, error) {
 		return notFound(opReceive, c.Queue), nil
 	}
 	k := keysOf(c.Queue)
-	reaped, err := reap(w, k, &q, meta)
+	store, err := reap(w, k, &q, meta)
 	if err != nil {
 		return nil, err
 	}
-	id, found, err := oldestReady(w, k, c.User, c.From)
+	rh, err := readyHeadsOf(w, k, c.User, c.From)
 	if err != nil {
+		return nil, err
+	}
+	id, found := rh.oldest()
+	if err := raiseFloors(w, k, &rh, id, q.nextID); err != nil {
 		return nil, err
 	}
 	if !found {
 		var lapse int64
 		if q.leased > 0 {
-			if lapse, _, err = nextLapse(w, k); err != nil {
+			if lapse, _, err = nextLapse(w, k, &q); err != nil {
 				return nil, err
 			}
+			if lapse > q.leaseFloor { // raise it past the leases acknowledged since
+				q.leaseFloor, store = lapse, true
+			}
 		}
-		if reaped {
+		if store {
 			if err := storeQueue(w, &q); err != nil {
 				return nil, err
 			}
@@ -234,7 +242,7 @@ func reap(w state.Writer, k keys, q *queueRecord, meta state.Meta) (bool, error)
 	if !q.mayHaveLapsed(meta.TimeMs) {
 		return false, nil
 	}
-	ids, floor, err := lapsedLeases(w, k, meta.TimeMs)
+	ids, floor, err := lapsedLeases(w, k, q, meta.TimeMs)
 	if err != nil {
 		return false, err
 	}
@@ -256,11 +264,63 @@ func reap(w state.Writer, k keys, q *queueRecord, meta state.Meta) (bool, error)
 		if err := setReady(w, k, &m, id); err != nil {
 			return false, err
 		}
+		if err := lowerFloors(w, k, &m, id); err != nil {
+			return false, err
+		}
 		q.leased--
 		q.version = meta.Index
 	}
 	q.leaseFloor = floor
 	return true, nil
+}
+
+// raiseFloors raises the floor of every index rh looked at to what its seek
+// proved: that the index holds nothing below its head, nor below the queue's
+// next id when it is empty, and nothing up to taken, the id the receive
+// takes (0 for none), when that was its head. A send adds ids of at least
+// the next id, and a reap lowers the floor it passes (lowerFloors), so the
+// floors stay lower bounds. It writes only floors that rise, and no new
+// floor for an index that is empty.
+func raiseFloors(w state.Writer, k keys, rh *readyHeads, taken, nextID uint64) error {
+	for _, h := range rh.heads[:rh.n] {
+		f := nextID
+		switch {
+		case h.found && h.id == taken:
+			f = h.id + 1
+		case h.found:
+			f = h.id
+		case h.floor == 0:
+			continue
+		}
+		if f > h.floor {
+			if err := setFloor(w, k, h.prefix, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// lowerFloors lowers the floors of the two indexes a reaped message returns
+// to, when they are above its id.
+func lowerFloors(w state.Writer, k keys, m *messageRecord, id uint64) error {
+	sender, receiver := fold(m.sender), fold(m.receiver)
+	for _, p := range [2][]byte{k.readyPrefix(false, "", receiver), k.readyPrefix(true, sender, receiver)} {
+		v, ok, err := w.Get(k.floor(p))
+		if err != nil {
+			return fmt.Errorf("queue: read floor of %q: %w", p, err)
+		}
+		if ok && len(v) == 8 && binary.BigEndian.Uint64(v) > id {
+			if err := setFloor(w, k, p, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func setFloor(w state.Writer, k keys, prefix []byte, id uint64) error {
+	return set(w, k.floor(prefix), binary.BigEndian.AppendUint64(make([]byte, 0, 8), id))
 }
 
 func setReady(w state.Writer, k keys, m *messageRecord, id uint64) error {

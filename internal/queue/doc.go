@@ -61,13 +61,23 @@
 //	q/<queue>/s/<user>/a/<id>              ready message for anyone, by sender
 //	q/<queue>/s/<user>/r/<user>/<id>       ready message for one receiver, by sender
 //	q/<queue>/l/<exp>/<id>                 leased message, by lease expiry
+//	q/<queue>/f/<index>                    floor of a ready index: 8 bytes, an id
 //
 // A message is "ready" while it is stored and not leased; it then has exactly
 // two index entries (a/ or r/, and the matching s/ entry) and no l/ entry. A
 // leased message has an l/ entry and no ready entries. Index values are
 // empty. Receive and Peek find the oldest eligible message with two seeks
 // (the receiver's and the anyone index, or their by-sender twins) and never
-// scan the queue. Deleting a queue deletes its record and everything under
+// scan the queue.
+//
+// <index> is a ready index's prefix after "q/<queue>/" ("a/", "r/<user>/",
+// ...). Its floor is a lower bound of the ids in that index, and the seeks
+// start there: deleted index entries stay in the store (as tombstones) until
+// it compacts them, and a seek from the start of an index would step over
+// every message taken since. A receive raises the floors of the indexes it
+// looked at to what it found (past the message it takes, to the queue's next
+// id for an index found empty); a reaped lease lowers the floors of the
+// indexes it returns to. An index without a floor key starts at 0. Deleting a queue deletes its record and everything under
 // "q/<queue>/". Queue records sit apart under "q/!/" so that List and Waiting
 // visit queues without visiting messages.
 //

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/parley-chat/parley/internal/errs"
@@ -150,7 +151,7 @@ func probe(r state.Reader, queue, user, from string, nowMs int64) (probeResult, 
 		return res, err
 	}
 	if q.leased > 0 {
-		res.nextLapseMs, _, err = nextLapse(r, k)
+		res.nextLapseMs, _, err = nextLapse(r, k, &q)
 	}
 	return res, err
 }
@@ -202,13 +203,38 @@ func loadMessage(r state.Reader, k keys, id uint64) (messageRecord, bool, error)
 	return m, err == nil, err
 }
 
-// firstID returns the id of the first index entry under prefix.
-func firstID(r state.Reader, prefix []byte) (uint64, bool, error) {
-	var e firstEntry // one allocation for the callback's results
-	if err := r.Scan(prefix, prefixEnd(prefix), e.visit); err != nil {
-		return 0, false, fmt.Errorf("queue: scan %q: %w", prefix, err)
+// indexHead is what a seek for the oldest entry of one ready index found.
+type indexHead struct {
+	prefix []byte // the index's prefix (readyPrefix)
+	floor  uint64 // its stored floor, 0 when none
+	id     uint64 // its first entry, when found
+	found  bool
+}
+
+// firstID returns the first entry of the ready index under prefix, seeking
+// from the index's floor.
+func firstID(r state.Reader, k keys, prefix []byte) (indexHead, error) {
+	h := indexHead{prefix: prefix}
+	v, ok, err := r.Get(k.floor(prefix))
+	if err != nil {
+		return h, fmt.Errorf("queue: read floor of %q: %w", prefix, err)
 	}
-	return e.id, e.found, e.err
+	if ok {
+		if len(v) != 8 {
+			return h, fmt.Errorf("queue: corrupt floor of %q: %d bytes", prefix, len(v))
+		}
+		h.floor = binary.BigEndian.Uint64(v)
+	}
+	lo := prefix
+	if h.floor > 0 {
+		lo = appendID(prefix[:len(prefix):len(prefix)], h.floor)
+	}
+	var e firstEntry // one allocation for the callback's results
+	if err := r.Scan(lo, prefixEnd(prefix), e.visit); err != nil {
+		return h, fmt.Errorf("queue: scan %q: %w", prefix, err)
+	}
+	h.id, h.found = e.id, e.found
+	return h, e.err
 }
 
 // firstEntry is what firstID's scan finds.
@@ -224,23 +250,49 @@ func (e *firstEntry) visit(k, _ []byte) bool {
 	return false
 }
 
+// readyHeads is what oldestReady found: the heads of the anyone index and,
+// for a named user, of the user's index (or of their by-sender twins).
+type readyHeads struct {
+	heads [2]indexHead
+	n     int // heads used: 1 or 2
+}
+
+// oldest returns the smaller of the heads' ids.
+func (rh *readyHeads) oldest() (uint64, bool) {
+	var id uint64
+	var found bool
+	for _, h := range rh.heads[:rh.n] {
+		if h.found && (!found || h.id < id) {
+			id, found = h.id, true
+		}
+	}
+	return id, found
+}
+
 // oldestReady returns the id of the oldest ready (not leased) message user
 // may receive, from one sender when from is not "": the smaller of the first
 // entries of the anyone index and of the user's index.
 func oldestReady(r state.Reader, k keys, user, from string) (uint64, bool, error) {
-	bySender, f := from != "", fold(from)
-	id, found, err := firstID(r, k.readyPrefix(bySender, f, ""))
-	if err != nil || user == "" {
-		return id, found, err
-	}
-	id2, found2, err := firstID(r, k.readyPrefix(bySender, f, fold(user)))
+	rh, err := readyHeadsOf(r, k, user, from)
 	if err != nil {
 		return 0, false, err
 	}
-	if found2 && (!found || id2 < id) {
-		return id2, true, nil
-	}
+	id, found := rh.oldest()
 	return id, found, nil
+}
+
+// readyHeadsOf seeks the head of every index oldestReady looks at.
+func readyHeadsOf(r state.Reader, k keys, user, from string) (readyHeads, error) {
+	bySender, f := from != "", fold(from)
+	var rh readyHeads
+	var err error
+	if rh.heads[0], err = firstID(r, k, k.readyPrefix(bySender, f, "")); err != nil || user == "" {
+		rh.n = 1
+		return rh, err
+	}
+	rh.heads[1], err = firstID(r, k, k.readyPrefix(bySender, f, fold(user)))
+	rh.n = 2
+	return rh, err
 }
 
 // oldestEligible is oldestReady that also counts leases lapsed at nowMs but
@@ -250,7 +302,7 @@ func oldestEligible(r state.Reader, k keys, q *queueRecord, user, from string, n
 	if err != nil || !q.mayHaveLapsed(nowMs) {
 		return id, found, err
 	}
-	lapsed, _, err := lapsedLeases(r, k, nowMs)
+	lapsed, _, err := lapsedLeases(r, k, q, nowMs)
 	if err != nil {
 		return 0, false, err
 	}
@@ -272,11 +324,13 @@ func oldestEligible(r state.Reader, k keys, q *queueRecord, user, from string, n
 // lapsedLeases returns the ids of messages whose lease has lapsed at nowMs
 // (expiry < nowMs), earliest expiry first, at most MaxReapPerApply of them,
 // and floor, a lower bound of the expiries of the other leases.
-func lapsedLeases(r state.Reader, k keys, nowMs int64) (ids []uint64, floor int64, err error) {
+// The scan starts at q.leaseFloor, a lower bound of every lease's expiry,
+// so that it does not step over the leases acknowledged before it.
+func lapsedLeases(r state.Reader, k keys, q *queueRecord, nowMs int64) (ids []uint64, floor int64, err error) {
 	floor = nowMs
 	var keyErr error
 	p := k.leasePrefix()
-	err = r.Scan(p, prefixEnd(p), func(key, _ []byte) bool {
+	err = r.Scan(k.lease(q.leaseFloor, 0), prefixEnd(p), func(key, _ []byte) bool {
 		var exp int64
 		var id uint64
 		if exp, id, keyErr = k.leaseKeyParts(key); keyErr != nil {
@@ -298,13 +352,14 @@ func lapsedLeases(r state.Reader, k keys, nowMs int64) (ids []uint64, floor int6
 	return ids, floor, nil
 }
 
-// nextLapse returns the earliest lease expiry of the queue.
-func nextLapse(r state.Reader, k keys) (int64, bool, error) {
+// nextLapse returns the earliest lease expiry of the queue, seeking from
+// q.leaseFloor.
+func nextLapse(r state.Reader, k keys, q *queueRecord) (int64, bool, error) {
 	var exp int64
 	var found bool
 	var keyErr error
 	p := k.leasePrefix()
-	err := r.Scan(p, prefixEnd(p), func(key, _ []byte) bool {
+	err := r.Scan(k.lease(q.leaseFloor, 0), prefixEnd(p), func(key, _ []byte) bool {
 		exp, _, keyErr = k.leaseKeyParts(key)
 		found = keyErr == nil
 		return false

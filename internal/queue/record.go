@@ -65,6 +65,13 @@ func (k keys) readyPrefix(bySender bool, sender, receiver string) []byte {
 	}
 }
 
+// floor returns the key of a ready index's floor: a lower bound of the ids in
+// the index, so that a seek for its oldest entry starts there instead of
+// stepping over the deleted entries before it. prefix is from readyPrefix.
+func (k keys) floor(prefix []byte) []byte {
+	return k.build(len(prefix)-len(k.p), "f/", string(prefix[len(k.p):]))
+}
+
 // readyKeys returns the two index keys of a ready message: by receiver and by
 // sender.
 func (k keys) readyKeys(sender, receiver string, id uint64) (byReceiver, bySender []byte) {
