@@ -220,8 +220,10 @@ func logger(id string) *slog.Logger {
 // rarely try the same ports.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	for range freeHi - freeLo {
-		port := freeLo + (freePort.Add(1) % (freeHi - freeLo))
+	for range (freeHi - freeLo) / 2 {
+		// Even offsets only: the port after each one stays free for a node
+		// that gossips on its cluster port + 1.
+		port := freeLo + (freePort.Add(2) % (freeHi - freeLo))
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			continue
@@ -240,7 +242,7 @@ const freeLo, freeHi = 20000, 32000
 
 var freePort = func() *atomic.Uint32 {
 	var p atomic.Uint32
-	p.Store(uint32(rand.IntN(freeHi - freeLo)))
+	p.Store(uint32(rand.IntN(freeHi-freeLo)) &^ 1)
 	return &p
 }()
 
