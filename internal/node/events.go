@@ -81,42 +81,71 @@ func (l *eventLog) Counts() map[string]uint64 {
 	return out
 }
 
-// ClusterEvents implements api.ClusterAdmin: this node's events merged with
-// the metadata leader's (which holds the placement decisions), oldest
-// first, at most eventCapacity of them. The leader's are fetched over the
-// internal transport; when it does not answer, this node's alone are shown.
+// ClusterEvents implements api.ClusterAdmin: the events of every node of
+// the map merged, oldest first, exact duplicates dropped, at most
+// eventCapacity of them (the newest). Every node's ring is gathered, not
+// only the metadata leader's, so the decisions of a former leader are kept
+// when leadership moves. The others' are fetched over the internal
+// transport in parallel; a node that does not answer within a second is
+// left out.
 func (n *Node) ClusterEvents(ctx context.Context) ([]api.ClusterEvent, error) {
 	out := n.heal.events.list()
-	if addr := n.metaLeaderAddr(); addr != "" && addr != n.self() {
-		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		var rep callReply
-		err := n.call(cctx, addr, methodEvents, nil, &rep)
-		cancel()
-		var theirs []api.ClusterEvent
-		if err == nil && rep.err(placement.MetaGroup) == nil && json.Unmarshal(rep.Result, &theirs) == nil {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, addr := range n.peerAddrs() {
+		wg.Go(func() {
+			theirs := n.remoteEvents(ctx, addr)
+			mu.Lock()
 			out = append(out, theirs...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return mergeEvents(out), nil
+}
+
+// peerAddrs returns the internal addresses of the map's other nodes.
+func (n *Node) peerAddrs() []string {
+	var out []string
+	if m := n.Map(); m != nil {
+		for _, nd := range m.Nodes {
+			if nd.Addr != "" && nd.Addr != n.self() {
+				out = append(out, nd.Addr)
+			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b api.ClusterEvent) int { return cmp.Compare(a.Ts, b.Ts) })
-	out = slices.CompactFunc(out, func(a, b api.ClusterEvent) bool { return a == b })
-	if len(out) > eventCapacity {
-		out = out[len(out)-eventCapacity:]
+	return out
+}
+
+// remoteEvents returns the ring of the node at addr, nil when it does not
+// answer within a second.
+func (n *Node) remoteEvents(ctx context.Context, addr string) []api.ClusterEvent {
+	cctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var rep callReply
+	var theirs []api.ClusterEvent
+	if n.call(cctx, addr, methodEvents, nil, &rep) != nil || rep.err(placement.MetaGroup) != nil ||
+		json.Unmarshal(rep.Result, &theirs) != nil {
+		return nil
 	}
-	return out, nil
+	return theirs
+}
+
+// mergeEvents sorts events by time (ties in a fixed order, so duplicates
+// are adjacent), drops exact duplicates and keeps the newest eventCapacity.
+func mergeEvents(evs []api.ClusterEvent) []api.ClusterEvent {
+	slices.SortFunc(evs, func(a, b api.ClusterEvent) int {
+		return cmp.Or(cmp.Compare(a.Ts, b.Ts), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Node, b.Node),
+			cmp.Compare(a.Group, b.Group), cmp.Compare(a.Detail, b.Detail))
+	})
+	evs = slices.Compact(evs)
+	if len(evs) > eventCapacity {
+		evs = evs[len(evs)-eventCapacity:]
+	}
+	return evs
 }
 
 // localEvents answers the internal events call.
 func (n *Node) localEvents() ([]byte, error) {
 	return json.Marshal(n.heal.events.list())
-}
-
-// metaLeaderAddr returns the internal address of the metadata group's
-// leader as this node knows it, "" when unknown.
-func (n *Node) metaLeaderAddr() string {
-	lead, _ := n.engine.Leader(placement.MetaGroup)
-	if lead == 0 {
-		return ""
-	}
-	a, _ := n.dir.AddrOf(lead)
-	return a
 }

@@ -90,6 +90,7 @@ type mapView struct {
 	m          *placement.Map
 	addrOf     map[uint64]string   // replica id -> node internal address
 	replicasOf map[uint64][]string // group -> node addresses of its replicas
+	retired    map[uint64]string   // replica id -> node id, dropped from the map (controller_retired.go)
 }
 
 func newMapView(m *placement.Map) *mapView {
@@ -410,7 +411,7 @@ func (n *Node) onApplied(group, applied uint64) {
 }
 
 func (n *Node) setMap(m *placement.Map) {
-	n.cmap.Store(newMapView(m))
+	n.cmap.Store(newMapView(m).keepRetired(n.cmap.Load()))
 	n.ready.Store(true)
 	n.kickReconcile()
 }

@@ -64,6 +64,8 @@ func (n *Node) reconcileOnce() {
 			} else {
 				n.log.Info("membership changed", "group", st.Group, "change", cc.Changes[0].Type.String(), "replica", cc.Changes[0].NodeID)
 			}
+		} else if to, ok := retiredLeaderHandOff(st, g); ok {
+			_ = n.engine.TransferLeader(ctx, st.Group, to)
 		}
 	}
 	if time.Since(n.heal.lastOrphans) >= orphanSweepEvery {

@@ -199,12 +199,19 @@ func (m *Map) groupReplicas(g uint64) []Replica {
 	return m.Groups[g].Replicas
 }
 
+// MaxPartitions is the most partitions a cluster may have (the
+// configuration's limit, config.Validate).
+const MaxPartitions = 4096
+
 func applyCreate(m *Map, c *Command) Result {
 	if m.ClusterID != "" {
 		return Result{Error: "cluster already created"}
 	}
 	if c.Node == nil || c.Partitions < 1 || c.ReplicationFactor < 1 || c.ClusterID == "" {
 		return Result{Error: "create needs a cluster id, a node, partitions and a replication factor"}
+	}
+	if c.Partitions > MaxPartitions {
+		return Result{Error: fmt.Sprintf("create: %d partitions, at most %d", c.Partitions, MaxPartitions)}
 	}
 	*m = Map{
 		ClusterID:         c.ClusterID,

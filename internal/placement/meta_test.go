@@ -58,6 +58,29 @@ func TestStateMachine_Create(t *testing.T) {
 	}
 }
 
+// A create asking for more partitions than a cluster may have is refused
+// and allocates nothing; the limit itself is accepted.
+func TestStateMachine_CreateRefusesTooManyPartitions(t *testing.T) {
+	node := &Node{ID: "n1", Addr: "a1"}
+	w := state.NewMem()
+	for _, p := range []int{MaxPartitions + 1, 1 << 40} {
+		r := mustApply(t, w, &Command{Op: OpCreate, ClusterID: "c1", Partitions: p, ReplicationFactor: 3, Node: node})
+		if r.Error == "" {
+			t.Fatalf("create with %d partitions accepted", p)
+		}
+		if _, ok, err := LoadMap(w); ok || err != nil {
+			t.Fatalf("a refused create left a map (%v)", err)
+		}
+	}
+	r := mustApply(t, w, &Command{Op: OpCreate, ClusterID: "c1", Partitions: MaxPartitions, ReplicationFactor: 3, Node: node})
+	if r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	if m := mustMap(t, w); m.Partitions != MaxPartitions || len(m.Groups) != MaxPartitions+1 {
+		t.Fatalf("%d partitions, %d groups", m.Partitions, len(m.Groups))
+	}
+}
+
 func TestStateMachine_AddNode(t *testing.T) {
 	t.Run("new node gets a fresh metadata replica", func(t *testing.T) {
 		w := newCluster(t, 2, 3)
