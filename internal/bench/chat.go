@@ -38,6 +38,10 @@ type Chat struct {
 	run   string
 	rooms []string
 	text  string
+	// ops numbers the posts of every phase (warm-up and measured), so no
+	// two share an idempotency key: the phases' operation indexes both
+	// start at 0, and a reused key would replay the first post.
+	ops atomic.Int64
 }
 
 // Compile-time checks that Chat is a workload that prepares.
@@ -83,10 +87,10 @@ func (c *Chat) Prepare(ctx context.Context, workers int) error {
 }
 
 // Op implements Workload: one post, with an idempotency key unique to the
-// run and the operation.
+// run and the operation (across the warm-up and the measured phase).
 func (c *Chat) Op(ctx context.Context, worker, i int) error {
 	cl := c.o.Clients[worker%len(c.o.Clients)]
-	ctx = client.WithIdempotencyKey(ctx, c.run+"-"+strconv.Itoa(i))
+	ctx = client.WithIdempotencyKey(ctx, c.run+"-"+strconv.FormatInt(c.ops.Add(1), 10))
 	_, err := cl.Post(ctx, c.rooms[i%len(c.rooms)], c.text, client.PostOptions{})
 	return opError("post", err)
 }

@@ -206,7 +206,7 @@ func (f *Fanout) noteStreamError(err error) {
 // Unix nanoseconds, and "|".
 func (f *Fanout) Op(ctx context.Context, worker, i int) error {
 	cl := f.o.Clients[worker%len(f.o.Clients)]
-	ctx = client.WithIdempotencyKey(ctx, f.chat.run+"-"+strconv.Itoa(i))
+	ctx = client.WithIdempotencyKey(ctx, f.chat.run+"-"+strconv.FormatInt(f.chat.ops.Add(1), 10))
 	text := fmt.Sprintf("%019d|", time.Now().UnixNano()) + f.pad
 	_, err := cl.Post(ctx, f.chat.rooms[i%len(f.chat.rooms)], text, client.PostOptions{})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/parley-chat/parley/client"
 )
@@ -48,6 +49,10 @@ type Links struct {
 	run   string
 	codes []LinkTarget
 	anon  []*client.Client
+	// created numbers the codes created in every phase, so the measured
+	// phase never repeats a warm-up code (its operation indexes restart
+	// at 0).
+	created atomic.Int64
 }
 
 // Compile-time checks that Links is a workload that prepares.
@@ -76,7 +81,7 @@ func NewLinks(o LinksOptions, anon []*client.Client) (*Links, error) {
 		}
 		l.codes = make([]LinkTarget, o.Links)
 		for i := range l.codes {
-			code := l.code(i)
+			code := l.code(int(l.created.Add(1)))
 			l.codes[i] = LinkTarget{Code: code, URL: "https://example.com/bench/" + code}
 		}
 	}
