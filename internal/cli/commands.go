@@ -7,15 +7,13 @@ import (
 )
 
 // command is one entry of the dispatch table: either a leaf with an action, or a
-// group with subcommands. Planned commands are listed in the help and
-// refuse to run until they are written.
+// group with subcommands.
 type command struct {
 	name    string
 	summary string
 	section string // heading in the parent's help; "" for subcommands
 	action  func(ctx context.Context, e *Env, path string, args []string) error
 	subs    []*command
-	planned bool
 }
 
 // rootCommand returns the full command tree of `parley`.
@@ -90,8 +88,6 @@ func rootCommand() *command {
 // run dispatches args under c, whose full name is path.
 func (c *command) run(ctx context.Context, e *Env, path string, args []string) error {
 	switch {
-	case c.planned:
-		return fmt.Errorf("%s is not implemented yet", path)
 	case c.subs == nil:
 		return c.action(ctx, e, path, args)
 	case len(args) == 0:
@@ -107,13 +103,11 @@ func (c *command) run(ctx context.Context, e *Env, path string, args []string) e
 	return usagef(path, "unknown command %q for %s; want one of %s", args[0], path, c.names())
 }
 
-// names lists the subcommands of c that can run.
+// names lists the subcommands of c.
 func (c *command) names() string {
 	var ns []string
 	for _, s := range c.subs {
-		if !s.planned {
-			ns = append(ns, s.name)
-		}
+		ns = append(ns, s.name)
 	}
 	return strings.Join(ns, ", ")
 }
@@ -139,11 +133,7 @@ func (c *command) help(path string) string {
 			}
 			fmt.Fprintf(&b, "\n%s:\n", heading)
 		}
-		mark := ""
-		if s.planned {
-			mark = " (planned)"
-		}
-		fmt.Fprintf(&b, "  %-*s %s%s\n", width, s.name, s.summary, mark)
+		fmt.Fprintf(&b, "  %-*s %s\n", width, s.name, s.summary)
 	}
 	fmt.Fprintf(&b, "\nRun '%s <command> -h' for details.\n", path)
 	return b.String()
