@@ -205,6 +205,17 @@ func (e *Engine) Groups() []uint64 {
 // HasGroup reports whether this node holds a replica of the group.
 func (e *Engine) HasGroup(id uint64) bool { return e.group(id) != nil }
 
+// Replica returns the id of this node's replica of the group, 0 when it holds
+// none. A reader of the group's local state compares it before and after
+// reading: a replica closed (and its state destroyed) or replaced in between
+// makes what was read worthless.
+func (e *Engine) Replica(id uint64) uint64 {
+	if g := e.group(id); g != nil {
+		return g.replica
+	}
+	return 0
+}
+
 // Leader returns the replica id this node believes leads the group (0 when
 // unknown) and whether that is this node's own replica.
 func (e *Engine) Leader(id uint64) (leader uint64, local bool) {

@@ -208,17 +208,26 @@ func (r *Router) Read(ctx context.Context, p uint64, stale bool, fn func(state.R
 	defer cancel()
 	var lastErr error
 	for attempt := 0; ; attempt++ {
-		if r.n.engine.HasGroup(p) {
+		if replica := r.n.engine.Replica(p); replica != 0 {
+			var ms int64
+			err := error(nil)
 			if stale {
-				ms, _ := r.n.engine.StaleMs(p)
-				return max(ms, 0), fn(r.n.db.State(p))
+				ms, _ = r.n.engine.StaleMs(p)
+			} else {
+				err = r.n.engine.ReadIndex(ctx, p)
 			}
-			err := r.n.engine.ReadIndex(ctx, p)
 			if err == nil {
-				return 0, fn(r.n.db.State(p))
+				ferr := fn(r.n.db.State(p))
+				if r.n.engine.Replica(p) == replica {
+					return max(ms, 0), ferr
+				}
+				// The replica was closed and its state destroyed (the
+				// controller moved it away) while fn read it: what fn saw
+				// may be an empty state. Read again.
+				err = errs.New(errs.Unavailable, "replica of partition %d closed during the read", p)
 			}
-			// The local replica may be closing (the controller moved it
-			// away): try again, here if it is still held, else remotely.
+			// The local replica may be closing: try again, here if it is
+			// still held, else remotely.
 			lastErr = err
 			if !retryable(err) {
 				return 0, err

@@ -88,9 +88,20 @@ func (h *handler) HandleCall(ctx context.Context, _ string, method string, body 
 
 // localRead serves a forwarded read from this node's replica.
 func (n *Node) localRead(ctx context.Context, method string, req readRequest) callReply {
-	if !n.engine.HasGroup(req.Group) {
+	replica := n.engine.Replica(req.Group)
+	if replica == 0 {
 		return callReply{Code: errs.NotFound, Message: fmt.Sprintf("no replica of partition %d here", req.Group)}
 	}
+	reply := n.readReplica(ctx, method, req)
+	if n.engine.Replica(req.Group) != replica {
+		// Closed and destroyed while read: the caller asks again.
+		return callReply{Code: errs.Unavailable, Message: fmt.Sprintf("replica of partition %d closed during the read", req.Group)}
+	}
+	return reply
+}
+
+// readReplica reads this node's replica of req.Group for localRead.
+func (n *Node) readReplica(ctx context.Context, method string, req readRequest) callReply {
 	var stale int64
 	if req.Linearizable {
 		if err := n.engine.ReadIndex(ctx, req.Group); err != nil {
