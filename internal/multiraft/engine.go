@@ -205,16 +205,20 @@ func (e *Engine) Groups() []uint64 {
 // HasGroup reports whether this node holds a replica of the group.
 func (e *Engine) HasGroup(id uint64) bool { return e.group(id) != nil }
 
-// Replica returns the id of this node's replica of the group, 0 when it holds
-// none. A reader of the group's local state compares it before and after
-// reading: a replica closed (and its state destroyed) or replaced in between
-// makes what was read worthless.
-func (e *Engine) Replica(id uint64) uint64 {
-	if g := e.group(id); g != nil {
-		return g.replica
-	}
-	return 0
-}
+// Incarnation identifies this node's replica of a group as it was opened:
+// closing the replica (and destroying its state) and opening it again, even
+// under the same replica id, gives a different Incarnation. A reader of the
+// group's local state takes one before and after reading: when they differ,
+// what was read may be an emptied state and is worthless.
+type Incarnation struct{ g *group }
+
+// Held reports whether the node held a replica when the Incarnation was
+// taken.
+func (i Incarnation) Held() bool { return i.g != nil }
+
+// Incarnation returns the current incarnation of this node's replica of the
+// group (not Held when it has none).
+func (e *Engine) Incarnation(id uint64) Incarnation { return Incarnation{g: e.group(id)} }
 
 // Leader returns the replica id this node believes leads the group (0 when
 // unknown) and whether that is this node's own replica.

@@ -208,7 +208,7 @@ func (r *Router) Read(ctx context.Context, p uint64, stale bool, fn func(state.R
 	defer cancel()
 	var lastErr error
 	for attempt := 0; ; attempt++ {
-		if replica := r.n.engine.Replica(p); replica != 0 {
+		if replica := r.n.engine.Incarnation(p); replica.Held() {
 			var ms int64
 			err := error(nil)
 			if stale {
@@ -218,7 +218,7 @@ func (r *Router) Read(ctx context.Context, p uint64, stale bool, fn func(state.R
 			}
 			if err == nil {
 				ferr := fn(r.n.db.State(p))
-				if r.n.engine.Replica(p) == replica {
+				if r.n.engine.Incarnation(p) == replica {
 					return max(ms, 0), ferr
 				}
 				// The replica was closed and its state destroyed (the

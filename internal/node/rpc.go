@@ -88,12 +88,12 @@ func (h *handler) HandleCall(ctx context.Context, _ string, method string, body 
 
 // localRead serves a forwarded read from this node's replica.
 func (n *Node) localRead(ctx context.Context, method string, req readRequest) callReply {
-	replica := n.engine.Replica(req.Group)
-	if replica == 0 {
+	replica := n.engine.Incarnation(req.Group)
+	if !replica.Held() {
 		return callReply{Code: errs.NotFound, Message: fmt.Sprintf("no replica of partition %d here", req.Group)}
 	}
 	reply := n.readReplica(ctx, method, req)
-	if n.engine.Replica(req.Group) != replica {
+	if n.engine.Incarnation(req.Group) != replica {
 		// Closed and destroyed while read: the caller asks again.
 		return callReply{Code: errs.Unavailable, Message: fmt.Sprintf("replica of partition %d closed during the read", req.Group)}
 	}
