@@ -32,127 +32,12 @@ WARMUP=${WARMUP:-1s}
 CLIENTS=${CLIENTS:-"1 64 256"}
 VALUE_SIZE=${VALUE_SIZE:-256}
 FSYNC_COUNT=${FSYNC_COUNT:-2000}
-OUT=${OUT:-./bench-results/$(date -u +%Y%m%dT%H%M%SZ)}
-WORKDIR=${WORKDIR:-/var/tmp}
-KEEP_DATA=${KEEP_DATA:-0}
-
-# Loopback ports, away from etcd's and Parley's defaults and below Linux's
-# ephemeral range (32768-60999), where outgoing connections of other
-# programs could take them between the check and the start.
+NAME=compare-etcd
+# Loopback ports for etcd, away from its defaults and below Linux's
+# ephemeral range (32768-60999); Parley's are lib.sh's.
 ETCD_CLIENT_PORTS=(22379 22389 22399)
 ETCD_PEER_PORTS=(22380 22390 22400)
-PARLEY_HTTP_PORTS=(27070 27080 27090)
-PARLEY_CLUSTER_PORTS=(27071 27081 27091)
-
-log() { printf '==> %s\n' "$*" >&2; }
-die() { printf 'compare-etcd: %s\n' "$*" >&2; exit 1; }
-
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-mkdir -p "$OUT/logs"
-OUT=$(cd "$OUT" && pwd)
-tmp=$(mktemp -d "$WORKDIR/parley-compare.XXXXXX")
-
-# Processes started here, each the leader of its own process group.
-pids=()
-
-# stop_all stops every process group started here: SIGTERM, then SIGKILL
-# after 15 s.
-stop_all() {
-	local pid i
-	for pid in "${pids[@]}"; do
-		kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-	done
-	for pid in "${pids[@]}"; do
-		for ((i = 0; i < 150; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL -- "-$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	pids=()
-}
-
-cleanup() {
-	local rc=$?
-	stop_all
-	if [[ $KEEP_DATA == 1 ]]; then
-		log "data kept in $tmp"
-	else
-		rm -rf "$tmp"
-	fi
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# start NAME CMD...: runs CMD in its own session (so its whole process group
-# can be stopped), logging to $OUT/logs/NAME.log.
-start() {
-	local name=$1
-	shift
-	setsid "$@" >"$OUT/logs/$name.log" 2>&1 &
-	pids+=("$!")
-}
-
-# port_free PORT fails when something on loopback listens on PORT.
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# http_ok URL succeeds when URL answers 2xx.
-http_ok() {
-	if command -v curl >/dev/null; then
-		curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null
-	else
-		python3 -c 'import sys,urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' "$1" 2>/dev/null
-	fi
-}
-
-# http_get URL prints the body of URL.
-http_get() {
-	if command -v curl >/dev/null; then
-		curl -fsS --max-time 5 ${PARLEY_TOKEN:+-H "Authorization: Bearer $PARLEY_TOKEN"} "$1"
-	else
-		python3 -c 'import os,sys,urllib.request
-req = urllib.request.Request(sys.argv[1])
-if os.environ.get("PARLEY_TOKEN"): req.add_header("Authorization", "Bearer " + os.environ["PARLEY_TOKEN"])
-sys.stdout.write(urllib.request.urlopen(req, timeout=5).read().decode())' "$1"
-	fi
-}
-
-# figure FILE FIELD prints one figure of a bench JSON report: ops_per_s,
-# errors, or p50/p99 (latency percentiles, ms).
-figure() {
-	local file=$1 field=$2
-	if command -v jq >/dev/null; then
-		case $field in
-		p*) jq -r --argjson p "${field#p}" '.latency.percentiles[] | select(.p == $p) | .ms' "$file" ;;
-		*) jq -r ".$field" "$file" ;;
-		esac
-	else
-		python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1])); f = sys.argv[2]
-if f.startswith("p"):
-    print(next(q["ms"] for q in r["latency"]["percentiles"] if q["p"] == float(f[1:])))
-else:
-    print(r[f])' "$file" "$field"
-	fi
-}
-
-# settled prints "yes" when the cluster status JSON on stdin shows every
-# partition with a leader and three replicas and no moves in progress.
-settled() {
-	if command -v jq >/dev/null; then
-		jq -r 'if ([.partitions[] | select(.leader != "" and (.replicas | length) == 3)] | length) == (.partitions | length)
-			and ((.moves // []) | length) == 0 then "yes" else "no" end'
-	else
-		python3 -c '
-import json, sys
-s = json.load(sys.stdin)
-ok = all(p["leader"] and len(p["replicas"]) == 3 for p in s["partitions"]) and not s.get("moves")
-print("yes" if ok else "no")'
-	fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # machine_cpu prints the machine's busy and total CPU time so far, in
 # clock ticks (idle, iowait and steal are not busy).
@@ -191,37 +76,15 @@ cpu() { awk -v f="$2" '$1 == f { print $2 }' "$OUT/$1.cpu"; }
 
 # --- tools ---------------------------------------------------------------
 
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-	[[ $(id -u) == 0 ]] || die "etcd or etcdctl missing: run as root, or apt-get install etcd-server etcd-client"
-	log "installing etcd-server and etcd-client"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client >"$OUT/logs/apt.log"
-	# The package may start a system etcd on :2379; it would share the CPUs.
-	if command -v systemctl >/dev/null && systemctl is-active --quiet etcd 2>/dev/null; then
-		log "stopping the packaged etcd service during the run (systemctl stop etcd)"
-		systemctl stop etcd || true
-	fi
-fi
-command -v python3 >/dev/null || command -v jq >/dev/null || die "need jq or python3 to read the JSON reports"
+apt_install jq jq
+apt_install curl curl
+apt_install etcd etcd-server etcd-client
+apt_install etcdctl etcd-client
+stop_service etcd
 etcd_version=$(etcd --version | sed -n 's/^etcd Version: //p')
 [[ $etcd_version == 3.4.* ]] || log "warning: etcd $etcd_version, not 3.4: the gateway path /v3 still works from 3.4 on"
+build_parley
 
-if [[ -n ${PARLEY_BIN:-} ]]; then
-	parley=$PARLEY_BIN
-else
-	command -v go >/dev/null || die "go missing: install Go (the version in go.mod) or set PARLEY_BIN"
-	log "building parley"
-	(cd "$repo" && go build -o "$tmp/bin/parley" ./cmd/parley)
-	parley=$tmp/bin/parley
-fi
-
-# ports_free PORT... dies when one of the ports is taken.
-ports_free() {
-	local p
-	for p in "$@"; do
-		port_free "$p" || die "port $p on 127.0.0.1 is taken"
-	done
-}
 ports_free "${ETCD_CLIENT_PORTS[@]}" "${ETCD_PEER_PORTS[@]}" "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"
 
 fstype=$(df -PT "$tmp" | awk 'NR == 2 { print $2 }')
@@ -292,51 +155,8 @@ stop_all
 
 # --- Parley --------------------------------------------------------------
 
-parley_urls=""
-for i in 0 1 2; do
-	parley_urls+="${parley_urls:+,}http://127.0.0.1:${PARLEY_HTTP_PORTS[i]}"
-done
-serve() { # serve I [--join ADDR]
-	local i=$1
-	shift
-	start "parley-n$((i + 1))" "$parley" serve --id "n$((i + 1))" --data-dir "$tmp/parley/n$((i + 1))" \
-		--http "127.0.0.1:${PARLEY_HTTP_PORTS[i]}" --cluster "127.0.0.1:${PARLEY_CLUSTER_PORTS[i]}" \
-		--log-level warn "$@"
-}
-wait_ready() { # wait_ready I
-	local url=http://127.0.0.1:${PARLEY_HTTP_PORTS[$1]}/readyz n
-	for ((n = 0; ; n++)); do
-		http_ok "$url" && return 0
-		((n < 120)) || die "parley node $(($1 + 1)) not ready in 60 s; see $OUT/logs/parley-n$(($1 + 1)).log"
-		sleep 0.5
-	done
-}
-log "starting parley: 3 nodes on $parley_urls"
-ports_free "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"
-serve 0
-wait_ready 0
-# Every call but health and sign-in needs a session: register the benchmark
-# user (the first, so an admin) and keep its login for the bench commands.
-export PARLEY_CONFIG_DIR="$tmp/parley-config"
-bench_password="parley-bench-$RANDOM-$RANDOM"
-url0="http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}"
-printf '%s\n' "$bench_password" | "$parley" user register bench --password-stdin --server "$url0" >/dev/null
-printf '%s\n' "$bench_password" | "$parley" user login bench --password-stdin --server "$url0" >/dev/null
-PARLEY_TOKEN=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]["token"])' \
-	"$PARLEY_CONFIG_DIR/logins.json" "$url0")
-export PARLEY_TOKEN
-serve 1 --join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}"
-serve 2 --join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}"
-wait_ready 1
-wait_ready 2
-for ((n = 0; ; n++)); do
-	status=$(http_get "http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}/api/v1/cluster" || true)
-	[[ -n $status && $(settled <<<"$status") == yes ]] && break
-	((n < 120)) || die "parley partitions did not reach 3 replicas with leaders in 60 s"
-	sleep 0.5
-done
-sleep 3 # leaders settle
-http_get "http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}/api/v1/cluster" >"$OUT/logs/parley-cluster.json" || true
+start_parley
+curl -fsS --max-time 5 -H "Authorization: Bearer $PARLEY_TOKEN" "http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}/api/v1/cluster" >"$OUT/logs/parley-cluster.json" || true
 "$parley" cluster status --server "http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}" >"$OUT/logs/parley-status.txt" 2>&1 || true
 
 for c in $CLIENTS; do
@@ -354,7 +174,6 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/mach
 
 # --- summary -------------------------------------------------------------
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 {
 	f1=$(figure "$OUT/fsync-1.json" p50)
 	f3=$(figure "$OUT/fsync-3.json" p50)
