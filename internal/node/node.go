@@ -270,12 +270,18 @@ func (n *Node) Close() {
 	})
 }
 
-// Shutdown transfers leadership of every group this node leads to another
-// replica (bounded by ctx and by three election timeouts: when the whole
-// cluster stops at once nobody can take over), then closes the node: what
-// SIGTERM does.
+// Shutdown ends the presence leases of the users connected here (so they
+// show offline at once), transfers leadership of every group this node leads
+// to another replica (bounded by ctx and by three election timeouts: when the
+// whole cluster stops at once nobody can take over), then closes the node:
+// what SIGTERM does.
 func (n *Node) Shutdown(ctx context.Context) {
 	if n.engine != nil {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		if err := n.presence.releaseAll(pctx); err != nil {
+			n.log.Debug("presence leases not released before exit; they expire", "err", err)
+		}
+		cancel()
 		tctx, cancel := context.WithTimeout(ctx, 3*time.Duration(n.cfg.ElectionTicks)*n.cfg.TickInterval)
 		defer cancel()
 		if err := n.engine.TransferLeadership(tctx); err != nil {

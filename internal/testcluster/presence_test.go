@@ -1,6 +1,7 @@
 package testcluster_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -116,4 +117,36 @@ func TestCluster_Presence(t *testing.T) {
 		took := expectEverywhere(t, c, viewers, false, 15*time.Second)
 		t.Logf("bob offline on every live node %v after his node died (TTL %v)", took.Round(10*time.Millisecond), presenceTTL)
 	})
+}
+
+// A node that shuts down gracefully (SIGTERM) ends the leases of the users
+// connected through it: they show offline at once on every other node, not
+// when the lease (here a minute) runs out.
+func TestCluster_PresenceReleasedOnShutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{
+		Nodes: 3, NoSync: true,
+		Configure: func(_ int, cfg *config.Config) {
+			cfg.RateLimit = 1 << 20
+			cfg.PresenceTTL = time.Minute
+		},
+	})
+	alice := signUp(t, c, 0, 0, "alice")
+	signUp(t, c, 1, 1, "bob")
+	if _, err := alice.CreateRoom(apiCtx(t), client.RoomSpec{Name: "hall"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := signIn(t, c, 1, "bob").JoinRoom(apiCtx(t), "hall", ""); err != nil {
+		t.Fatal(err)
+	}
+	viewers := map[int]*client.Client{0: as(c, 0, alice), 1: as(c, 1, alice)}
+	const holder = 2
+	c.Node(holder).Presence().Connected("bob")
+	expectEverywhere(t, c, viewers, true, 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.Node(holder).Shutdown(ctx)
+	expectEverywhere(t, c, viewers, false, 15*time.Second)
 }
