@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Tag is the first byte of every account command. The partition state
@@ -179,26 +181,8 @@ func decodeCreateSession(b []byte) (Command, error) {
 	return c, nil
 }
 
-// readString reads a uvarint length and that many bytes of non-empty string.
-func readString(b []byte) (string, []byte, error) {
-	n, rest, err := readUvarint(b)
-	if err != nil {
-		return "", nil, err
-	}
-	if n == 0 || n > uint64(len(rest)) {
-		return "", nil, fmt.Errorf("%w: string length %d with %d bytes left", errMalformed, n, len(rest))
-	}
-	return string(rest[:n]), rest[n:], nil
-}
+// readString reads a non-empty, length-prefixed string (wire.String).
+func readString(b []byte) (string, []byte, error) { return wire.String(b, errMalformed) }
 
-// readUvarint reads a minimally encoded uvarint.
-func readUvarint(b []byte) (uint64, []byte, error) {
-	v, n := binary.Uvarint(b)
-	if n <= 0 {
-		return 0, nil, fmt.Errorf("%w: bad varint", errMalformed)
-	}
-	if n > 1 && b[n-1] == 0 {
-		return 0, nil, fmt.Errorf("%w: non-minimal varint", errMalformed)
-	}
-	return v, b[n:], nil
-}
+// readUvarint reads a minimally encoded uvarint (wire.Uvarint).
+func readUvarint(b []byte) (uint64, []byte, error) { return wire.Uvarint(b, errMalformed) }

@@ -17,7 +17,7 @@ const module = "github.com/parley-chat/parley/"
 
 // domainImports lists, for each package that must stay a pure domain
 // package, the non-standard-library imports it may use. Every package here
-// may also use internal/state and internal/errs, and no package here may
+// may also use internal/state, internal/errs and internal/wire, and no package here may
 // use net/http or math/rand (Apply must be deterministic; randomness comes
 // from the proposer).
 var domainImports = map[string][]string{
@@ -30,6 +30,7 @@ var domainImports = map[string][]string{
 	"internal/placement": nil,
 	"internal/state":     nil,
 	"internal/errs":      nil,
+	"internal/wire":      nil,
 }
 
 // forbiddenStd are standard-library packages no domain package may import.
@@ -38,7 +39,7 @@ var forbiddenStd = map[string]bool{"net/http": true, "math/rand": true, "math/ra
 func TestImports_DomainPackagesStayPure(t *testing.T) {
 	for dir, extra := range domainImports {
 		t.Run(dir, func(t *testing.T) {
-			allowed := map[string]bool{module + "internal/state": true, module + "internal/errs": true}
+			allowed := map[string]bool{module + "internal/state": true, module + "internal/errs": true, module + "internal/wire": true}
 			for _, p := range extra {
 				allowed[p] = true
 			}

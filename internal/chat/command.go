@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Tag is the first byte of every chat command. The partition state machine
@@ -133,9 +135,9 @@ func EncodeCreateRoom(c CreateRoom) []byte {
 	}
 	b := make([]byte, 0, 3+3*binary.MaxVarintLen64+len(c.Room)+len(c.Owner)+len(c.PasswordHash))
 	b = append(b, Tag, opCreate, flags)
-	b = appendString(appendString(b, c.Room), c.Owner)
+	b = wire.AppendString(wire.AppendString(b, c.Room), c.Owner)
 	b = binary.AppendUvarint(b, c.MaxMembers)
-	return appendString(b, c.PasswordHash)
+	return wire.AppendString(b, c.PasswordHash)
 }
 
 // EncodeDeleteRoom returns the binary encoding of d.
@@ -146,28 +148,28 @@ func EncodeDeleteRoom(d DeleteRoom) []byte {
 	}
 	b := make([]byte, 0, 3+2*binary.MaxVarintLen64+len(d.Room)+len(d.User))
 	b = append(b, Tag, opDelete, flags)
-	return appendString(appendString(b, d.Room), d.User)
+	return wire.AppendString(wire.AppendString(b, d.Room), d.User)
 }
 
 // EncodeJoin returns the binary encoding of j.
 func EncodeJoin(j Join) []byte {
 	b := make([]byte, 0, 2+3*binary.MaxVarintLen64+len(j.Room)+len(j.User)+len(j.PasswordHash))
 	b = append(b, Tag, opJoin)
-	return appendString(appendString(appendString(b, j.Room), j.User), j.PasswordHash)
+	return wire.AppendString(wire.AppendString(wire.AppendString(b, j.Room), j.User), j.PasswordHash)
 }
 
 // EncodeLeave returns the binary encoding of l.
 func EncodeLeave(l Leave) []byte {
 	b := make([]byte, 0, 2+2*binary.MaxVarintLen64+len(l.Room)+len(l.User))
 	b = append(b, Tag, opLeave)
-	return appendString(appendString(b, l.Room), l.User)
+	return wire.AppendString(wire.AppendString(b, l.Room), l.User)
 }
 
 // EncodeMarkRead returns the binary encoding of m.
 func EncodeMarkRead(m MarkRead) []byte {
 	b := make([]byte, 0, 2+3*binary.MaxVarintLen64+len(m.Room)+len(m.User))
 	b = append(b, Tag, opMarkRead)
-	b = appendString(appendString(b, m.Room), m.User)
+	b = wire.AppendString(wire.AppendString(b, m.Room), m.User)
 	return binary.AppendUvarint(b, m.Seq)
 }
 
@@ -179,10 +181,10 @@ func EncodePost(p Post) []byte {
 	}
 	b := make([]byte, 0, n)
 	b = append(b, Tag, opPost)
-	b = appendString(appendString(b, p.Room), p.User)
+	b = wire.AppendString(wire.AppendString(b, p.Room), p.User)
 	b = binary.AppendUvarint(b, uint64(len(p.To)))
 	for _, t := range p.To {
-		b = appendString(b, t)
+		b = wire.AppendString(b, t)
 	}
 	return append(b, p.Text...)
 }
@@ -245,11 +247,6 @@ func DecodeCommand(cmd []byte) (Command, error) {
 		return nil, d.err
 	}
 	return c, nil
-}
-
-// appendString appends a uvarint length and s.
-func appendString(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 // decoder reads the fields of a command or record. After the first failure

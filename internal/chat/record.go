@@ -3,6 +3,8 @@ package chat
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Key layout, relative to the partition (see the package documentation):
@@ -130,8 +132,8 @@ func encodeRoom(rec *roomRecord) []byte {
 	b = binary.AppendUvarint(b, rec.lastSeq)
 	b = binary.AppendVarint(b, rec.lastTs)
 	b = binary.AppendUvarint(b, rec.firstRetained)
-	b = appendString(b, rec.owner)
-	return appendString(b, rec.passwordHash)
+	b = wire.AppendString(b, rec.owner)
+	return wire.AppendString(b, rec.passwordHash)
 }
 
 // decodeRoom decodes the room record stored under k.
@@ -176,7 +178,7 @@ func encodeMember(m memberRecord) []byte {
 	b = append(b, recordVersion)
 	b = binary.AppendVarint(b, m.joinedAt)
 	b = binary.AppendUvarint(b, m.lastRead)
-	return appendString(b, m.name)
+	return wire.AppendString(b, m.name)
 }
 
 // decodeMember decodes the member record stored under k.
@@ -210,10 +212,10 @@ var kindNames = map[byte]string{evMessage: KindMessage, evWhisper: KindWhisper, 
 func appendEvent(b []byte, kind byte, ts int64, sender string, to []string, text string) []byte {
 	b = append(b, kind)
 	b = binary.AppendVarint(b, ts)
-	b = appendString(b, sender)
+	b = wire.AppendString(b, sender)
 	b = binary.AppendUvarint(b, uint64(len(to)))
 	for _, t := range to {
-		b = appendString(b, t)
+		b = wire.AppendString(b, t)
 	}
 	return append(b, text...)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Result status bytes, the first byte of every result Apply returns. A
@@ -73,10 +74,10 @@ func encodeOK(r okResult) []byte {
 	b = append(b, statusOK, r.op, flags)
 	b = binary.AppendUvarint(b, r.seq)
 	b = binary.AppendVarint(b, r.ts)
-	b = appendString(b, r.user)
+	b = wire.AppendString(b, r.user)
 	b = binary.AppendUvarint(b, r.n)
 	if r.rec != nil {
-		b = appendString(b, r.room)
+		b = wire.AppendString(b, r.room)
 		b = append(b, encodeRoom(r.rec)...)
 	}
 	return b

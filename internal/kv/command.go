@@ -11,6 +11,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Tag is the first byte of every kv command. The partition state machine
@@ -166,14 +168,5 @@ func readKey(b []byte) (string, []byte, error) {
 	return string(rest[:n]), rest[n:], nil
 }
 
-// readUvarint reads a minimally encoded uvarint.
-func readUvarint(b []byte) (uint64, []byte, error) {
-	v, n := binary.Uvarint(b)
-	if n <= 0 {
-		return 0, nil, fmt.Errorf("%w: bad varint", errMalformed)
-	}
-	if n > 1 && b[n-1] == 0 {
-		return 0, nil, fmt.Errorf("%w: non-minimal varint", errMalformed)
-	}
-	return v, b[n:], nil
-}
+// readUvarint reads a minimally encoded uvarint (wire.Uvarint).
+func readUvarint(b []byte) (uint64, []byte, error) { return wire.Uvarint(b, errMalformed) }

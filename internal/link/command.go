@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Tag is the first byte of every link command. The partition state machine
@@ -73,8 +75,8 @@ var errMalformed = errors.New("link: malformed command")
 func EncodeCreate(c Create) []byte {
 	b := make([]byte, 0, 2+2*binary.MaxVarintLen64+len(c.Code)+len(c.CreatedBy)+len(c.URL))
 	b = append(b, Tag, opCreate)
-	b = appendString(b, c.Code)
-	b = appendString(b, c.CreatedBy)
+	b = wire.AppendString(b, c.Code)
+	b = wire.AppendString(b, c.CreatedBy)
 	return append(b, c.URL...)
 }
 
@@ -86,7 +88,7 @@ func EncodeDelete(d Delete) []byte {
 		flags = flagAdmin
 	}
 	b = append(b, Tag, opDelete, flags)
-	b = appendString(b, d.User)
+	b = wire.AppendString(b, d.User)
 	return append(b, d.Code...)
 }
 
@@ -101,14 +103,10 @@ func EncodeAddHits(a AddHits) []byte {
 	b = append(b, Tag, opAddHits)
 	b = binary.AppendUvarint(b, uint64(len(a.Hits)))
 	for _, h := range a.Hits {
-		b = appendString(b, h.Code)
+		b = wire.AppendString(b, h.Code)
 		b = binary.AppendUvarint(b, h.N)
 	}
 	return b
-}
-
-func appendString(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 // DecodeCommand decodes a command made by one of the Encode functions. It
@@ -187,26 +185,8 @@ func decodeAddHits(b []byte) (Command, error) {
 	return AddHits{Hits: hits}, nil
 }
 
-// readString reads a uvarint length and that many bytes of non-empty string.
-func readString(b []byte) (string, []byte, error) {
-	n, rest, err := readUvarint(b)
-	if err != nil {
-		return "", nil, err
-	}
-	if n == 0 || n > uint64(len(rest)) {
-		return "", nil, fmt.Errorf("%w: string length %d with %d bytes left", errMalformed, n, len(rest))
-	}
-	return string(rest[:n]), rest[n:], nil
-}
+// readString reads a non-empty, length-prefixed string (wire.String).
+func readString(b []byte) (string, []byte, error) { return wire.String(b, errMalformed) }
 
-// readUvarint reads a minimally encoded uvarint.
-func readUvarint(b []byte) (uint64, []byte, error) {
-	v, n := binary.Uvarint(b)
-	if n <= 0 {
-		return 0, nil, fmt.Errorf("%w: bad varint", errMalformed)
-	}
-	if n > 1 && b[n-1] == 0 {
-		return 0, nil, fmt.Errorf("%w: non-minimal varint", errMalformed)
-	}
-	return v, b[n:], nil
-}
+// readUvarint reads a minimally encoded uvarint (wire.Uvarint).
+func readUvarint(b []byte) (uint64, []byte, error) { return wire.Uvarint(b, errMalformed) }

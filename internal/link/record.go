@@ -3,6 +3,8 @@ package link
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // State keys, relative to the partition. Every key starts with "l/".
@@ -27,7 +29,7 @@ func linkKey(code string) []byte {
 func ownerPrefix(lowerOwner string) []byte {
 	b := make([]byte, 0, len(prefixUser)+binary.MaxVarintLen64+len(lowerOwner))
 	b = append(b, prefixUser...)
-	return appendString(b, lowerOwner)
+	return wire.AppendString(b, lowerOwner)
 }
 
 // ownerKey indexes a link under its owner, newest first.
@@ -52,7 +54,7 @@ func encodeRecord(r record) []byte {
 	b = append(b, recordFormat)
 	b = binary.BigEndian.AppendUint64(b, uint64(r.createdMs))
 	b = binary.BigEndian.AppendUint64(b, r.hits)
-	b = appendString(b, r.createdBy)
+	b = wire.AppendString(b, r.createdBy)
 	return append(b, r.url...)
 }
 

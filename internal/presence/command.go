@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Tag is the first byte of every presence command. The partition state
@@ -72,7 +74,7 @@ var errMalformed = errors.New("presence: malformed command")
 // no duplicates.
 func EncodeRenew(c Renew) []byte {
 	b := make([]byte, 0, 2+3*binary.MaxVarintLen64+len(c.Node)+usersLen(c.Users))
-	b = appendString(append(b, Tag, opRenew), c.Node)
+	b = wire.AppendString(append(b, Tag, opRenew), c.Node)
 	b = binary.AppendUvarint(b, c.TTLMs)
 	return appendUsers(b, c.Users)
 }
@@ -81,7 +83,7 @@ func EncodeRenew(c Renew) []byte {
 // with no duplicates.
 func EncodeRelease(c Release) []byte {
 	b := make([]byte, 0, 2+2*binary.MaxVarintLen64+len(c.Node)+usersLen(c.Users))
-	b = appendString(append(b, Tag, opRelease), c.Node)
+	b = wire.AppendString(append(b, Tag, opRelease), c.Node)
 	return appendUsers(b, c.Users)
 }
 
@@ -101,13 +103,9 @@ func usersLen(users []string) int {
 func appendUsers(b []byte, users []string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(users)))
 	for _, u := range users {
-		b = appendString(b, u)
+		b = wire.AppendString(b, u)
 	}
 	return b
-}
-
-func appendString(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 // DecodeCommand decodes a command made by one of the Encode functions. It
@@ -202,14 +200,5 @@ func readName(b []byte) (string, []byte, error) {
 	return string(rest[:n]), rest[n:], nil
 }
 
-// readUvarint reads a minimally encoded uvarint.
-func readUvarint(b []byte) (uint64, []byte, error) {
-	v, n := binary.Uvarint(b)
-	if n <= 0 {
-		return 0, nil, fmt.Errorf("%w: bad varint", errMalformed)
-	}
-	if n > 1 && b[n-1] == 0 {
-		return 0, nil, fmt.Errorf("%w: non-minimal varint", errMalformed)
-	}
-	return v, b[n:], nil
-}
+// readUvarint reads a minimally encoded uvarint (wire.Uvarint).
+func readUvarint(b []byte) (uint64, []byte, error) { return wire.Uvarint(b, errMalformed) }

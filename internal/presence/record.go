@@ -3,6 +3,8 @@ package presence
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // State keys, relative to the partition. Every key starts with "p/".
@@ -23,7 +25,7 @@ const recordHeaderLen = 9
 // userPrefix returns the prefix of every lease key of the lower-cased user.
 func userPrefix(lowerUser string) []byte {
 	b := make([]byte, 0, len(prefixLease)+binary.MaxVarintLen64+len(lowerUser))
-	return appendString(append(b, prefixLease...), lowerUser)
+	return wire.AppendString(append(b, prefixLease...), lowerUser)
 }
 
 // leaseKey returns the key of node's lease of the lower-cased user.

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Tag is the first byte of every queue command. The partition state machine
@@ -124,7 +126,7 @@ func EncodeDelete(d Delete) []byte {
 func EncodeSend(s Send) []byte {
 	b := make([]byte, 0, headerCap(s.Queue, s.User)+binary.MaxVarintLen64+len(s.To)+len(s.Body))
 	b = appendHeader(b, opSend, 0, s.Queue, s.User)
-	b = appendString(b, s.To)
+	b = wire.AppendString(b, s.To)
 	return append(b, s.Body...)
 }
 
@@ -132,7 +134,7 @@ func EncodeSend(s Send) []byte {
 func EncodeReceive(r Receive) []byte {
 	b := make([]byte, 0, headerCap(r.Queue, r.User)+2*binary.MaxVarintLen64+len(r.From))
 	b = appendHeader(b, opReceive, 0, r.Queue, r.User)
-	b = appendString(b, r.From)
+	b = wire.AppendString(b, r.From)
 	return binary.AppendUvarint(b, uint64(r.AckTimeoutMs))
 }
 
@@ -150,11 +152,7 @@ func headerCap(queue, user string) int {
 
 func appendHeader(b []byte, op, flags byte, queue, user string) []byte {
 	b = append(b, Tag, op, flags)
-	return appendString(appendString(b, queue), user)
-}
-
-func appendString(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+	return wire.AppendString(wire.AppendString(b, queue), user)
 }
 
 // DecodeCommand decodes a command made by one of the Encode functions. It
@@ -271,17 +269,8 @@ func noTrailing(rest []byte) error {
 	return nil
 }
 
-// readUvarint reads a minimally encoded uvarint.
-func readUvarint(b []byte) (uint64, []byte, error) {
-	v, n := binary.Uvarint(b)
-	if n <= 0 {
-		return 0, nil, fmt.Errorf("%w: bad varint", errMalformed)
-	}
-	if n > 1 && b[n-1] == 0 {
-		return 0, nil, fmt.Errorf("%w: non-minimal varint", errMalformed)
-	}
-	return v, b[n:], nil
-}
+// readUvarint reads a minimally encoded uvarint (wire.Uvarint).
+func readUvarint(b []byte) (uint64, []byte, error) { return wire.Uvarint(b, errMalformed) }
 
 // validNameBytes reports whether every byte of b is in [A-Za-z0-9_.-].
 func validNameBytes(b []byte) bool {

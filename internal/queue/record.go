@@ -3,6 +3,8 @@ package queue
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Key prefixes; see the package doc for the whole layout.
@@ -238,9 +240,9 @@ func (m *messageRecord) encode() []byte {
 	b = binary.BigEndian.AppendUint64(b, m.deliveries)
 	b = binary.BigEndian.AppendUint64(b, uint64(m.leaseUntil))
 	b = binary.BigEndian.AppendUint64(b, m.leaseIndex)
-	b = appendString(b, m.sender)
-	b = appendString(b, m.receiver)
-	b = appendString(b, m.holder)
+	b = wire.AppendString(b, m.sender)
+	b = wire.AppendString(b, m.receiver)
+	b = wire.AppendString(b, m.holder)
 	return append(b, m.body...)
 }
 

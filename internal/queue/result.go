@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Result status bytes, the first byte of every result Apply returns. The
@@ -162,8 +163,8 @@ func encodeReceiveResult(index uint64, nextLapseMs int64, id uint64, m *messageR
 	b = binary.AppendUvarint(b, m.deliveries)
 	b = binary.BigEndian.AppendUint64(b, uint64(m.leaseUntil))
 	b = binary.AppendUvarint(b, m.leaseIndex)
-	b = appendString(b, m.sender)
-	b = appendString(b, m.receiver)
+	b = wire.AppendString(b, m.sender)
+	b = wire.AppendString(b, m.receiver)
 	return append(b, m.body...)
 }
 

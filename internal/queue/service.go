@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Replicator is what the Service needs from the replication engine. It is
@@ -387,9 +388,9 @@ func DedupKey(user, queue, idempotencyKey string, attempt uint64) string {
 		return ""
 	}
 	b := make([]byte, 0, 1+4*binary.MaxVarintLen64+len(user)+len(queue)+len(idempotencyKey))
-	b = appendString(append(b, Tag), user)
-	b = appendString(b, queue)
-	b = appendString(b, idempotencyKey)
+	b = wire.AppendString(append(b, Tag), user)
+	b = wire.AppendString(b, queue)
+	b = wire.AppendString(b, idempotencyKey)
 	if attempt > 0 {
 		b = binary.AppendUvarint(b, attempt)
 	}
