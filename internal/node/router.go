@@ -208,33 +208,23 @@ func (r *Router) Read(ctx context.Context, p uint64, stale bool, fn func(state.R
 	defer cancel()
 	var lastErr error
 	for attempt := 0; ; attempt++ {
-		if replica := r.n.engine.Incarnation(p); replica.Held() {
-			var ms int64
-			err := error(nil)
-			if stale {
-				ms, _ = r.n.engine.StaleMs(p)
-			} else {
-				err = r.n.engine.ReadIndex(ctx, p)
-			}
-			if err == nil {
-				ferr := fn(r.n.db.State(p))
-				if r.n.engine.Incarnation(p) == replica {
-					return max(ms, 0), ferr
-				}
-				// The replica was closed and its state destroyed (the
-				// controller moved it away) while fn read it: what fn saw
-				// may be an empty state. Read again.
-				err = errs.New(errs.Unavailable, "replica of partition %d closed during the read", p)
-			}
-			// The local replica may be closing: try again, here if it is
-			// still held, else remotely.
+		ms, fnErr, err := r.n.readLocal(ctx, p, !stale, fn)
+		switch {
+		case err == nil:
+			return ms, fnErr
+		case !errors.Is(err, errNoLocalReplica):
+			// The local replica may be closing (the controller moved it
+			// away): try again, here if it is still held, else remotely.
 			lastErr = err
 			if !retryable(err) {
 				return 0, err
 			}
-		} else if addr := r.leaderAddr(p, attempt); addr == "" || addr == r.n.self() {
-			lastErr = errs.New(errs.Unavailable, "no replica of partition %d reachable", p)
-		} else {
+		default:
+			addr := r.leaderAddr(p, attempt)
+			if addr == "" || addr == r.n.self() {
+				lastErr = errs.New(errs.Unavailable, "no replica of partition %d reachable", p)
+				break
+			}
 			rr := &remoteReader{ctx: ctx, n: r.n, addr: addr, group: p, linearizable: !stale}
 			err := fn(rr)
 			if err == nil || !rr.failed {

@@ -3,11 +3,13 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/placement"
+	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/transport"
 )
 
@@ -88,38 +90,32 @@ func (h *handler) HandleCall(ctx context.Context, _ string, method string, body 
 
 // localRead serves a forwarded read from this node's replica.
 func (n *Node) localRead(ctx context.Context, method string, req readRequest) callReply {
-	replica := n.engine.Incarnation(req.Group)
-	if !replica.Held() {
+	var reply callReply
+	stale, _, err := n.readLocal(ctx, req.Group, req.Linearizable, func(r state.Reader) error {
+		reply = readReply(r, method, req)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errNoLocalReplica):
 		return callReply{Code: errs.NotFound, Message: fmt.Sprintf("no replica of partition %d here", req.Group)}
+	case err != nil:
+		return replyOf(nil, err)
 	}
-	reply := n.readReplica(ctx, method, req)
-	if n.engine.Incarnation(req.Group) != replica {
-		// Closed and destroyed while read: the caller asks again.
-		return callReply{Code: errs.Unavailable, Message: fmt.Sprintf("replica of partition %d closed during the read", req.Group)}
-	}
+	reply.StaleMs = stale
 	return reply
 }
 
-// readReplica reads this node's replica of req.Group for localRead.
-func (n *Node) readReplica(ctx context.Context, method string, req readRequest) callReply {
-	var stale int64
-	if req.Linearizable {
-		if err := n.engine.ReadIndex(ctx, req.Group); err != nil {
-			return replyOf(nil, err)
-		}
-	} else {
-		stale, _ = n.engine.StaleMs(req.Group)
-	}
-	r := n.db.State(req.Group)
+// readReply answers a get or scan from a replica's state.
+func readReply(r state.Reader, method string, req readRequest) callReply {
 	if method == methodGet {
 		v, ok, err := r.Get(req.Key)
 		if err != nil {
 			return replyOf(nil, err)
 		}
 		if !ok {
-			return callReply{StaleMs: stale}
+			return callReply{}
 		}
-		return callReply{Result: append([]byte{1}, v...), StaleMs: stale}
+		return callReply{Result: append([]byte{1}, v...)}
 	}
 	limit := min(max(req.Limit, 1), scanPage)
 	var pairs [][2][]byte
@@ -130,7 +126,7 @@ func (n *Node) readReplica(ctx context.Context, method string, req readRequest) 
 	if err != nil {
 		return replyOf(nil, err)
 	}
-	return callReply{Result: encodePairs(pairs), StaleMs: stale}
+	return callReply{Result: encodePairs(pairs)}
 }
 
 // call sends an internal request and decodes the reply.
