@@ -66,7 +66,7 @@ func TestClusterCommands_ThreeNodes(t *testing.T) {
 		for i := range 5 {
 			postRetrying(t, ctx, c1, "ops", "while away "+string(rune('a'+i)))
 		}
-		chat.waitOut(`-- lost ` + regexp.QuoteMeta(url0) + ` \(.*\); trying other nodes\n`)
+		chat.waitOut(`-- lost ` + regexp.QuoteMeta(url0) + ` \((stream lost: .*|.*\(unreachable\))\); trying other nodes\n`)
 		chat.waitOut(`-- reconnected to http://\S+; resuming after #\d+\n`)
 		chat.waitOut(`\] tester: while away e\n`)
 		chat.typeLine("typed after the failover")
