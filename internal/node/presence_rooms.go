@@ -14,10 +14,17 @@ import (
 
 // RoomPresence returns whether each member of room is online, keyed by
 // username as the room stores it: a stale read of the room's members, then
-// of their leases. The stream diffs two answers a couple of seconds apart
-// with presence.Changes and sends each change as a presence frame; a failed
-// read returns an error, never everyone offline.
+// of their leases. A failed read returns an error, never everyone offline.
 func (p *Presence) RoomPresence(ctx context.Context, room string) (map[string]bool, error) {
+	names, err := p.roomMembers(ctx, room)
+	if err != nil {
+		return nil, err
+	}
+	return p.Online(ctx, names)
+}
+
+// roomMembers returns the usernames of room's members (a stale read).
+func (p *Presence) roomMembers(ctx context.Context, room string) ([]string, error) {
 	room, err := chat.CanonicalRoom(room)
 	if err != nil {
 		return nil, err
@@ -34,7 +41,7 @@ func (p *Presence) RoomPresence(ctx context.Context, room string) (map[string]bo
 	for i, m := range members {
 		names[i] = m.Username
 	}
-	return p.Online(ctx, names)
+	return names, nil
 }
 
 // presenceRooms is the rooms service with the presence layer's part filled

@@ -14,11 +14,12 @@ import (
 const presenceFrameInterval = 2 * time.Second
 
 // presenceFrames sends `presence` frames to the subscribers of every room
-// with a feed on this node: every interval it reads the room's members'
-// presence (Presence.RoomPresence, stale reads) and sends each change since
-// the previous reading. The first reading of a room only sets the baseline:
-// a subscriber sees who is online from GET /rooms/{room}/members and
-// changes from the stream. Presence frames are outside the seq order.
+// with a feed on this node: every interval it reads who is online in the
+// cluster once (Presence.OnlineUsers), then each followed room's members,
+// and sends each member's change since the previous reading. The first
+// reading of a room only sets the baseline: a subscriber sees who is online
+// from GET /rooms/{room}/members and changes from the stream. Presence
+// frames are outside the seq order. All reads are stale.
 func (s *streams) presenceFrames(ctx context.Context, p *Presence, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -35,20 +36,42 @@ func (s *streams) presenceFrames(ctx context.Context, p *Presence, every time.Du
 				delete(last, room)
 			}
 		}
-		for _, room := range rooms {
-			rctx, cancel := context.WithTimeout(ctx, every)
-			cur, err := p.RoomPresence(rctx, room)
-			cancel()
-			if err != nil {
-				continue // keep the baseline; try again next time
-			}
-			if prev, ok := last[room]; ok {
-				for _, c := range presence.Changes(prev, cur) {
-					s.hub.SendRoom(room, stream.EncodePresence(room, c.Username, c.Online))
-				}
-			}
-			last[room] = cur
+		if len(rooms) == 0 {
+			continue
 		}
+		rctx, cancel := context.WithTimeout(ctx, every)
+		s.presenceRound(rctx, p, rooms, last)
+		cancel()
+	}
+}
+
+// presenceRound is one reading of presenceFrames: the online list once,
+// then each room's members; a room whose members cannot be read keeps its
+// baseline for the next round.
+func (s *streams) presenceRound(ctx context.Context, p *Presence, rooms []string, last map[string]map[string]bool) {
+	users, err := p.OnlineUsers(ctx)
+	if err != nil {
+		return
+	}
+	online := make(map[string]bool, len(users))
+	for _, u := range users {
+		online[presence.Fold(u)] = true
+	}
+	for _, room := range rooms {
+		names, err := p.roomMembers(ctx, room)
+		if err != nil {
+			continue
+		}
+		cur := make(map[string]bool, len(names))
+		for _, name := range names {
+			cur[name] = online[presence.Fold(name)]
+		}
+		if prev, ok := last[room]; ok {
+			for _, c := range presence.Changes(prev, cur) {
+				s.hub.SendRoom(room, stream.EncodePresence(room, c.Username, c.Online))
+			}
+		}
+		last[room] = cur
 	}
 }
 
