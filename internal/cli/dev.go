@@ -135,6 +135,9 @@ func Dev(ctx context.Context, o DevOptions, stdout, stderr io.Writer) error {
 	defer func() { closeAll(nodes) }()
 	for i := range o.Nodes {
 		cfg := o.nodeConfig(i)
+		if i > 0 {
+			cfg.JoinToken = nodes[0].JoinToken() // a restarted dev cluster needs none
+		}
 		n, err := node.New(cfg, log)
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/parley-chat/parley/internal/config"
@@ -77,8 +78,14 @@ func ParseServe(path string, args []string, getenv func(string) string) (ServeOp
 	o := ServeOptions{ShutdownTimeout: defaultShutdownTimeout}
 	fs := newFlagSet(path, "[flags]", `
 Run one Parley node. With an empty data directory and no --join it creates a
-new cluster; with --join it joins the cluster of those members; with data it
-resumes. SIGINT or SIGTERM hands leadership over and exits.
+new cluster; with --join and --join-token it joins the cluster of those
+members; with data it resumes. SIGINT or SIGTERM hands leadership over and
+exits.
+
+Internal traffic is mutual TLS with the cluster's own CA and gossip is
+encrypted, with no flags: the node that creates a cluster prints its join
+token and writes it to DATA-DIR/join-token (readable by its owner only).
+--cluster-tls-* use your own PKI instead; --insecure turns security off.
 
 Every flag may also be set with the environment variable shown beside it; a
 flag on the command line wins.`)
@@ -114,6 +121,8 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.StringVar(&c.AdvertiseHTTP, "advertise-http", "", "HTTP `host:port` told to other nodes and clients (default: the --http address)")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of short links (default: http:// and the advertised HTTP address)")
 	fs.Var(newListValue(&c.Join, nil), "join", "internal `addresses` of existing members to join, comma separated, repeatable; a node given --join never creates a cluster")
+	fs.StringVar(&c.JoinToken, "join-token", "", "join `token` of the cluster to join (printed by its first node, kept in that node's data directory as join-token; or parley cluster token create)")
+	fs.BoolVar(&c.Insecure, "insecure", false, "run the cluster port and gossip without authentication or encryption: anyone who reaches them owns the cluster (a warning is logged on every start)")
 	fs.StringVar(&c.Zone, "zone", "", "availability `zone` of this node, used to spread replicas")
 	fs.BoolVar(&c.Standby, "standby", false, "hold no replicas until one is needed")
 	fs.IntVar(&c.Partitions, "partitions", d.Partitions, "number of partitions `P` (used only when creating the cluster)")
@@ -178,6 +187,12 @@ func Serve(ctx context.Context, o ServeOptions, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stdout, "parley node %s serving %s (cluster %s, data %s)\n",
 		cfg.ID, httpURL(n.HTTPAddr(), cfg.HTTPTLS != nil), n.ClusterAddr(), cfg.DataDir)
+	if n.CreatedCluster() {
+		if tok := n.JoinToken(); tok != "" {
+			fmt.Fprintf(stdout, "created a new cluster; other nodes join it with:\n  --join %s --join-token %s\n(the token is also in %s; keep it secret)\n",
+				n.ClusterAddr(), tok, filepath.Join(cfg.DataDir, node.JoinTokenFile))
+		}
+	}
 	<-ctx.Done()
 	timeout := o.ShutdownTimeout
 	if timeout <= 0 {

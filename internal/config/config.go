@@ -62,8 +62,19 @@ type Config struct {
 	AllowedOrigins []string
 	// HTTPTLS, when set, serves HTTPS.
 	HTTPTLS *tls.Config
-	// ClusterTLS, when set, secures internal traffic with mutual TLS.
+	// ClusterTLS, when set, secures internal traffic with mutual TLS on the
+	// operator's own PKI. When nil and Insecure is false (the default), the
+	// cluster makes its own CA and every node gets a certificate from it.
 	ClusterTLS *tls.Config
+	// JoinToken lets a node with Join and an empty data directory join:
+	// the token printed by the node that created the cluster (kept in its
+	// data directory's join-token file) or made by `parley cluster token
+	// create`.
+	JoinToken string
+	// Insecure turns off the cluster's own mutual TLS: anyone who reaches
+	// the cluster and gossip ports can read and write everything. Only for
+	// a network that nothing else can reach.
+	Insecure bool
 
 	// GossipAddr is where membership gossip listens and is reached (TCP and
 	// UDP); empty means the cluster address's port plus one. Not a flag:
@@ -143,6 +154,9 @@ func (c *Config) Validate() error {
 	case "lru", "lfu", "fifo":
 	default:
 		errs = append(errs, fmt.Errorf("cache-policy %q: want lru, lfu or fifo", c.CachePolicy))
+	}
+	if c.Insecure && c.ClusterTLS != nil {
+		errs = append(errs, errors.New("insecure: cannot be combined with the cluster TLS certificates"))
 	}
 	if c.TickInterval <= 0 || c.ElectionTicks < 2 {
 		errs = append(errs, errors.New("tick interval must be positive and election ticks at least 2"))

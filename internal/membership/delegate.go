@@ -94,7 +94,11 @@ func (d *delegate) check(p *memberlist.Node) error {
 		return fmt.Errorf("node %s: %w", p.Name, err)
 	}
 	if w.Cluster != d.m.cfg.ClusterID {
-		return fmt.Errorf("node %s belongs to cluster %q, not %q", p.Name, w.Cluster, d.m.cfg.ClusterID)
+		err := fmt.Errorf("node %s belongs to cluster %q, not %q", p.Name, w.Cluster, d.m.cfg.ClusterID)
+		if d.m.cfg.OnRefused != nil {
+			d.m.cfg.OnRefused(p.Address(), err.Error())
+		}
+		return err
 	}
 	return nil
 }

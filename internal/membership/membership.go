@@ -139,6 +139,15 @@ type Config struct {
 	AdvertiseAddr string
 	// Meta describes this node; its ID is set to NodeID.
 	Meta Meta
+	// Keys are the gossip keys (16, 24 or 32 bytes, AES): every message is
+	// encrypted and authenticated with the first, and a message that none
+	// of them opens is dropped, so knowing the cluster id is worth nothing.
+	// Empty means plaintext gossip (an insecure cluster).
+	Keys [][]byte
+	// OnRefused, when set, is told of gossip refused from a remote address
+	// (a message no key opens, a member of another cluster). It must not
+	// block.
+	OnRefused func(remote, reason string)
 	// Join lists gossip addresses of existing members.
 	Join []string
 	// Logger receives this package's logs; memberlist's own go to it at
@@ -190,6 +199,7 @@ type Membership struct {
 	ml      *memberlist.Memberlist
 	meta    atomic.Pointer[wireMeta]
 	dropped atomic.Uint64
+	keyring *memberlist.Keyring // nil for plaintext gossip
 	started time.Time
 
 	mu      sync.Mutex // guards members, leaving, closed and sends on events
@@ -267,6 +277,14 @@ func (m *Membership) memberlistConfig() (*memberlist.Config, error) {
 	d := &delegate{m: m}
 	mc.Delegate, mc.Events, mc.Merge, mc.Alive, mc.Ping = d, d, d, d, d
 	mc.Logger = log.New(logWriter{m}, "", 0)
+	if len(cfg.Keys) > 0 {
+		kr, err := memberlist.NewKeyring(cfg.Keys, cfg.Keys[0])
+		if err != nil {
+			return nil, fmt.Errorf("membership: gossip keys: %w", err)
+		}
+		mc.Keyring, mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = kr, true, true
+		m.keyring = kr
+	}
 	if cfg.ProbeInterval > 0 {
 		mc.ProbeInterval = cfg.ProbeInterval
 	}
@@ -345,6 +363,36 @@ func (m *Membership) Join(ctx context.Context) error {
 		m.log.Debug("gossip join attempt failed", "via", addrs, "err", err)
 		backoff = min(2*backoff, 2*time.Second)
 	}
+}
+
+// SetKeys installs a new list of gossip keys, the first in use: keys not
+// listed are removed. It fails on a Membership made without keys.
+func (m *Membership) SetKeys(keys [][]byte) error {
+	if m.keyring == nil || len(keys) == 0 {
+		return errors.New("membership: gossip runs without keys")
+	}
+	for _, k := range keys {
+		if err := m.keyring.AddKey(k); err != nil {
+			return fmt.Errorf("membership: add gossip key: %w", err)
+		}
+	}
+	if err := m.keyring.UseKey(keys[0]); err != nil {
+		return fmt.Errorf("membership: use gossip key: %w", err)
+	}
+	for _, old := range m.keyring.GetKeys() {
+		if !slices.ContainsFunc(keys, func(k []byte) bool { return string(k) == string(old) }) {
+			_ = m.keyring.RemoveKey(old)
+		}
+	}
+	return nil
+}
+
+// PrimaryKey returns the gossip key in use, nil without keys.
+func (m *Membership) PrimaryKey() []byte {
+	if m.keyring == nil {
+		return nil
+	}
+	return m.keyring.GetPrimaryKey()
 }
 
 // Contact exchanges state once with the members at addrs (gossip
@@ -565,6 +613,26 @@ func (m *Membership) transition(name string, from, to State) {
 // into debug records, and notices this node's own suspicions.
 type logWriter struct{ m *Membership }
 
+// refusedGossip reports whether a memberlist error line is about gossip
+// this node refused: one it cannot decrypt or that is not encrypted.
+func refusedGossip(line string) bool {
+	l := strings.ToLower(line)
+	return strings.Contains(l, "decrypt") || strings.Contains(l, "encrypt")
+}
+
+// remoteOf extracts the "from=ADDR" memberlist puts in its log lines.
+func remoteOf(line string) string {
+	i := strings.Index(line, "from=")
+	if i < 0 {
+		return ""
+	}
+	rest := line[i+len("from="):]
+	if j := strings.IndexAny(rest, " \t"); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
+}
+
 const suspectPrefix, suspectSuffix = "Suspect ", " has failed, no acks received"
 
 func (w logWriter) Write(b []byte) (int, error) {
@@ -577,6 +645,9 @@ func (w logWriter) Write(b []byte) (int, error) {
 	}
 	line = strings.TrimPrefix(line, "memberlist: ")
 	w.m.log.Debug(line, "component", "memberlist", "memberlist_level", level)
+	if level == "ERR" && w.m.cfg.OnRefused != nil && refusedGossip(line) {
+		w.m.cfg.OnRefused(remoteOf(line), line)
+	}
 	if strings.HasPrefix(line, suspectPrefix) && strings.HasSuffix(line, suspectSuffix) {
 		// This node's probe failed: the member is suspect here.
 		w.m.transition(strings.TrimSuffix(strings.TrimPrefix(line, suspectPrefix), suspectSuffix), Alive, Suspect)

@@ -70,17 +70,29 @@ func (n *Node) resume(ctx context.Context, rec *nodeRecord) error {
 	return nil
 }
 
-// create makes a new cluster with this node as its only member.
+// create makes a new cluster with this node as its only member. With the
+// cluster's own PKI the secrets were made before the transport started
+// (prepareCreate); otherwise the record is made here.
 func (n *Node) create(ctx context.Context) error {
-	rec := &nodeRecord{
-		ID:          n.cfg.ID,
-		ClusterID:   randomID(),
-		Incarnation: randomID(),
-		MetaReplica: placement.BootstrapReplicas(n.cfg.Partitions)[0],
-		Creator:     true,
-	}
-	if err := n.saveRecord(rec); err != nil {
-		return err
+	rec := n.rec.Load()
+	if rec == nil {
+		rec = &nodeRecord{
+			ID:          n.cfg.ID,
+			ClusterID:   randomID(),
+			Incarnation: randomID(),
+			MetaReplica: placement.BootstrapReplicas(n.cfg.Partitions)[0],
+			Creator:     true,
+		}
+		if !n.cfg.Insecure { // the operator's PKI: gossip is still encrypted
+			key, err := newGossipKey()
+			if err != nil {
+				return err
+			}
+			rec.GossipKeys, rec.Pending = [][]byte{key}, &pendingCreate{GossipKey: key}
+		}
+		if err := n.saveRecord(rec); err != nil {
+			return err
+		}
 	}
 	if err := n.engine.OpenGroup(ctx, placement.MetaGroup, rec.MetaReplica, []uint64{rec.MetaReplica}); err != nil {
 		return err
@@ -105,6 +117,15 @@ func (n *Node) finishCreate(ctx context.Context, rec *nodeRecord) error {
 		MetaVoters:        3,
 		Node:              n.nodeInfo(rec),
 	}
+	if p := rec.Pending; p != nil {
+		cmd.GossipKey = p.GossipKey
+		if p.Token != "" {
+			cmd.CA, cmd.Token = &p.CA, &p.TokenRec
+			if err := n.writeJoinToken(p.Token); err != nil {
+				return err
+			}
+		}
+	}
 	// Single-voter groups would elect themselves after an election timeout;
 	// campaigning as soon as each has applied its bootstrap entry saves that.
 	for g := uint64(0); g <= uint64(n.cfg.Partitions); g++ {
@@ -123,46 +144,35 @@ func (n *Node) finishCreate(ctx context.Context, rec *nodeRecord) error {
 		return fmt.Errorf("create cluster: %v %s", err, r.Error)
 	}
 	rec2 := *rec
-	rec2.Creator = false
+	rec2.Creator, rec2.Pending = false, nil
 	if err := n.saveRecord(&rec2); err != nil {
 		return err
 	}
+	n.created = true
 	n.log.Info("created a new cluster", "cluster", rec.ClusterID, "partitions", n.cfg.Partitions, "replication_factor", n.cfg.ReplicationFactor)
 	return nil
 }
 
 // join asks an existing member to add this node, trying each --join address
-// until one answers.
+// until one answers. With the cluster's own PKI it proves the join token
+// over TLS to a node whose CA matches the token's pin and is given its
+// certificate.
 func (n *Node) join(ctx context.Context) error {
 	rec := &nodeRecord{ID: n.cfg.ID, Incarnation: randomID()}
-	body, _ := json.Marshal(n.nodeInfo(rec))
+	req, key, err := n.joinRequest(rec)
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(req)
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		addr := n.cfg.Join[attempt%len(n.cfg.Join)]
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		var rep callReply
-		err := n.call(cctx, addr, methodJoin, body, &rep)
+		rep, err := n.callJoin(cctx, addr, body)
 		cancel()
 		if err == nil {
-			err = rep.err(placement.MetaGroup)
-		}
-		if err == nil {
-			res, derr := placement.DecodeResult(rep.Result)
-			switch {
-			case derr != nil:
-				err = derr
-			case res.Error != "":
-				return fmt.Errorf("join refused by %s: %s", addr, res.Error)
-			case res.Map == nil:
-				err = errors.New("join answer without cluster map")
-			default:
-				rec.ClusterID, rec.MetaReplica, rec.JoinMap = res.Map.ClusterID, res.Replica, res.Map
-				if err := n.saveRecord(rec); err != nil {
-					return err
-				}
-				n.setMap(res.Map)
-				n.log.Info("joined cluster", "cluster", rec.ClusterID, "via", addr)
-				return n.engine.OpenGroup(ctx, placement.MetaGroup, rec.MetaReplica, nil)
+			if err = n.joined(ctx, rec, key, rep, addr); err == nil || errors.Is(err, errJoinRefused) {
+				return err
 			}
 		}
 		lastErr = err

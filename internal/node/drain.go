@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"github.com/parley-chat/parley/internal/audit"
 
 	"github.com/parley-chat/parley/internal/api"
 	"github.com/parley-chat/parley/internal/errs"
@@ -59,6 +60,7 @@ func (n *Node) RemoveNode(ctx context.Context, id string) error {
 		return err
 	}
 	n.log.Info("node removed from the cluster", "removed", id, "was", state)
+	n.audit.Record(audit.Event{Kind: audit.KindNodeRemoved, Target: id, Detail: "removed while " + state + "; its certificate is revoked"})
 	return nil
 }
 

@@ -22,6 +22,8 @@ type healState struct {
 	ctlMu       sync.Mutex
 	nodeStates  map[string]string // node states of the map the controller last saw
 	lastOrphans time.Time         // last sweep for replicas removed while away
+
+	refusals gossipRefusals // throttles the audit of refused gossip (gossipkeys.go)
 }
 
 func (h *healState) init() {
@@ -111,11 +113,14 @@ func (n *Node) startGossip() error {
 		// Joins and state exchanges with a paused node must not hold up
 		// Close for memberlist's default 10 s.
 		TCPTimeout: 2 * time.Second,
+		Keys:       n.gossipKeys(),
+		OnRefused:  n.gossipRefused,
 	})
 	if err != nil {
 		return fmt.Errorf("start membership gossip on %s: %w", bind, err)
 	}
 	n.heal.gossip.Store(ml)
+	n.goBackground(func() { n.syncGossipKeys(ml) })
 	n.goBackground(n.publishGossipAddr)
 	n.goBackground(func() { n.gossipLoop(ml) })
 	return nil

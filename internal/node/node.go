@@ -20,9 +20,11 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/parley-chat/parley/internal/audit"
 	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/metrics"
 	"github.com/parley-chat/parley/internal/multiraft"
+	"github.com/parley-chat/parley/internal/pki"
 	"github.com/parley-chat/parley/internal/placement"
 	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/storage"
@@ -69,6 +71,14 @@ type Node struct {
 	closeOnce sync.Once
 
 	heal healState // gossip, events and placement control (membership.go)
+
+	// ident is this node's certificate and the cluster CA (nil while
+	// joining, and without the cluster's own PKI); joinTok is the join
+	// token while joining (identity.go).
+	ident   atomic.Pointer[pki.Identity]
+	joinTok pki.Token
+	audit   *audit.Log
+	created bool // this start created the cluster
 }
 
 // nodeRecord is what a node keeps about itself in its store.
@@ -83,6 +93,17 @@ type nodeRecord struct {
 	// JoinMap is the cluster map the node was given when it joined: enough
 	// to reach the other members until its metadata replica has the map.
 	JoinMap *placement.Map `json:"join_map,omitempty"`
+	// Key, Cert and CA are the node's credentials on the cluster port
+	// (PKCS#8 key, its certificate, the cluster CA's; DER), empty in a
+	// cluster without its own CA (identity.go).
+	Key  []byte `json:"key,omitempty"`
+	Cert []byte `json:"cert,omitempty"`
+	CA   []byte `json:"ca,omitempty"`
+	// GossipKeys are the gossip keys the node was given (joining) or made
+	// (creating), the one in use first, until its metadata replica has them.
+	GossipKeys [][]byte `json:"gossip_keys,omitempty"`
+	// Pending holds a creator's new secrets until the cluster is created.
+	Pending *pendingCreate `json:"pending,omitempty"`
 }
 
 // mapView is one version of the cluster map with lookup indexes.
@@ -91,10 +112,18 @@ type mapView struct {
 	addrOf     map[uint64]string   // replica id -> node internal address
 	replicasOf map[uint64][]string // group -> node addresses of its replicas
 	retired    map[uint64]string   // replica id -> node id, dropped from the map (controller_retired.go)
+	// revoked holds the fingerprints of revoked certificates; revokedNodes
+	// maps each to its node.
+	revoked      map[string]bool
+	revokedNodes map[string]string
 }
 
 func newMapView(m *placement.Map) *mapView {
-	v := &mapView{m: m, addrOf: map[uint64]string{}, replicasOf: map[uint64][]string{}}
+	v := &mapView{m: m, addrOf: map[uint64]string{}, replicasOf: map[uint64][]string{},
+		revoked: map[string]bool{}, revokedNodes: map[string]string{}}
+	for _, r := range m.Revoked {
+		v.revoked[r.Fingerprint], v.revokedNodes[r.Fingerprint] = true, r.Node
+	}
 	addr := map[string]string{}
 	for _, n := range m.Nodes {
 		addr[n.ID] = n.Addr
@@ -132,6 +161,7 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		reconcile: make(chan struct{}, 1),
 	}
 	n.router = &Router{n: n}
+	n.audit = audit.NewLog(cfg.ID, n.log)
 	n.heal.init()
 	n.dir = &directory{n: n}
 	n.queueNotes = newQueueNotifier(n.router.PartitionOf, func(p uint64) bool {
@@ -196,10 +226,17 @@ func (n *Node) Start(ctx context.Context) error {
 		n.Close()
 		return err
 	}
+	tlsCfg, identify, err := n.transportSecurity()
+	if err != nil {
+		n.Close()
+		return err
+	}
 	tr, err := transport.New(transport.Config{
 		ListenAddr:    n.cfg.ClusterAddr,
 		AdvertiseAddr: n.cfg.Advertise,
-		TLS:           n.cfg.ClusterTLS,
+		TLS:           tlsCfg,
+		Identify:      identify,
+		OnRefused:     n.transportRefused,
 		ClusterID:     n.clusterID,
 		NodeID:        n.cfg.ID,
 		Logger:        n.log,
@@ -417,7 +454,10 @@ func (n *Node) onApplied(group, applied uint64) {
 }
 
 func (n *Node) setMap(m *placement.Map) {
-	n.cmap.Store(newMapView(m).keepRetired(n.cmap.Load()))
+	old := n.cmap.Load()
+	cur := newMapView(m).keepRetired(old)
+	n.cmap.Store(cur)
+	n.dropRevoked(old, cur)
 	n.ready.Store(true)
 	n.kickReconcile()
 }

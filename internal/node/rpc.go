@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/parley-chat/parley/internal/audit"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/placement"
 	"github.com/parley-chat/parley/internal/state"
@@ -45,8 +46,15 @@ func (h *handler) HandleSnapshot(ctx context.Context, _ string, msg transport.Gr
 
 // HandleCall implements transport.Handler. Errors meant for the caller travel
 // inside the reply; a returned error means the request itself was bad.
-func (h *handler) HandleCall(ctx context.Context, _ string, method string, body []byte) ([]byte, error) {
+//
+// from is the caller's node id as its certificate proves it, or "" for a
+// caller without one (a joining candidate): such a caller may only join.
+func (h *handler) HandleCall(ctx context.Context, from string, method string, body []byte) ([]byte, error) {
 	n := h.n
+	if from == "" && method != methodJoin {
+		n.refuseCall(from, method, "a caller without a cluster certificate may only ask to join")
+		return nil, fmt.Errorf("refused: %s needs a member's certificate", method)
+	}
 	if n.live.Load() == nil {
 		return json.Marshal(callReply{Code: errs.Unavailable, Message: "node starting"})
 	}
@@ -56,19 +64,25 @@ func (h *handler) HandleCall(ctx context.Context, _ string, method string, body 
 		if err := json.Unmarshal(body, &req); err != nil {
 			return nil, fmt.Errorf("bad propose request: %w", err)
 		}
+		if why := metaProposalRefusal(from, req); why != "" {
+			n.refuseCall(from, method, why)
+			return json.Marshal(callReply{Code: errs.Forbidden, Message: why})
+		}
 		return json.Marshal(replyOf(n.engine.Propose(ctx, req.Group, req.ID, req.Cmd)))
 	case methodGet, methodScan:
 		var req readRequest
 		if err := json.Unmarshal(body, &req); err != nil {
 			return nil, fmt.Errorf("bad read request: %w", err)
 		}
+		if req.Group == placement.MetaGroup && (method == methodGet && placement.IsSecretKey(req.Key) ||
+			method == methodScan && placement.TouchesSecrets(req.Key, req.Hi)) {
+			why := "the cluster's secrets are read by each node from its own replica only"
+			n.refuseCall(from, method, why)
+			return json.Marshal(callReply{Code: errs.Forbidden, Message: why})
+		}
 		return json.Marshal(n.localRead(ctx, method, req))
 	case methodJoin:
-		var node placement.Node
-		if err := json.Unmarshal(body, &node); err != nil {
-			return nil, fmt.Errorf("bad join request: %w", err)
-		}
-		return json.Marshal(replyOf(n.router.Propose(ctx, placement.MetaGroup, "", (&placement.Command{Op: placement.OpAddNode, Node: &node}).Encode())))
+		return json.Marshal(n.handleJoin(ctx, from, body))
 	case methodTail:
 		return n.handleTail(ctx, body)
 	case methodStatus:
@@ -86,6 +100,31 @@ func (h *handler) HandleCall(ctx context.Context, _ string, method string, body 
 		return b, err
 	}
 	return nil, fmt.Errorf("unknown method %q", method)
+}
+
+// metaProposalRefusal says why another node may not propose a metadata
+// command ("" when it may): the cluster is created only by its first node,
+// and a node changes only its own addresses.
+func metaProposalRefusal(from string, req proposeRequest) string {
+	if req.Group != placement.MetaGroup {
+		return ""
+	}
+	var c placement.Command
+	if len(req.Cmd) == 0 || req.Cmd[0] != placement.Tag || json.Unmarshal(req.Cmd[1:], &c) != nil {
+		return ""
+	}
+	switch {
+	case c.Op == placement.OpCreate:
+		return "a cluster is created by its first node only"
+	case c.Op == placement.OpUpdateNode && (c.Node == nil || c.Node.ID != from):
+		return "a node may change only its own addresses"
+	}
+	return ""
+}
+
+// refuseCall audits an internal call refused to its caller.
+func (n *Node) refuseCall(from, method, why string) {
+	n.audit.Record(audit.Event{Kind: audit.KindCallRefused, Outcome: audit.Refused, Actor: from, Target: method, Detail: why})
 }
 
 // localRead serves a forwarded read from this node's replica.

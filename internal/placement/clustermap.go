@@ -40,6 +40,15 @@ type Map struct {
 	Nodes []Node `json:"nodes"`
 	// Groups are the metadata group (index 0) and the partitions 1..P.
 	Groups []Group `json:"groups"`
+	// Revoked lists the certificates of removed nodes: refused on the
+	// cluster port by every node, and never accepted for a join again.
+	Revoked []Revocation `json:"revoked,omitempty"`
+}
+
+// Revocation is one revoked node certificate.
+type Revocation struct {
+	Node        string `json:"node"`
+	Fingerprint string `json:"fingerprint"`
 }
 
 // Node is one member of the cluster.
@@ -54,6 +63,9 @@ type Node struct {
 	Zone       string `json:"zone,omitempty"`
 	Standby    bool   `json:"standby,omitempty"`
 	State      string `json:"state"`
+	// CertFP is the fingerprint (pki.Fingerprint) of the certificate the
+	// node joined with; empty in clusters without a cluster CA.
+	CertFP string `json:"cert_fp,omitempty"`
 }
 
 // Group is a Raft group and where its replicas should be.
@@ -124,6 +136,7 @@ func (m *Map) ReplicaOn(g uint64, node string) (Replica, bool) {
 func (m *Map) Clone() *Map {
 	c := *m
 	c.Nodes = slices.Clone(m.Nodes)
+	c.Revoked = slices.Clone(m.Revoked)
 	c.Groups = make([]Group, len(m.Groups))
 	for i, g := range m.Groups {
 		c.Groups[i] = Group{ID: g.ID, Replicas: slices.Clone(g.Replicas)}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -261,7 +262,7 @@ func TestStep_Command(t *testing.T) {
 	}
 	for _, c := range cases {
 		got := c.step.Command()
-		if (got == nil) != (c.want == nil) || got != nil && *got != *c.want {
+		if (got == nil) != (c.want == nil) || got != nil && !reflect.DeepEqual(*got, *c.want) {
 			t.Errorf("%v: got %+v, want %+v", c.step, got, c.want)
 		}
 	}

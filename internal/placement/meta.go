@@ -33,6 +33,11 @@ const (
 	// OpUpdateNode refreshes the addresses of a member of the same
 	// incarnation (a gossip port picked at start); it never adds one.
 	OpUpdateNode = "update_node"
+	// OpAddToken records a join token (its hash); OpRevokeToken forgets
+	// one. OpRotateGossipKey puts a new gossip key in use.
+	OpAddToken        = "add_token"
+	OpRevokeToken     = "revoke_token"
+	OpRotateGossipKey = "rotate_gossip_key"
 )
 
 // Command changes the cluster map. Fields beyond Op depend on the op.
@@ -45,6 +50,16 @@ type Command struct {
 	MetaVoters        int    `json:"meta_voters,omitempty"`
 	// Create and AddNode: the node.
 	Node *Node `json:"node,omitempty"`
+	// Create: the cluster CA (none in an insecure cluster or one on the
+	// operator's PKI). Create, RotateGossipKey: a gossip key.
+	CA        *CASecret `json:"ca,omitempty"`
+	GossipKey []byte    `json:"gossip_key,omitempty"`
+	// Create, AddToken: a join token; RevokeToken: its id.
+	Token   *JoinToken `json:"token,omitempty"`
+	TokenID string     `json:"token_id,omitempty"`
+	// AddNode: the certificate (DER) the node joins with; Node.CertFP is
+	// its fingerprint. Kept so that a retried join gets it again.
+	NodeCert []byte `json:"node_cert,omitempty"`
 	// AddReplica, SetRole, RemoveReplica.
 	Group   uint64 `json:"group,omitempty"`
 	Replica uint64 `json:"replica,omitempty"`
@@ -123,6 +138,14 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 	if len(cmd) == 0 || cmd[0] != Tag || json.Unmarshal(cmd[1:], &c) != nil {
 		return json.Marshal(Result{Error: "malformed metadata command"})
 	}
+	if c.Op != OpCreate {
+		if res, handled, err := applySecrets(w, &c); handled || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(res)
+		}
+	}
 	m, exists, err := LoadMap(w)
 	if err != nil {
 		return nil, err
@@ -142,9 +165,23 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 		if err := w.Set(keyMap, b); err != nil {
 			return nil, err
 		}
+		switch {
+		case c.Op == OpCreate:
+			if _, _, err := applySecrets(w, &c); err != nil {
+				return nil, err
+			}
+		case c.Op == OpAddNode && len(c.NodeCert) > 0:
+			if err := w.Set(nodeCertKey(c.Node.ID), c.NodeCert); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return json.Marshal(res)
 }
+
+// ErrNodeIDTaken is the Result.Error of a join that claims the id of a
+// member it cannot prove to be.
+const ErrNodeIDTaken = "node id taken: a member of the cluster has it (a node that lost its data directory must be removed first: parley cluster remove ID)"
 
 // ErrStaleTerm is the Result.Error of a command fenced off by a newer
 // metadata leader.
@@ -236,17 +273,19 @@ func applyAddNode(m *Map, c *Command) Result {
 	}
 	n := *c.Node
 	n.State = NodeActive
+	if slices.ContainsFunc(m.Revoked, func(r Revocation) bool { return r.Fingerprint == n.CertFP && n.CertFP != "" }) {
+		return Result{Error: "the certificate of node " + n.ID + " is revoked"}
+	}
 	if old, ok := m.Node(n.ID); ok {
-		if old.Incarnation == n.Incarnation {
+		// An id belongs to the certificate it joined with: the same join
+		// again (a retry) changes nothing; anyone else claiming it — even
+		// the same machine back with an empty data directory — is refused
+		// until the old member is removed.
+		if old.Incarnation == n.Incarnation && old.CertFP == n.CertFP {
 			r, _ := m.ReplicaOn(MetaGroup, n.ID)
 			return Result{Replica: r.ID, Map: m.Clone()}
 		}
-		// The node came back with an empty data directory: its old replicas
-		// are gone; drop them so placement re-creates them with new ids.
-		*old = n
-		for gi := range m.Groups {
-			m.Groups[gi].Replicas = slices.DeleteFunc(m.Groups[gi].Replicas, func(r Replica) bool { return r.Node == n.ID })
-		}
+		return Result{Error: ErrNodeIDTaken}
 	} else {
 		i, _ := slices.BinarySearchFunc(m.Nodes, n.ID, func(a Node, id string) int {
 			if a.ID < id {
@@ -352,6 +391,9 @@ func applyRemoveNode(m *Map, c *Command) Result {
 	}
 	for gi := range m.Groups {
 		m.Groups[gi].Replicas = slices.DeleteFunc(m.Groups[gi].Replicas, func(r Replica) bool { return r.Node == c.NodeID })
+	}
+	if n.CertFP != "" {
+		m.Revoked = append(m.Revoked, Revocation{Node: n.ID, Fingerprint: n.CertFP})
 	}
 	m.Nodes = slices.DeleteFunc(m.Nodes, func(x Node) bool { return x.ID == c.NodeID })
 	return Result{}

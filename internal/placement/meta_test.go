@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/parley-chat/parley/internal/state"
@@ -100,20 +101,36 @@ func TestStateMachine_AddNode(t *testing.T) {
 			t.Fatalf("re-adding allocated again: %d then %d", a.Replica, b.Replica)
 		}
 	})
-	t.Run("empty data directory gets new replica ids", func(t *testing.T) {
+	t.Run("an id is bound to its certificate", func(t *testing.T) {
 		w := newCluster(t, 2, 3)
-		a := mustApply(t, w, &Command{Op: OpAddNode, Node: &Node{ID: "n2", Incarnation: "i2", Addr: "a2"}})
-		mustApply(t, w, &Command{Op: OpAddReplica, Group: 1, NodeID: "n2"})
-		b := mustApply(t, w, &Command{Op: OpAddNode, Node: &Node{ID: "n2", Incarnation: "i3", Addr: "a2"}})
-		if b.Replica == a.Replica {
-			t.Fatal("a node with a new incarnation reused its replica id")
+		mustApply(t, w, &Command{Op: OpAddNode, Node: &Node{ID: "n2", Incarnation: "i2", Addr: "a2", CertFP: "fp2"}})
+		before := mustMap(t, w)
+		for _, claim := range []Node{
+			{ID: "n2", Incarnation: "i3", Addr: "evil", CertFP: "fp-other"}, // another certificate
+			{ID: "n2", Incarnation: "i3", Addr: "evil", CertFP: "fp2"},      // the same, new incarnation
+		} {
+			if r := mustApply(t, w, &Command{Op: OpAddNode, Node: &claim}); r.Error != ErrNodeIDTaken {
+				t.Fatalf("claim %+v: %q", claim, r.Error)
+			}
 		}
-		m := mustMap(t, w)
-		if _, ok := m.ReplicaOn(1, "n2"); ok {
-			t.Fatal("old partition replica of the previous incarnation kept")
+		if after := mustMap(t, w); !reflect.DeepEqual(before, after) {
+			t.Fatalf("a refused claim changed the map:\n%+v\n%+v", before, after)
 		}
-		if len(m.Nodes) != 2 {
-			t.Fatalf("nodes %+v", m.Nodes)
+	})
+	t.Run("removal revokes the certificate and frees the id", func(t *testing.T) {
+		w := newCluster(t, 2, 3)
+		mustApply(t, w, &Command{Op: OpAddNode, Node: &Node{ID: "n2", Incarnation: "i2", Addr: "a2", CertFP: "fp2"}})
+		if r := mustApply(t, w, &Command{Op: OpRemoveNode, NodeID: "n2", Dead: true}); r.Error != "" {
+			t.Fatal(r.Error)
+		}
+		if m := mustMap(t, w); len(m.Revoked) != 1 || m.Revoked[0] != (Revocation{Node: "n2", Fingerprint: "fp2"}) {
+			t.Fatalf("revoked %+v", m.Revoked)
+		}
+		if r := mustApply(t, w, &Command{Op: OpAddNode, Node: &Node{ID: "n2", Incarnation: "i3", Addr: "a2", CertFP: "fp2"}}); r.Error == "" {
+			t.Fatal("a revoked certificate joined again")
+		}
+		if r := mustApply(t, w, &Command{Op: OpAddNode, Node: &Node{ID: "n2", Incarnation: "i3", Addr: "a2", CertFP: "fp3"}}); r.Error != "" {
+			t.Fatalf("a new certificate could not take the freed id: %s", r.Error)
 		}
 	})
 	t.Run("fourth node is a metadata learner", func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -286,9 +287,11 @@ func TestLifecycle_ShutdownHandsLeadershipOver(t *testing.T) {
 	}
 }
 
-// A node that comes back with an empty data directory joins as a new member:
-// its old replicas are dropped, new ones with new ids take their place, and
-// it ends up holding every key again.
+// A node that comes back with an empty data directory cannot take its old id
+// (the id belongs to the certificate the old node joined with); once the
+// operator removed the dead node, it joins as a new member: its old
+// replicas are dropped, new ones with new ids take their place, and it ends
+// up holding every key again.
 func TestMembership_EmptyDataDirRejoinsWithNewReplicaIDs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
@@ -303,7 +306,13 @@ func TestMembership_EmptyDataDirRejoinsWithNewReplicaIDs(t *testing.T) {
 			old[g.ID] = r.ID
 		}
 	}
+	c.Client(0) // the admin signs in while every node is up
 	c.Kill(2)
+	if err := c.WipeErr(2); err == nil || !strings.Contains(err.Error(), "node id taken") {
+		t.Fatalf("a node with an empty data directory took a member's id: %v", err)
+	}
+	c.Kill(2)
+	removeWhenDead(t, c.Client(0), "n3")
 	c.Wipe(2)
 	c.WaitConverged(30 * time.Second)
 	deadline := time.Now().Add(30 * time.Second)
@@ -330,5 +339,24 @@ func TestMembership_EmptyDataDirRejoinsWithNewReplicaIDs(t *testing.T) {
 		if v, _ := mustGet(t, c.Client(2), fmt.Sprintf("k%d", i), client.GetOptions{}); v != "v" {
 			t.Fatalf("k%d = %q via the rejoined node", i, v)
 		}
+	}
+}
+
+// removeWhenDead removes a stopped node as an operator would, retrying
+// until gossip has declared it dead.
+func removeWhenDead(t *testing.T, cl *client.Client, id string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := cl.RemoveNode(ctx, id)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("remove %s: %v", id, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -3,6 +3,7 @@ package testcluster_test
 import (
 	"context"
 	"fmt"
+	"github.com/parley-chat/parley/internal/node"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -19,6 +21,17 @@ import (
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
+
+// readJoinToken reads the join token the node that created a cluster wrote
+// into its data directory.
+func readJoinToken(t *testing.T, dataDir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dataDir, node.JoinTokenFile))
+	if err != nil {
+		t.Fatalf("read the join token: %v", err)
+	}
+	return strings.TrimSpace(string(b))
+}
 
 // clusterPort returns a loopback address whose port is free for TCP and
 // whose next port is free for TCP and UDP: `parley serve` gossips on the
@@ -100,7 +113,7 @@ func (pc *procCluster) add() {
 		"--http", httpAddr, "--cluster", clusterAddr, "--partitions", "8", "--tick", "20ms",
 		"--dead-after", processDeadAfter.String(), "--rate-limit", "100000"}
 	if i > 0 {
-		args = append(args, "--join", pc.procs[0].args[8])
+		args = append(args, "--join-token", readJoinToken(t, filepath.Join(pc.dir, "n1")), "--join", pc.procs[0].args[8])
 	}
 	logf, err := os.Create(filepath.Join(pc.dir, id+".log"))
 	if err != nil {

@@ -89,7 +89,7 @@ func TestProcess_Kill9AndRestartLosesNothing(t *testing.T) {
 		args := []string{"serve", "--id", id, "--data-dir", filepath.Join(dir, id),
 			"--http", httpAddr, "--cluster", clusterAddr, "--partitions", "8", "--tick", "20ms"}
 		if i > 0 {
-			args = append(args, "--join", procs[0].args[8])
+			args = append(args, "--join-token", readJoinToken(t, filepath.Join(dir, "n1")), "--join", procs[0].args[8])
 		}
 		logf, err := os.Create(filepath.Join(dir, id+".log"))
 		if err != nil {

@@ -55,12 +55,15 @@ type Cluster struct {
 	opts Options
 	dir  string
 
-	mu       sync.Mutex
-	nodes    []*node.Node
-	cfgs     []config.Config
-	fss      []*vfs.MemFS
-	token    string     // session of the test user every Client signs in as
-	signInMu sync.Mutex // one sign-in at a time
+	mu    sync.Mutex
+	nodes []*node.Node
+	cfgs  []config.Config
+	fss   []*vfs.MemFS
+	token string // session of the test user every Client signs in as
+	// joinToken is the cluster's first join token, from the node that
+	// created it.
+	joinToken string
+	signInMu  sync.Mutex // one sign-in at a time
 }
 
 // TestUser and TestPassword are the account Client signs in with; it is
@@ -163,6 +166,7 @@ func (c *Cluster) AddNode() int {
 	cfg.NoSync = c.opts.NoSync
 	if i > 0 {
 		cfg.Join = []string{c.cfgs[0].ClusterAddr}
+		cfg.JoinToken = c.joinToken
 	}
 	if c.opts.Configure != nil {
 		c.opts.Configure(i, &cfg)
@@ -181,6 +185,13 @@ func (c *Cluster) AddNode() int {
 
 func (c *Cluster) start(i int) {
 	c.t.Helper()
+	if err := c.startErr(i); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// startErr starts node i, returning why it could not start.
+func (c *Cluster) startErr(i int) error {
 	c.mu.Lock()
 	cfg := c.cfgs[i]
 	var opts []node.Option
@@ -193,16 +204,20 @@ func (c *Cluster) start(i int) {
 	c.mu.Unlock()
 	n, err := node.New(cfg, logger(cfg.ID), opts...)
 	if err != nil {
-		c.t.Fatalf("node %s: %v", cfg.ID, err)
+		return fmt.Errorf("node %s: %w", cfg.ID, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := n.Start(ctx); err != nil {
-		c.t.Fatalf("start node %s: %v", cfg.ID, err)
+		return fmt.Errorf("start node %s: %w", cfg.ID, err)
 	}
 	c.mu.Lock()
 	c.nodes[i] = n
+	if c.joinToken == "" {
+		c.joinToken = n.JoinToken()
+	}
 	c.mu.Unlock()
+	return nil
 }
 
 func logger(id string) *slog.Logger {
@@ -595,18 +610,26 @@ func (c *Cluster) leaderCounts() (map[int]int, int) {
 }
 
 // Wipe deletes a stopped node's data directory and restarts it with --join,
-// as an operator replacing a failed disk would: it joins as a new member.
+// as an operator replacing a failed disk would: it joins as a new member
+// (after the old one was removed: an id belongs to its certificate).
 func (c *Cluster) Wipe(i int) {
 	c.t.Helper()
+	if err := c.WipeErr(i); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// WipeErr is Wipe returning why the node could not start again.
+func (c *Cluster) WipeErr(i int) error {
 	c.mu.Lock()
 	if c.nodes[i] != nil {
 		c.mu.Unlock()
-		c.t.Fatal("Wipe needs a stopped node")
+		return errors.New("Wipe needs a stopped node")
 	}
 	cfg := &c.cfgs[i]
 	if err := os.RemoveAll(cfg.DataDir); err != nil {
 		c.mu.Unlock()
-		c.t.Fatal(err)
+		return err
 	}
 	if c.fss[i] != nil {
 		c.fss[i] = vfs.NewCrashableMem()
@@ -616,6 +639,14 @@ func (c *Cluster) Wipe(i int) {
 		join = 1
 	}
 	cfg.Join = []string{c.cfgs[join].ClusterAddr}
+	cfg.JoinToken = c.joinToken
 	c.mu.Unlock()
-	c.start(i)
+	return c.startErr(i)
+}
+
+// JoinToken returns the cluster's first join token.
+func (c *Cluster) JoinToken() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.joinToken
 }

@@ -147,3 +147,30 @@ func (p *callPeer) dial(s *callSlot, d *dialResult) {
 	s.mu.Unlock()
 	close(d.done)
 }
+
+// CallOnce is Call on a connection of its own, closed when the call
+// returns. A node about to change its credentials (a joining candidate that
+// is given its certificate) uses it so that no pooled connection outlives
+// the credentials it was opened with.
+func (t *Transport) CallOnce(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
+	t.stats.callsSent.Add(1)
+	resp, err := t.callOnce(ctx, addr, method, body)
+	if err != nil {
+		t.stats.callsFailed.Add(1)
+		return nil, fmt.Errorf("transport: call %s on %s: %w", method, addr, err)
+	}
+	return resp, nil
+}
+
+func (t *Transport) callOnce(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
+	l, err := t.dial(ctx, addr, protoCall)
+	if err != nil {
+		return nil, err
+	}
+	c, err := t.newCallConn(l)
+	if err != nil {
+		return nil, err
+	}
+	defer c.fail(ErrClosed)
+	return c.call(ctx, method, body)
+}

@@ -40,10 +40,33 @@ type Config struct {
 	// Logger receives connection-level events. Nil discards them.
 	Logger *slog.Logger
 
+	// Identify, when set together with TLS, names the peer of an accepted
+	// connection from its verified certificate. A named peer's hello must
+	// claim that node id (a node cannot speak for another). A peer that
+	// presented no certificate (ok false) is a joining candidate: it may
+	// open call connections only, and its calls reach the Handler with from
+	// "" so the Handler can refuse everything but joining. Nil trusts the
+	// hello's node id (the operator's own PKI, or no TLS).
+	Identify func(cs tls.ConnectionState) (nodeID string, ok bool)
+
+	// OnRefused, when set, is told of every incoming connection refused at
+	// the TLS or protocol handshake (the audit log). It must not block.
+	OnRefused func(Refusal)
+
 	// MaxQueuedMessages bounds each peer's Raft send queue. Messages beyond
 	// it are dropped (Raft retransmits) and counted in Stats.RaftDropped.
 	// Zero means DefaultMaxQueuedMessages.
 	MaxQueuedMessages int
+}
+
+// Refusal describes an incoming connection the transport refused.
+type Refusal struct {
+	// Remote is the TCP address it came from.
+	Remote string
+	// Claimed is the node id its hello claimed ("" before the hello).
+	Claimed string
+	// Reason says why, in one line.
+	Reason string
 }
 
 // validate reports the first problem with c.

@@ -2,9 +2,12 @@ package transport
 
 import (
 	"bytes"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 )
 
@@ -66,10 +69,25 @@ func appendAck(dst []byte, status byte, msg string) []byte {
 	return append(dst, msg...)
 }
 
+// peer is who an accepted connection comes from, as far as TLS proved it.
+type peer struct {
+	verified  bool   // Identify ran: id is what the certificate names
+	candidate bool   // no certificate: may only call (join)
+	id        string // the certificate's node id when verified
+}
+
 // admit decides whether to accept a connection of protocol proto from the
-// sender described by h. It returns a status byte and, for refusals, a
-// one-line reason.
-func (t *Transport) admit(proto byte, h hello) (byte, string) {
+// sender described by h and proven by p. It returns a status byte and, for
+// refusals, a one-line reason.
+func (t *Transport) admit(proto byte, h hello, p peer) (byte, string) {
+	switch {
+	case p.candidate && proto != protoCall:
+		return ackRefused, "a node without a cluster certificate may only ask to join"
+	case p.candidate && h.nodeID == "":
+		return ackRefused, "a joining node must name itself"
+	case p.verified && !p.candidate && h.nodeID != p.id:
+		return ackRefused, fmt.Sprintf("certificate names node %q, the handshake claims %q", p.id, h.nodeID)
+	}
 	if h.version != helloVersion {
 		return ackRefused, fmt.Sprintf("unsupported protocol version %d", h.version)
 	}
@@ -111,18 +129,29 @@ func (t *Transport) serveConn(raw net.Conn) {
 	proto, h, err := t.acceptHandshake(l)
 	if err != nil {
 		t.log.Debug("transport: handshake failed", "remote", l.peerAddr, "err", err)
+		if errors.Is(err, errTLSRefused) {
+			t.refused(Refusal{Remote: l.peerAddr, Reason: err.Error()})
+		}
 		return
 	}
-	status, reason := t.admit(proto, h)
+	p := t.identify(l)
+	status, reason := t.admit(proto, h, p)
 	if status == ackOK {
 		reason = t.cfg.NodeID // an acceptance carries the receiver's node id
 	}
 	if _, err := l.Write(appendAck(nil, status, reason)); err != nil || status != ackOK {
 		t.log.Debug("transport: connection refused", "remote", l.peerAddr, "peer", h.nodeID, "reason", reason, "err", err)
+		if status != ackOK && !strings.HasPrefix(reason, "isolated") {
+			t.refused(Refusal{Remote: l.peerAddr, Claimed: h.nodeID, Reason: reason})
+		}
 		return
 	}
 	_ = cc.SetDeadline(time.Time{})
 	l.peerID, l.peerAddr = h.nodeID, h.addr
+	if p.candidate {
+		l.peerID = "" // the Handler sees a candidate as nobody
+	}
+	t.setPeer(cc, l.peerID)
 	l.readIdle = t.tm.idleRead // every protocol's sender writes at least every keepalive
 	switch proto {
 	case protoRaft:
@@ -134,13 +163,34 @@ func (t *Transport) serveConn(raw net.Conn) {
 	}
 }
 
+// errTLSRefused marks a failed TLS handshake of an accepted connection: a
+// peer without a valid certificate of the cluster, or not speaking TLS.
+var errTLSRefused = errors.New("tls handshake refused")
+
+// identify names the peer of an accepted connection from its TLS state.
+func (t *Transport) identify(l *link) peer {
+	tc, ok := l.Conn.(*tls.Conn)
+	if !ok || t.cfg.Identify == nil {
+		return peer{}
+	}
+	id, named := t.cfg.Identify(tc.ConnectionState())
+	return peer{verified: true, candidate: !named, id: id}
+}
+
+// refused reports a refused connection to Config.OnRefused.
+func (t *Transport) refused(r Refusal) {
+	if t.cfg.OnRefused != nil {
+		t.cfg.OnRefused(r)
+	}
+}
+
 // acceptHandshake performs the TLS handshake (when configured), reads the
 // protocol byte and the hello frame, and sets up l's buffered reader.
 func (t *Transport) acceptHandshake(l *link) (byte, hello, error) {
 	if t.cfg.TLS != nil {
 		tc := tlsServer(l.Conn, t.cfg.TLS)
 		if err := tc.HandshakeContext(t.ctx); err != nil {
-			return 0, hello{}, fmt.Errorf("tls: %w", err)
+			return 0, hello{}, fmt.Errorf("%w: %w", errTLSRefused, err)
 		}
 		l.Conn = tc
 	}

@@ -120,6 +120,7 @@ func (t *Transport) clientHandshake(ctx context.Context, l *link, proto byte) er
 	switch status, reason := p[0], string(p[1:]); status {
 	case ackOK:
 		l.peerID = reason
+		t.setPeer(l.raw, l.peerID)
 		if t.faults.isolated(l.peerID) {
 			return fmt.Errorf("%w: peer %s isolated by fault injection", ErrUnreachable, l.peerID)
 		}

@@ -27,7 +27,7 @@ type Transport struct {
 
 	mu      sync.RWMutex
 	closed  bool
-	conns   map[net.Conn]struct{}  // every live connection, both directions
+	conns   map[net.Conn]string    // every live connection, both directions, with its peer's node id once known
 	senders map[string]*raftSender // Raft senders by peer address
 	callers map[string]*callPeer   // call connection pools by peer address
 }
@@ -52,7 +52,7 @@ func newTransport(cfg Config, h Handler, tm timing) (*Transport, error) {
 		h:       h,
 		log:     cfg.Logger,
 		tm:      tm,
-		conns:   make(map[net.Conn]struct{}),
+		conns:   make(map[net.Conn]string),
 		senders: make(map[string]*raftSender),
 		callers: make(map[string]*callPeer),
 	}
@@ -137,8 +137,37 @@ func (t *Transport) track(c net.Conn) bool {
 	if t.closed {
 		return false
 	}
-	t.conns[c] = struct{}{}
+	t.conns[c] = ""
 	return true
+}
+
+// setPeer records the node id of a tracked connection's peer.
+func (t *Transport) setPeer(c net.Conn, id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.conns[c]; ok {
+		t.conns[c] = id
+	}
+}
+
+// DropPeer closes every connection to and from node id, both directions: a
+// node whose certificate was revoked keeps no connection it had. Later
+// handshakes are refused by the TLS configuration.
+func (t *Transport) DropPeer(id string) {
+	if id == "" {
+		return
+	}
+	t.mu.Lock()
+	var drop []net.Conn
+	for c, p := range t.conns {
+		if p == id {
+			drop = append(drop, c)
+		}
+	}
+	t.mu.Unlock()
+	for _, c := range drop {
+		_ = c.Close()
+	}
 }
 
 // untrack forgets a connection.
