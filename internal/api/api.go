@@ -40,6 +40,8 @@ type Config struct {
 	Presence PresenceService
 	// Admin serves drain and remove of nodes and /api/v1/cluster/events.
 	Admin ClusterAdmin
+	// Tokens serves /api/v1/cluster/tokens (join tokens, admin only).
+	Tokens JoinTokens
 	// PublicURL is the base of short links ("https://example.com"); the
 	// short_url of a link is PublicURL + "/s/" + code. Default: the
 	// request's own scheme and Host.
@@ -95,6 +97,7 @@ type Server struct {
 	links     LinkService
 	presence  PresenceService
 	admin     ClusterAdmin
+	tokens    JoinTokens
 	publicURL string
 	log       *slog.Logger
 	auth      func(r *http.Request) (Identity, error)
@@ -128,6 +131,7 @@ func New(cfg Config) *Server {
 		links:     cfg.Links,
 		presence:  cfg.Presence,
 		admin:     cfg.Admin,
+		tokens:    cfg.Tokens,
 		publicURL: trimSlash(cfg.PublicURL),
 		log:       cfg.Logger,
 		auth:      cfg.Authenticate,
@@ -169,6 +173,7 @@ func (s *Server) routes() {
 	s.handleAuth("GET /api/v1/cluster", s.cluster)
 	s.opsRoutes()
 	s.clusterAdminRoutes()
+	s.tokenRoutes()
 	s.handleAuth("GET /api/v1/kv", s.kvList)
 	s.handleAuth("PUT /api/v1/kv/{key...}", s.kvPut)
 	s.handleAuth("GET /api/v1/kv/{key...}", s.kvGet)

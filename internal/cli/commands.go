@@ -69,6 +69,12 @@ func rootCommand() *command {
 				{name: "remove", summary: "forget a drained or dead node", action: runClusterRemove},
 				{name: "verify", summary: "compare replica checksums", action: runClusterVerify},
 				{name: "lag", summary: "replica freshness sampled under load", action: runClusterLag},
+				{name: "token", summary: "join tokens: list, create, revoke, rotate", subs: []*command{
+					{name: "list", summary: "join tokens that can still be used", action: runClusterTokenList},
+					{name: "create", summary: "make a join token and print it", action: runClusterTokenCreate},
+					{name: "revoke", summary: "make a join token unusable", action: runClusterTokenRevoke},
+					{name: "rotate", summary: "new join token and gossip key, every other token revoked", action: runClusterTokenRotate},
+				}},
 			}},
 			{name: "bench", section: clients, summary: "load generators", subs: []*command{
 				{name: "kv", summary: "KV puts and gets against running nodes", action: runBenchKV},

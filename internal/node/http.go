@@ -46,6 +46,7 @@ func (n *Node) startHTTP() error {
 		StreamOrigins:   n.streamOrigins,
 		StreamConnected: n.presence.Connected,
 		Admin:           n,
+		Tokens:          n,
 	})
 	n.startServices(svc)
 	n.wireOps(svc)

@@ -294,3 +294,6 @@ func (n *Node) MemberState(id string) string {
 	}
 	return mb.State.String()
 }
+
+// Gossip returns the node's gossip membership (nil before it started).
+func (n *Node) Gossip() *membership.Membership { return n.heal.gossip.Load() }
