@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/parley-chat/parley/internal/audit"
 	"github.com/parley-chat/parley/internal/kv"
 )
 
@@ -40,6 +41,11 @@ type Config struct {
 	Presence PresenceService
 	// Admin serves drain and remove of nodes and /api/v1/cluster/events.
 	Admin ClusterAdmin
+	// Audit records logins, logouts, the first admin's registration and
+	// every call of an admin-only route. Default: audit.Discard.
+	Audit audit.Recorder
+	// AuditSource serves GET /api/v1/audit (admin only).
+	AuditSource AuditSource
 	// PublicURL is the base of short links ("https://example.com"); the
 	// short_url of a link is PublicURL + "/s/" + code. Default: the
 	// request's own scheme and Host.
@@ -95,6 +101,7 @@ type Server struct {
 	links     LinkService
 	presence  PresenceService
 	admin     ClusterAdmin
+	audit     audit.Recorder
 	publicURL string
 	log       *slog.Logger
 	auth      func(r *http.Request) (Identity, error)
@@ -105,6 +112,8 @@ type Server struct {
 	rateRetry string // Retry-After of 429 answers, in seconds
 	mux       *http.ServeMux
 	handler   http.Handler
+
+	auditSource AuditSource // the Config's AuditSource (audit.go)
 
 	// streams, origins and streamConnected are the Config's Streams,
 	// StreamOrigins and StreamConnected (stream.go).
@@ -128,6 +137,7 @@ func New(cfg Config) *Server {
 		links:     cfg.Links,
 		presence:  cfg.Presence,
 		admin:     cfg.Admin,
+		audit:     cfg.Audit,
 		publicURL: trimSlash(cfg.PublicURL),
 		log:       cfg.Logger,
 		auth:      cfg.Authenticate,
@@ -139,6 +149,10 @@ func New(cfg Config) *Server {
 		mux:       http.NewServeMux(),
 	}
 	s.streams, s.origins, s.streamConnected = cfg.Streams, cfg.StreamOrigins, cfg.StreamConnected
+	s.auditSource = cfg.AuditSource
+	if s.audit == nil {
+		s.audit = audit.Discard
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -169,6 +183,7 @@ func (s *Server) routes() {
 	s.handleAuth("GET /api/v1/cluster", s.cluster)
 	s.opsRoutes()
 	s.clusterAdminRoutes()
+	s.auditRoutes()
 	s.handleAuth("GET /api/v1/kv", s.kvList)
 	s.handleAuth("PUT /api/v1/kv/{key...}", s.kvPut)
 	s.handleAuth("GET /api/v1/kv/{key...}", s.kvGet)
