@@ -27,6 +27,7 @@ func (n *Node) startHTTP() error {
 		_ = ln.Close()
 		return err
 	}
+	n.startAudit()
 	srv := api.New(api.Config{
 		KV:              svc.kv,
 		Status:          n,
@@ -46,6 +47,8 @@ func (n *Node) startHTTP() error {
 		StreamOrigins:   n.streamOrigins,
 		StreamConnected: n.presence.Connected,
 		Admin:           n,
+		Audit:           n.Audit(),
+		AuditSource:     n,
 	})
 	n.startServices(svc)
 	n.wireOps(svc)

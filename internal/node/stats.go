@@ -33,6 +33,7 @@ type opsState struct {
 	lag      lagRecorder
 	links    func() link.CacheStats // nil until the services exist
 	mu       sync.Mutex             // guards links
+	audit    auditHolder            // the audit log (audit.go)
 }
 
 // wireOps connects the operator figures to the HTTP layer's services and
