@@ -70,6 +70,7 @@ func rootCommand() *command {
 				{name: "verify", summary: "compare replica checksums", action: runClusterVerify},
 				{name: "lag", summary: "replica freshness sampled under load", action: runClusterLag},
 			}},
+			{name: "audit", section: clients, summary: "security audit log of every node (admin only)", action: runAudit},
 			{name: "bench", section: clients, summary: "load generators", subs: []*command{
 				{name: "kv", summary: "KV puts and gets against running nodes", action: runBenchKV},
 				{name: "etcd-kv", summary: "the kv workload against etcd 3.4, for comparison", action: runBenchEtcdKV},
