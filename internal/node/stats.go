@@ -26,7 +26,8 @@ const (
 const opsBudget = 2 * time.Second
 
 // opsState is the node's operator figures: request counts, replica lag and
-// the link cache's counters. Its zero value is ready; the engine feeds lag
+// the link cache's counters; it also holds the audit log (audit.go), kept
+// here so node.go need not change. Its zero value is ready; the engine feeds lag
 // from the start, the HTTP layer the rest once it exists.
 type opsState struct {
 	requests requestCounter
