@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/parley-chat/parley/internal/audit"
 	"github.com/parley-chat/parley/internal/kv"
 )
 
@@ -42,6 +43,11 @@ type Config struct {
 	Admin ClusterAdmin
 	// Tokens serves /api/v1/cluster/tokens (join tokens, admin only).
 	Tokens JoinTokens
+	// Audit records logins, logouts, the first admin's registration and
+	// every call of an admin-only route. Default: audit.Discard.
+	Audit audit.Recorder
+	// AuditSource serves GET /api/v1/audit (admin only).
+	AuditSource AuditSource
 	// PublicURL is the base of short links ("https://example.com"); the
 	// short_url of a link is PublicURL + "/s/" + code. Default: the
 	// request's own scheme and Host.
@@ -98,6 +104,7 @@ type Server struct {
 	presence  PresenceService
 	admin     ClusterAdmin
 	tokens    JoinTokens
+	audit     audit.Recorder
 	publicURL string
 	log       *slog.Logger
 	auth      func(r *http.Request) (Identity, error)
@@ -108,6 +115,8 @@ type Server struct {
 	rateRetry string // Retry-After of 429 answers, in seconds
 	mux       *http.ServeMux
 	handler   http.Handler
+
+	auditSource AuditSource // the Config's AuditSource (audit.go)
 
 	// streams, origins and streamConnected are the Config's Streams,
 	// StreamOrigins and StreamConnected (stream.go).
@@ -132,6 +141,7 @@ func New(cfg Config) *Server {
 		presence:  cfg.Presence,
 		admin:     cfg.Admin,
 		tokens:    cfg.Tokens,
+		audit:     cfg.Audit,
 		publicURL: trimSlash(cfg.PublicURL),
 		log:       cfg.Logger,
 		auth:      cfg.Authenticate,
@@ -143,6 +153,10 @@ func New(cfg Config) *Server {
 		mux:       http.NewServeMux(),
 	}
 	s.streams, s.origins, s.streamConnected = cfg.Streams, cfg.StreamOrigins, cfg.StreamConnected
+	s.auditSource = cfg.AuditSource
+	if s.audit == nil {
+		s.audit = audit.Discard
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -174,6 +188,7 @@ func (s *Server) routes() {
 	s.opsRoutes()
 	s.clusterAdminRoutes()
 	s.tokenRoutes()
+	s.auditRoutes()
 	s.handleAuth("GET /api/v1/kv", s.kvList)
 	s.handleAuth("PUT /api/v1/kv/{key...}", s.kvPut)
 	s.handleAuth("GET /api/v1/kv/{key...}", s.kvGet)

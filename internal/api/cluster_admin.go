@@ -3,8 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-
-	"github.com/parley-chat/parley/internal/errs"
 )
 
 // ClusterAdmin changes the cluster's membership on an operator's request and
@@ -33,26 +31,14 @@ func (s *Server) clusterAdminRoutes() {
 	if s.admin == nil {
 		return
 	}
-	s.handleAuth("POST /api/v1/cluster/nodes/{id}/drain", s.drainNode)
-	s.handleAuth("DELETE /api/v1/cluster/nodes/{id}", s.removeNode)
+	s.handleAdmin("POST /api/v1/cluster/nodes/{id}/drain", "change cluster membership", s.drainNode)
+	s.handleAdmin("DELETE /api/v1/cluster/nodes/{id}", "change cluster membership", s.removeNode)
 	s.handleAuth("GET /api/v1/cluster/events", s.clusterEvents)
-}
-
-// requireAdmin answers 403 unless the signed-in user is an admin.
-func (s *Server) requireAdmin(w http.ResponseWriter, r *http.Request) bool {
-	if !identity(r).Admin {
-		s.writeError(w, r, errs.New(errs.Forbidden, "only an admin may change cluster membership"))
-		return false
-	}
-	return true
 }
 
 // drainNode serves POST /api/v1/cluster/nodes/{id}/drain (admin): 202 with
 // the moves planned.
 func (s *Server) drainNode(w http.ResponseWriter, r *http.Request) {
-	if !s.requireAdmin(w, r) {
-		return
-	}
 	id := r.PathValue("id")
 	moves, err := s.admin.DrainNode(r.Context(), id)
 	if err != nil {
@@ -67,9 +53,6 @@ func (s *Server) drainNode(w http.ResponseWriter, r *http.Request) {
 
 // removeNode serves DELETE /api/v1/cluster/nodes/{id} (admin).
 func (s *Server) removeNode(w http.ResponseWriter, r *http.Request) {
-	if !s.requireAdmin(w, r) {
-		return
-	}
 	id := r.PathValue("id")
 	if err := s.admin.RemoveNode(r.Context(), id); err != nil {
 		s.writeError(w, r, err)

@@ -3,8 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-
-	"github.com/parley-chat/parley/internal/errs"
 )
 
 // ClusterOps serves the operator endpoints beyond the cluster map: replica
@@ -115,11 +113,7 @@ func (s *Server) opsRoutes() {
 	if !ok {
 		return
 	}
-	s.handleAuth("POST /api/v1/cluster/verify", func(w http.ResponseWriter, r *http.Request) {
-		if id, _ := IdentityFrom(r.Context()); !id.Admin {
-			s.writeError(w, r, errs.New(errs.Forbidden, "only an admin may verify the cluster"))
-			return
-		}
+	s.handleAdmin("POST /api/v1/cluster/verify", "verify the cluster", func(w http.ResponseWriter, r *http.Request) {
 		rep, err := ops.Verify(r.Context())
 		s.writeOps(w, r, rep, err)
 	})

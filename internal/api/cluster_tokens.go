@@ -50,21 +50,11 @@ func (s *Server) tokenRoutes() {
 	if s.tokens == nil {
 		return
 	}
-	s.handleAuth("GET /api/v1/cluster/tokens", s.adminOnly(s.tokenList))
-	s.handleAuth("POST /api/v1/cluster/tokens", s.adminOnly(s.tokenCreate))
-	s.handleAuth("POST /api/v1/cluster/tokens/rotate", s.adminOnly(s.tokenRotate))
-	s.handleAuth("DELETE /api/v1/cluster/tokens/{id}", s.adminOnly(s.tokenRevoke))
-}
-
-// adminOnly wraps h so that it answers 403 to anyone but an admin.
-func (s *Server) adminOnly(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !identity(r).Admin {
-			s.writeError(w, r, errs.New(errs.Forbidden, "only an admin may manage join tokens"))
-			return
-		}
-		h(w, r)
-	}
+	const what = "manage join tokens"
+	s.handleAdmin("GET /api/v1/cluster/tokens", what, s.tokenList)
+	s.handleAdmin("POST /api/v1/cluster/tokens", what, s.tokenCreate)
+	s.handleAdmin("POST /api/v1/cluster/tokens/rotate", what, s.tokenRotate)
+	s.handleAdmin("DELETE /api/v1/cluster/tokens/{id}", what, s.tokenRevoke)
 }
 
 // tokenList serves GET /api/v1/cluster/tokens.

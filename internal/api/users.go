@@ -1,10 +1,12 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 
 	"github.com/parley-chat/parley/internal/account"
+	"github.com/parley-chat/parley/internal/audit"
 )
 
 // AccountService is what the user and session routes need from accounts.
@@ -59,6 +61,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		ByAdmin:        signedIn && id.Admin,
 		IdempotencyKey: idem,
 	})
+	s.auditRegister(r, id, signedIn, cmp.Or(u.Username, body.Username), u.Admin, err)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -75,6 +78,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess, err := s.accounts.Login(r.Context(), body.Username, body.Password, s.clientIP(r))
+	s.auditSession(r, audit.KindLogin, cmp.Or(sess.Username, body.Username), "", err)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -86,7 +90,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 // logout serves DELETE /api/v1/sessions/current: 204; the token stops
 // working on every node within a second.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
-	if err := s.accounts.Logout(r.Context(), identity(r).Token); err != nil {
+	err := s.accounts.Logout(r.Context(), identity(r).Token)
+	s.auditSession(r, audit.KindSessionRevoked, identity(r).User, "logout", err)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -31,6 +31,7 @@ var domainImports = map[string][]string{
 	"internal/state":     nil,
 	"internal/errs":      nil,
 	"internal/wire":      nil,
+	"internal/audit":     nil,
 }
 
 // forbiddenStd are standard-library packages no domain package may import.

@@ -1,14 +1,17 @@
 // Package audit records security-relevant events — refused internal calls,
 // joins, node removals, certificate revocations, admin actions, logins and
-// session or token revocations — as structured log lines and in a bounded
-// per-node ring that GET /api/v1/audit gathers. An event never carries a
-// secret: no password, token, key or hash ever goes into one.
+// session or token revocations — as structured log lines, in a bounded
+// per-node ring and, through a writer goroutine that never holds up the
+// caller, in the node's own store (the newest Keep events survive a
+// restart). GET /api/v1/audit gathers every node's events. An event never
+// carries a secret: no password, token, key or hash ever goes into one.
 package audit
 
 import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,6 +19,9 @@ import (
 const (
 	OK      = "ok"
 	Refused = "refused"
+	// Failed is an action that was allowed but did not complete (the
+	// cluster was unavailable, the target did not exist, ...).
+	Failed = "failed"
 )
 
 // Event kinds.
@@ -30,6 +36,7 @@ const (
 	KindSessionRevoked = "session_revoked"       // a logout or revocation
 	KindAdmin          = "admin_action"          // an admin-only call
 	KindRateLimited    = "rate_limited"          // a per-user or per-address limit refused a request
+	KindUserCreated    = "user_created"          // the first user (the admin) registered, or an admin created a user
 )
 
 // Event is one audited occurrence.
@@ -65,15 +72,21 @@ func (discard) Record(Event) {}
 const Capacity = 1024
 
 // Log is a node's audit log: each event is logged through slog at Warn
-// (refusals) or Info and kept in a bounded ring, oldest dropped first.
+// (refusals, failures) or Info and kept in a bounded ring, oldest dropped
+// first. Once a Store is attached and Run runs, events are also saved there
+// by that writer goroutine, fed through a bounded queue (persist.go).
 type Log struct {
 	node string
 	log  *slog.Logger
 	now  func() time.Time
 
-	mu   sync.Mutex
-	ring []Event
-	next int
+	queue   chan Event    // events waiting for the writer
+	dropped atomic.Uint64 // events that found the queue full
+
+	mu    sync.Mutex
+	ring  []Event
+	next  int
+	store Store // set by Attach, cleared when Run ends
 }
 
 // NewLog returns a Log for node that writes lines to log (nil: discard).
@@ -81,7 +94,7 @@ func NewLog(node string, log *slog.Logger) *Log {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Log{node: node, log: log, now: time.Now}
+	return &Log{node: node, log: log, now: time.Now, queue: make(chan Event, queueSize)}
 }
 
 // Record implements Recorder.
@@ -95,6 +108,7 @@ func (l *Log) Record(e Event) {
 	if e.Outcome == "" {
 		e.Outcome = OK
 	}
+	e = e.bounded()
 	level := slog.LevelInfo
 	if e.Outcome != OK {
 		level = slog.LevelWarn
@@ -102,13 +116,18 @@ func (l *Log) Record(e Event) {
 	l.log.Log(context.Background(), level, "audit", "kind", e.Kind, "outcome", e.Outcome,
 		"actor", e.Actor, "remote", e.Remote, "target", e.Target, "detail", e.Detail)
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if len(l.ring) < Capacity {
 		l.ring = append(l.ring, e)
-		return
+	} else {
+		l.ring[l.next] = e
+		l.next = (l.next + 1) % Capacity
 	}
-	l.ring[l.next] = e
-	l.next = (l.next + 1) % Capacity
+	l.mu.Unlock()
+	select {
+	case l.queue <- e:
+	default:
+		l.dropped.Add(1)
+	}
 }
 
 // List returns the kept events, oldest first.

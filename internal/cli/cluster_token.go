@@ -34,7 +34,7 @@ when made and when they expire. Secrets are never shown again.`)
 		if t.ExpiresAt != nil {
 			exp = t.ExpiresAt.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID, printable(t.Name), t.CreatedAt.Local().Format(time.DateTime), exp)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID, termSafe(t.Name), t.CreatedAt.Local().Format(time.DateTime), exp)
 	}
 	return tw.Flush()
 }

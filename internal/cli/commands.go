@@ -76,6 +76,7 @@ func rootCommand() *command {
 					{name: "rotate", summary: "new join token and gossip key, every other token revoked", action: runClusterTokenRotate},
 				}},
 			}},
+			{name: "audit", section: clients, summary: "security audit log of every node (admin only)", action: runAudit},
 			{name: "bench", section: clients, summary: "load generators", subs: []*command{
 				{name: "kv", summary: "KV puts and gets against running nodes", action: runBenchKV},
 				{name: "etcd-kv", summary: "the kv workload against etcd 3.4, for comparison", action: runBenchEtcdKV},

@@ -27,6 +27,7 @@ func (n *Node) startHTTP() error {
 		_ = ln.Close()
 		return err
 	}
+	n.startAudit()
 	srv := api.New(api.Config{
 		KV:              svc.kv,
 		Status:          n,
@@ -47,6 +48,8 @@ func (n *Node) startHTTP() error {
 		StreamConnected: n.presence.Connected,
 		Admin:           n,
 		Tokens:          n,
+		Audit:           n.Audit(),
+		AuditSource:     n,
 	})
 	n.startServices(svc)
 	n.wireOps(svc)

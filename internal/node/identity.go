@@ -225,6 +225,3 @@ func (n *Node) dropRevoked(old, cur *mapView) {
 func (n *Node) transportRefused(r transport.Refusal) {
 	n.audit.Record(audit.Event{Kind: audit.KindCallRefused, Outcome: audit.Refused, Actor: r.Claimed, Remote: r.Remote, Detail: r.Reason})
 }
-
-// AuditEvents returns the events this node's audit log keeps, oldest first.
-func (n *Node) AuditEvents() []audit.Event { return n.audit.List() }

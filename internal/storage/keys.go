@@ -10,10 +10,12 @@ import "encoding/binary"
 //	0x02 <group u64> 0x03             truncation point: <index u64><term u64>
 //	0x02 <group u64> 0x04             applied state: <index u64><term u64><raftpb.ConfState>
 //	0x03 <group u64> <key...>         partition state, key relative to the group
+//	0x04 <log id u8> <seq u64>        node log record (NodeLog): node-local, never replicated
 const (
-	tagNode  byte = 0x01
-	tagRaft  byte = 0x02
-	tagState byte = 0x03
+	tagNode    byte = 0x01
+	tagRaft    byte = 0x02
+	tagState   byte = 0x03
+	tagNodeLog byte = 0x04
 
 	subLog       byte = 0x01
 	subHardState byte = 0x02
@@ -23,6 +25,7 @@ const (
 	groupPrefixLen = 1 + 8
 	raftKeyLen     = groupPrefixLen + 1
 	logKeyLen      = raftKeyLen + 8
+	nodeLogKeyLen  = 2 + 8
 )
 
 // nodeKey is the key of the node record.

@@ -106,7 +106,7 @@ func refusals(c *testcluster.Cluster, kind string) int {
 	n := 0
 	for i := range c.Len() {
 		if nd := c.Node(i); nd != nil {
-			for _, e := range nd.AuditEvents() {
+			for _, e := range nd.Audit().List() {
 				if e.Kind == kind && e.Outcome == audit.Refused {
 					n++
 				}
