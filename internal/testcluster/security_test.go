@@ -1,12 +1,14 @@
 package testcluster_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"testing"
@@ -359,4 +361,84 @@ func metaRefusal(b []byte) string {
 		return ""
 	}
 	return res.Error
+}
+
+// Removing a node revokes its certificate: the connections it had are
+// closed, new ones refused, and every node audits the revocation.
+func TestSecurity_RemovedNodeIsCutOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 4, Partitions: 2, NoSync: true})
+	admin := c.Client(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := admin.DrainNode(ctx, "n4"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "n4 drained and removed", func() error { return admin.RemoveNode(ctx, "n4") })
+	eventually(t, 10*time.Second, "the revocation audited on every node", func() error {
+		for i := range 3 {
+			found := false
+			for _, e := range c.Node(i).Audit().List() {
+				found = found || e.Kind == audit.KindCertRevoked && e.Target == "n4"
+			}
+			if !found {
+				return fmt.Errorf("n%d has not audited it", i+1)
+			}
+		}
+		return nil
+	})
+	n4 := c.Node(3).Transport()
+	for i := range 3 {
+		cctx, ccancel := context.WithTimeout(ctx, 3*time.Second)
+		_, err := n4.Call(cctx, c.Node(i).ClusterAddr(), "status", []byte("{}"))
+		ccancel()
+		if err == nil {
+			t.Fatalf("the removed node's call to n%d was answered", i+1)
+		}
+	}
+}
+
+// Rotating the join tokens puts a new gossip key in use on every node,
+// gossip goes on (nobody is declared dead), and only the new token is left.
+func TestSecurity_RotationChangesGossipKeyEverywhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 2, NoSync: true})
+	before := c.Node(0).Gossip().PrimaryKey()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fresh, err := c.Client(1).RotateJoinTokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "every node on the new gossip key", func() error {
+		for i := range 3 {
+			keys, err := placement.LoadGossipKeys(c.Node(i).DB().State(placement.MetaGroup))
+			if err != nil || len(keys) != 2 || !bytes.Equal(keys[1], before) {
+				return fmt.Errorf("n%d keeps %d keys (%v)", i+1, len(keys), err)
+			}
+			if !bytes.Equal(c.Node(i).Gossip().PrimaryKey(), keys[0]) {
+				return fmt.Errorf("n%d still gossips with the old key", i+1)
+			}
+		}
+		return nil
+	})
+	time.Sleep(2 * time.Second) // gossip rounds with the new key
+	for i := range 3 {
+		for _, mb := range c.Node(i).Gossip().Members() {
+			if mb.State != membership.Alive {
+				t.Fatalf("after the rotation n%d sees %s %s", i+1, mb.ID, mb.State)
+			}
+		}
+	}
+	toks, err := c.Client(2).JoinTokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(toks) != 1 || toks[0].ID != fresh.ID || toks[0].Token != "" {
+		t.Fatalf("tokens after rotation: %+v", toks)
+	}
 }
