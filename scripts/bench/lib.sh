@@ -146,10 +146,11 @@ settled() {
 		and ((.moves // []) | length) == 0 then "yes" else "no" end'
 }
 
-# start_parley starts a 3-node cluster (n1 creates it, n2 and n3 join),
-# registers and signs in the benchmark user, exports PARLEY_TOKEN, waits
-# until every partition has a leader and three replicas, and sets
-# $parley_urls.
+# start_parley starts a 3-node cluster (n1 creates it, n2 and n3 join with
+# the join token n1 wrote), registers and signs in the benchmark user,
+# exports PARLEY_TOKEN, waits until every partition has a leader and three
+# replicas, and sets $parley_urls. PARLEY_SERVE_FLAGS (e.g. --insecure) are
+# given to every node.
 start_parley() {
 	local i n status url0=http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}
 	ports_free "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"
@@ -160,10 +161,14 @@ start_parley() {
 	log "starting parley: 3 nodes on $parley_urls"
 	for i in 0 1 2; do
 		local join=()
-		((i == 0)) || join=(--join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}")
+		if ((i > 0)); then
+			join=(--join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}")
+			[[ -f $tmp/parley/n1/join-token ]] && join+=(--join-token "$(cat "$tmp/parley/n1/join-token")")
+		fi
+		# shellcheck disable=SC2086 # PARLEY_SERVE_FLAGS is a list of flags
 		start "parley-n$((i + 1))" "$parley" serve --id "n$((i + 1))" --data-dir "$tmp/parley/n$((i + 1))" \
 			--http "127.0.0.1:${PARLEY_HTTP_PORTS[i]}" --cluster "127.0.0.1:${PARLEY_CLUSTER_PORTS[i]}" \
-			--log-level warn "${join[@]}"
+			--log-level warn ${PARLEY_SERVE_FLAGS:-} "${join[@]}"
 		for ((n = 0; ; n++)); do
 			http_ok "http://127.0.0.1:${PARLEY_HTTP_PORTS[i]}/readyz" && break
 			((n < 120)) || die "parley node $((i + 1)) not ready in 60 s; see $OUT/logs/parley-n$((i + 1)).log"
@@ -171,6 +176,7 @@ start_parley() {
 		done
 		if ((i == 0)); then
 			export PARLEY_CONFIG_DIR="$tmp/parley-config"
+			unset PARLEY_TOKEN # a previous cluster's session
 			local pw="parley-bench-$RANDOM-$RANDOM"
 			printf '%s\n' "$pw" | "$parley" user register bench --password-stdin --server "$url0" >/dev/null
 			printf '%s\n' "$pw" | "$parley" user login bench --password-stdin --server "$url0" >/dev/null
