@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/kv"
+	"github.com/parley-chat/parley/internal/stream"
 )
 
 // Config configures a Server. KV and Status are required; every other field
@@ -74,6 +75,13 @@ type Config struct {
 	// HTTP addresses ("host:port", any scheme) and configured origins
 	// ("https://host:port"). Default: none.
 	StreamOrigins func() []string
+	// StreamRecheck is how often the token of each open stream is checked
+	// again, once per distinct token (stream.DefaultRecheck, 500 ms). With
+	// the account service's session cache (CacheTTL, 500 ms by default) a
+	// session revoked through another node ends the streams here within
+	// CacheTTL + StreamRecheck: 1 s, account.MaxCacheTTL. A logout through
+	// this node ends them at once, and an expiry at its time.
+	StreamRecheck time.Duration
 	// StreamConnected, when set, is called when a stream connection
 	// authenticates; the release it returns (nil ok) is called when the
 	// connection ends (presence).
@@ -107,10 +115,12 @@ type Server struct {
 	handler   http.Handler
 
 	// streams, origins and streamConnected are the Config's Streams,
-	// StreamOrigins and StreamConnected (stream.go).
+	// StreamOrigins and StreamConnected (stream.go); guard ends the streams
+	// whose session ended (stream_session.go), nil without Streams.
 	streams         StreamService
 	origins         func() []string
 	streamConnected func(user string) (release func())
+	guard           *stream.Guard
 }
 
 // New returns a Server for cfg, filling in defaults. It panics when KV or
@@ -141,6 +151,9 @@ func New(cfg Config) *Server {
 	s.streams, s.origins, s.streamConnected = cfg.Streams, cfg.StreamOrigins, cfg.StreamConnected
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.streams != nil {
+		s.guard = s.newStreamGuard(cfg.StreamRecheck)
 	}
 	if s.auth == nil {
 		s.auth = s.bearer
