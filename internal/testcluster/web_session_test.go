@@ -12,11 +12,12 @@ import (
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
-// TestWeb_SessionEnded drives the web app in headless Chromium: when the
-// page's session is logged out from elsewhere, the stream's unauthorized
-// frame takes the page to the sign-in form with a message, and the stream
-// stops reconnecting. The page shows a room, which calls the API by itself
-// only every 15 s while its stream is live: too late to be what notices.
+// TestWeb_SessionEnded drives the web app in headless Chromium: logging out
+// on the page shows no session-ended message; when the page's session is
+// logged out from elsewhere, the stream's unauthorized frame takes the page
+// to the sign-in form with a message, and the stream stops reconnecting.
+// The page shows a room, which calls the API by itself only every 15 s
+// while its stream is live: too late to be what notices.
 func TestWeb_SessionEnded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
@@ -31,14 +32,32 @@ func TestWeb_SessionEnded(t *testing.T) {
 	if _, err := alice.CreateRoom(apiCtx(t), client.RoomSpec{Name: "lobby"}); err != nil {
 		t.Fatal(err)
 	}
-	session := fmt.Sprintf(`{"token":%s,"username":"alice","expires_at":%d}`, js(alice.Token()), time.Now().Add(time.Hour).UnixMilli())
-	b.do("sign the page in",
-		chromedp.Navigate(base+"/#/login"),
-		chromedp.WaitVisible(chromedp.CSS("form.auth")),
-		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`localStorage.setItem('parley.session', %s)`, js(session))),
-		chromedp.Navigate(base+"/#/room/lobby"),
-		chromedp.Reload())
-	b.waitFor("the room, live", `document.body.dataset.stream === 'live' && document.querySelector('.room textarea[name=text]') !== null`)
+	open := func(what string, cl *client.Client) {
+		t.Helper()
+		session := fmt.Sprintf(`{"token":%s,"username":"alice","expires_at":%d}`, js(cl.Token()), time.Now().Add(time.Hour).UnixMilli())
+		b.do(what,
+			chromedp.Navigate(base+"/#/login"),
+			chromedp.WaitVisible(chromedp.CSS("form.auth")),
+			chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`localStorage.setItem('parley.session', %s)`, js(session))),
+			chromedp.Navigate(base+"/#/room/lobby"),
+			chromedp.Reload())
+		b.waitFor(what+": the room, live", `document.body.dataset.stream === 'live' && document.querySelector('.room textarea[name=text]') !== null`)
+	}
+	const ended = `document.getElementById('banner').textContent === 'Your session has ended; please log in again.'`
+
+	// Logging out on the page is not a session that ended.
+	open("sign the page in", signIn(t, c, 0, "alice"))
+	b.do("log out", chromedp.Click(chromedp.CSS("#logout")), chromedp.WaitVisible(chromedp.CSS("form.auth input[name=username]")))
+	time.Sleep(time.Second) // nothing to wait for: the frame would come within milliseconds
+	shown, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](ended))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown {
+		t.Fatal("logging out on the page showed the session-ended message")
+	}
+
+	open("sign the page in again", alice)
 	// Count the WebSockets the page opens from now on.
 	b.do("watch reconnects", chromedp.Evaluate[chromedp.Void](`window.opened = 0;
 		window.WebSocket = class extends WebSocket { constructor(...a) { super(...a); window.opened++; } };`))
@@ -46,8 +65,7 @@ func TestWeb_SessionEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.do("the sign-in form, within 3 s", chromedp.Poll[chromedp.Void](
-		`document.querySelector('form.auth input[name=username]') !== null &&
-		 document.getElementById('banner').textContent === 'Your session has ended; please log in again.'`,
+		`document.querySelector('form.auth input[name=username]') !== null && `+ended,
 		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(3*time.Second)))
 	// Nothing to wait for: a reconnect would come within the stream's
 	// first backoff (at most 0.5 s).

@@ -108,6 +108,9 @@ function route() {
 }
 
 document.getElementById('logout').addEventListener('click', async () => {
+  // Close the stream first: its unauthorized frame would report this
+  // logout as a session that ended.
+  if (stream) stream.close();
   try { await api.logout(); } catch (e) { /* signed out locally either way */ }
   signedOut();
 });
