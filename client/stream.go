@@ -29,7 +29,23 @@ const (
 	CodeForbidden        = "forbidden"
 	CodeNotFound         = "not_found"
 	CodeSlowConsumer     = "slow_consumer" // the server closes the stream; resume
+	// CodeUnauthorized, on the connection (Room empty), says the token was
+	// refused or its session ended; the server closes the stream with
+	// CloseUnauthorized. Stream.Next returns ErrSessionEnded for it.
+	CodeUnauthorized = "unauthorized"
 )
+
+// CloseUnauthorized is the WebSocket close status that follows the
+// unauthorized error frame.
+const CloseUnauthorized = 4001
+
+// ErrSessionEnded is what Stream.Next returns once the server ended the
+// stream because its session ended (signed out on any node, revoked,
+// expired) or refused its token, and what Client.Stream returns (wrapping
+// the 401 *Error) when the handshake refuses the token. Test with
+// errors.Is. Reconnecting with the same token cannot succeed: sign in
+// again.
+var ErrSessionEnded = errors.New("parley: session ended: sign in again")
 
 // Frame is one frame a live stream delivers. Which fields are set depends on
 // Type: events carry the event fields (Event returns them), ready frames
@@ -81,8 +97,9 @@ type Stream struct {
 }
 
 // StreamClosedError is what Stream.Next returns once the server closed the
-// stream, with the WebSocket close status (1008 after slow_consumer or a
-// failed sign-in, 1001 when the node shuts down).
+// stream, with the WebSocket close status (1008 after slow_consumer,
+// CloseUnauthorized after the unauthorized frame, 1001 when the node shuts
+// down).
 type StreamClosedError struct {
 	Status int
 	Reason string
@@ -93,8 +110,14 @@ func (e *StreamClosedError) Error() string {
 	return fmt.Sprintf("parley: stream closed by the server: %d %s", e.Status, e.Reason)
 }
 
+// Is reports a close with CloseUnauthorized as ErrSessionEnded.
+func (e *StreamClosedError) Is(target error) bool {
+	return target == ErrSessionEnded && e.Status == CloseUnauthorized
+}
+
 // Stream opens a live stream with the Client's token. A refused handshake
-// (bad token, Origin or URL) returns an *Error with the server's status.
+// (bad token, Origin or URL) returns an *Error with the server's status; a
+// refused token also matches ErrSessionEnded.
 func (c *Client) Stream(ctx context.Context, opts StreamOptions) (*Stream, error) {
 	u, err := url.Parse(c.base + "/api/v1/stream")
 	if err != nil {
@@ -118,7 +141,11 @@ func (c *Client) Stream(ctx context.Context, opts StreamOptions) (*Stream, error
 	conn, resp, err := websocket.Dial(ctx, u.String(), &websocket.DialOptions{HTTPClient: c.hc, HTTPHeader: h})
 	if err != nil {
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols && resp.Body != nil {
-			return nil, decodeError(resp)
+			apiErr := decodeError(resp)
+			if apiErr.Status == http.StatusUnauthorized && token != "" {
+				return nil, fmt.Errorf("%w: %w", ErrSessionEnded, apiErr)
+			}
+			return nil, apiErr
 		}
 		return nil, fmt.Errorf("parley: open stream: %w", err)
 	}
@@ -153,8 +180,10 @@ func streamQuery(opts StreamOptions) string {
 	return q.Encode()
 }
 
-// Next returns the next frame. After the server closed the stream it
-// returns a *StreamClosedError; after Close or ctx's end, that error.
+// Next returns the next frame. The connection's unauthorized error frame
+// is not returned: Next returns ErrSessionEnded instead. After the server
+// closed the stream it returns a *StreamClosedError; after Close or ctx's
+// end, that error.
 func (s *Stream) Next(ctx context.Context) (Frame, error) {
 	_, b, err := s.conn.Read(ctx)
 	if err != nil {
@@ -173,6 +202,10 @@ func (s *Stream) Next(ctx context.Context) (Frame, error) {
 		s.mu.Lock()
 		s.pos[f.Room] = max(s.pos[f.Room], f.Seq)
 		s.mu.Unlock()
+	case FrameError:
+		if f.Room == "" && f.Code == CodeUnauthorized {
+			return Frame{}, ErrSessionEnded
+		}
 	}
 	return f, nil
 }

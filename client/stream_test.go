@@ -78,6 +78,9 @@ func TestClient_Stream(t *testing.T) {
 		if !errors.As(err, &e) || e.Status != http.StatusUnauthorized || e.Code != "unauthorized" {
 			t.Fatalf("error %v, want a 401 unauthorized *Error", err)
 		}
+		if !errors.Is(err, ErrSessionEnded) {
+			t.Fatalf("error %v is not ErrSessionEnded", err)
+		}
 	})
 
 	s, err := New(hs.URL, WithToken("tok")).Stream(ctx, StreamOptions{
@@ -114,5 +117,41 @@ func TestClient_Stream(t *testing.T) {
 	}
 	if pos := s.Positions(); pos["r"] != 12 || pos["s"] != 40 || len(pos) != 2 {
 		t.Fatalf("positions %v, want r:12 s:40", pos)
+	}
+}
+
+// The unauthorized frame ends the stream with ErrSessionEnded, and so does
+// the close with 4001 that follows it.
+func TestStream_Next(t *testing.T) {
+	srv := &streamServer{t: t, got: make(chan streamHello, 1), status: CloseUnauthorized, frames: []string{
+		`{"type":"ready","room":"r","seq":3}`,
+		`{"type":"error","room":"r","code":"forbidden","message":"not a member"}`,
+		`{"type":"error","code":"unauthorized","message":"your session ended (signed out, revoked or expired): sign in again"}`,
+	}}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := New(hs.URL, WithToken("tok")).Stream(ctx, StreamOptions{AuthFrame: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	<-srv.got
+	for _, want := range []string{FrameReady, FrameError} {
+		if f, err := s.Next(ctx); err != nil || f.Type != want {
+			t.Fatalf("Next = (%+v, %v), want a %s frame", f, err, want)
+		}
+	}
+	if _, err := s.Next(ctx); err != ErrSessionEnded {
+		t.Fatalf("Next at the unauthorized frame = %v, want ErrSessionEnded", err)
+	}
+	_, err = s.Next(ctx)
+	var ce *StreamClosedError
+	if !errors.As(err, &ce) || ce.Status != CloseUnauthorized || !errors.Is(err, ErrSessionEnded) {
+		t.Fatalf("Next after the frame = %v, want a 4001 *StreamClosedError matching ErrSessionEnded", err)
+	}
+	if errors.Is(&StreamClosedError{Status: 1008}, ErrSessionEnded) {
+		t.Fatal("a 1008 close matches ErrSessionEnded")
 	}
 }

@@ -54,10 +54,12 @@
 // Login reads the user record, verifies the password outside Apply in
 // constant time, then proposes CreateSession with the token's digest;
 // Apply stamps the expiry from the leader's time. Logout deletes the session.
-// Authenticate reads the session linearizably, or from a node-local
-// session cache whose entries live at most CacheTTL (500 ms by default)
-// counted from the start of the read that filled them: a token revoked by a
-// Logout that has returned stops working on every node within CacheTTL.
+// Authenticate (and Session, which also tells when the session ends) reads
+// the session linearizably, or from a node-local session cache whose
+// entries live at most CacheTTL (500 ms by default) counted from the start
+// of the read that filled them: a token revoked by a Logout that has
+// returned stops working on every node within CacheTTL. Open streams
+// recheck their tokens through Session (internal/api, stream.Guard).
 // Expired sessions are refused at once and purged a few at a time by later
 // commands of the same partition.
 package account

@@ -373,15 +373,35 @@ func (s *Service) Logout(ctx context.Context, token string) error {
 }
 
 // Authenticate returns the user a token belongs to and whether that user is
-// admin. It answers from the node-local cache when it holds an answer younger
-// than CacheTTL, and otherwise reads the session linearizably from its
-// partition. An unknown, malformed, expired or revoked token is
-// errs.Unauthorized; a revoked one is refused on every node within CacheTTL
-// of the Logout returning.
+// admin: Session without the expiry.
 func (s *Service) Authenticate(ctx context.Context, token string) (username string, admin bool, err error) {
+	info, err := s.Session(ctx, token)
+	return info.Username, info.Admin, err
+}
+
+// SessionInfo describes the session of a valid token.
+type SessionInfo struct {
+	// Username is the user's name as registered.
+	Username string
+	// Admin is true for administrators.
+	Admin bool
+	// ExpiresAt is when the session ends.
+	ExpiresAt time.Time
+	// Left is how long the session had left when it was checked, by the
+	// Service's clock (Config.Now): what a caller timing the expiry with
+	// its own clock should count down from.
+	Left time.Duration
+}
+
+// Session returns the session a token opens. It answers from the
+// node-local cache when it holds an answer younger than CacheTTL, and
+// otherwise reads the session linearizably from its partition. An unknown,
+// malformed, expired or revoked token is errs.Unauthorized; a revoked one is
+// refused on every node within CacheTTL of the Logout returning.
+func (s *Service) Session(ctx context.Context, token string) (SessionInfo, error) {
 	lower, digest, ok := parseToken(token, s.cfg.MaxUsername)
 	if !ok {
-		return "", false, errs.New(errs.Unauthorized, "invalid session token")
+		return SessionInfo{}, errs.New(errs.Unauthorized, "invalid session token")
 	}
 	now := s.cfg.Now()
 	e, hit := cachedSession{}, false
@@ -389,17 +409,19 @@ func (s *Service) Authenticate(ctx context.Context, token string) (username stri
 		e, hit = s.cache.get(digest, now)
 	}
 	if !hit {
+		var err error
 		if e, err = s.readSession(ctx, lower, digest); err != nil {
-			return "", false, err
+			return SessionInfo{}, err
 		}
 		if s.cache != nil {
 			s.cache.put(digest, e, now)
 		}
 	}
 	if e.username == "" || now.UnixMilli() >= e.expiresMs {
-		return "", false, errs.New(errs.Unauthorized, "invalid or expired session token")
+		return SessionInfo{}, errs.New(errs.Unauthorized, "invalid or expired session token")
 	}
-	return e.username, e.admin, nil
+	expires := time.UnixMilli(e.expiresMs)
+	return SessionInfo{Username: e.username, Admin: e.admin, ExpiresAt: expires, Left: expires.Sub(now)}, nil
 }
 
 // Lookup returns the user named username, in any case; errs.NotFound when

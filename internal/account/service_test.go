@@ -339,6 +339,31 @@ func TestService_LoginAuthenticate(t *testing.T) {
 	})
 }
 
+// TestService_Session checks that Session tells when the session ends and
+// how long it has left by the Service's clock, the count-down a stream's
+// expiry timer starts from.
+func TestService_Session(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	s := mustService(t, newSpy(2), clk, func(c *account.Config) { c.SessionTTL = time.Hour })
+	mustRegister(t, s, "bob")
+	sess := mustLogin(t, s, "bob")
+	clk.Advance(10 * time.Minute)
+	info, err := s.Session(ctx, sess.Token)
+	if err != nil || info.Username != "bob" || !info.Admin { // the first user is admin
+		t.Fatalf("Session = (%+v, %v)", info, err)
+	}
+	if !info.ExpiresAt.Equal(sess.ExpiresAt) {
+		t.Fatalf("expires at %v, want the login's %v", info.ExpiresAt, sess.ExpiresAt)
+	}
+	if want := sess.ExpiresAt.Sub(clk.Now()); info.Left != want {
+		t.Fatalf("left %v, want %v", info.Left, want)
+	}
+	clk.Advance(time.Hour)
+	_, err = s.Session(ctx, sess.Token)
+	wantCode(t, err, errs.Unauthorized)
+}
+
 // TestService_Revocation logs out through one node and authenticates through
 // another that has the token cached: it stops working there within CacheTTL.
 func TestService_Revocation(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/audit"
 	"github.com/parley-chat/parley/internal/kv"
+	"github.com/parley-chat/parley/internal/stream"
 )
 
 // Config configures a Server. KV and Status are required; every other field
@@ -82,6 +83,13 @@ type Config struct {
 	// HTTP addresses ("host:port", any scheme) and configured origins
 	// ("https://host:port"). Default: none.
 	StreamOrigins func() []string
+	// StreamRecheck is how often the token of each open stream is checked
+	// again, once per distinct token (stream.DefaultRecheck, 500 ms). With
+	// the account service's session cache (CacheTTL, 500 ms by default) a
+	// session revoked through another node ends the streams here within
+	// CacheTTL + StreamRecheck: 1 s, account.MaxCacheTTL. A logout through
+	// this node ends them at once, and an expiry at its time.
+	StreamRecheck time.Duration
 	// StreamConnected, when set, is called when a stream connection
 	// authenticates; the release it returns (nil ok) is called when the
 	// connection ends (presence).
@@ -119,10 +127,12 @@ type Server struct {
 	auditSource AuditSource // the Config's AuditSource (audit.go)
 
 	// streams, origins and streamConnected are the Config's Streams,
-	// StreamOrigins and StreamConnected (stream.go).
+	// StreamOrigins and StreamConnected (stream.go); guard ends the streams
+	// whose session ended (stream_session.go), nil without Streams.
 	streams         StreamService
 	origins         func() []string
 	streamConnected func(user string) (release func())
+	guard           *stream.Guard
 }
 
 // New returns a Server for cfg, filling in defaults. It panics when KV or
@@ -159,6 +169,9 @@ func New(cfg Config) *Server {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.streams != nil {
+		s.guard = s.newStreamGuard(cfg.StreamRecheck)
 	}
 	if s.auth == nil {
 		s.auth = s.bearer

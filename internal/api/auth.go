@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
 )
@@ -19,6 +20,9 @@ type Identity struct {
 	Admin bool
 	// Token is the bearer token the request carried ("" when none).
 	Token string
+	// Expires is when the token's session ends, by this process's clock;
+	// zero when unknown. Streams end then.
+	Expires time.Time
 }
 
 type identityKey struct{}
@@ -76,11 +80,13 @@ func (s *Server) bearer(r *http.Request) (Identity, error) {
 	case !present:
 		return Identity{}, errs.New(errs.Unauthorized, "sign in first: send Authorization: Bearer TOKEN (POST /api/v1/sessions returns one)")
 	}
-	user, admin, err := s.accounts.Authenticate(r.Context(), token)
+	sess, err := s.accounts.Session(r.Context(), token)
 	if err != nil {
 		return Identity{}, err
 	}
-	return Identity{User: user, Admin: admin, Token: token}, nil
+	// The account service counts the time left by its own clock; counting
+	// it down from now keeps expiries right whatever clock that is.
+	return Identity{User: sess.Username, Admin: sess.Admin, Token: token, Expires: time.Now().Add(sess.Left)}, nil
 }
 
 // optionalIdentity authenticates r when it carries credentials: ok is false

@@ -56,7 +56,8 @@ type fullEnv struct {
 // envOptions adjust a fullEnv.
 type envOptions struct {
 	registration account.RegistrationMode
-	rateLimit    int // attempts per minute; 0: 1000
+	rateLimit    int           // attempts per minute; 0: 1000
+	sessionTTL   time.Duration // 0: account.DefaultSessionTTL
 	cfg          Config
 }
 
@@ -76,6 +77,7 @@ func newFullEnv(t *testing.T, o envOptions) *fullEnv {
 		Registration:      o.registration,
 		Hash:              account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32},
 		AttemptsPerMinute: o.rateLimit,
+		SessionTTL:        o.sessionTTL,
 		Now:               e.clk.Now,
 	})
 	if err != nil {

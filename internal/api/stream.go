@@ -144,12 +144,14 @@ func (s *Server) streamHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var id Identity
+	var token string // the bearer token, the key of the stream's session
 	byHeader := r.Header.Get("Authorization") != ""
 	if byHeader {
 		if id, err = s.auth(r); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		token, _, _ = bearerToken(r)
 	}
 	// The server's read and write timeouts are for requests; a stream
 	// lives on, with its own pings and write deadlines.
@@ -163,36 +165,39 @@ func (s *Server) streamHandler(w http.ResponseWriter, r *http.Request) {
 	defer c.CloseNow()
 	c.SetReadLimit(stream.MaxClientFrame)
 	if !byHeader {
-		if id, err = s.streamAuthFrame(r, c); err != nil {
-			_ = writeFrame(r.Context(), c, stream.ErrorFrameFor("", err))
-			_ = c.Close(websocket.StatusPolicyViolation, "authentication failed")
+		if id, token, err = s.streamAuthFrame(r, c); err != nil {
+			closeAuthFailed(r.Context(), c, err)
 			return
 		}
+	}
+	if id.Token != "" {
+		token = id.Token
 	}
 	if s.streamConnected != nil {
 		if release := s.streamConnected(id.User); release != nil {
 			defer release()
 		}
 	}
-	s.runStream(withIdentity(context.Background(), id), c, id, params)
+	s.runStream(withIdentity(context.Background(), id), c, id, token, params)
 }
 
 // streamAuthFrame reads the first frame, which must be an auth frame with a
-// valid token, within streamAuthWait.
-func (s *Server) streamAuthFrame(r *http.Request, c *websocket.Conn) (Identity, error) {
+// valid token, within streamAuthWait, and returns the identity and token.
+func (s *Server) streamAuthFrame(r *http.Request, c *websocket.Conn) (Identity, string, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), streamAuthWait)
 	defer cancel()
 	_, b, err := c.Read(ctx)
 	if err != nil {
-		return Identity{}, errs.New(errs.Unauthorized, "send {\"type\":\"auth\",\"token\":\"...\"} first, within %v", streamAuthWait)
+		return Identity{}, "", errs.New(errs.Unauthorized, "send {\"type\":\"auth\",\"token\":\"...\"} first, within %v", streamAuthWait)
 	}
 	f, err := stream.DecodeClientFrame(b)
 	if err != nil || f.Type != stream.TypeAuth {
-		return Identity{}, errs.New(errs.Unauthorized, "the first frame must be {\"type\":\"auth\",\"token\":\"...\"} (or send the Authorization header)")
+		return Identity{}, "", errs.New(errs.Unauthorized, "the first frame must be {\"type\":\"auth\",\"token\":\"...\"} (or send the Authorization header)")
 	}
 	ar := r.Clone(r.Context())
 	ar.Header.Set("Authorization", "Bearer "+f.Token)
-	return s.auth(ar)
+	id, err := s.auth(ar)
+	return id, f.Token, err
 }
 
 // writeFrame writes one text frame within streamWriteWait.
@@ -204,10 +209,12 @@ func writeFrame(ctx context.Context, c *websocket.Conn, frame []byte) error {
 
 // runStream runs an authenticated connection: a reader goroutine applies
 // the client's frames, a pinger keeps it alive, and this goroutine writes
-// the subscriber's frames until the connection, the client or the node ends.
-func (s *Server) runStream(base context.Context, c *websocket.Conn, id Identity, params streamParams) {
+// the subscriber's frames until the connection, the client, the node or
+// the session (token) ends.
+func (s *Server) runStream(base context.Context, c *websocket.Conn, id Identity, token string, params streamParams) {
 	sub := s.streams.Connect(id.User)
 	defer s.streams.Disconnect(sub)
+	defer s.guardStream(sub, id, token)()
 	ctx, cancel := context.WithCancel(base)
 	defer cancel()
 	go func() { // the node closing its streams ends everything
@@ -228,11 +235,13 @@ func (s *Server) runStream(base context.Context, c *websocket.Conn, id Identity,
 			}
 			s.streamSubscribe(ctx, sub, room, after)
 		}
-		s.streamRead(ctx, c, sub)
+		s.streamRead(ctx, c, sub, token)
 	}()
 	go s.streamPing(ctx, c, cancel)
 	err := s.streamWrite(ctx, c, sub)
 	switch {
+	case errors.Is(err, stream.ErrSessionEnded):
+		closeSessionEnded(c)
 	case errors.Is(err, stream.ErrSlowConsumer):
 		_ = writeFrame(context.Background(), c, stream.EncodeError("", stream.CodeSlowConsumer, "the connection fell too far behind; reconnect and resume from the last seq you saw"))
 		_ = c.Close(websocket.StatusPolicyViolation, "slow consumer")
@@ -245,19 +254,24 @@ func (s *Server) runStream(base context.Context, c *websocket.Conn, id Identity,
 	<-readerDone
 }
 
-// streamWrite writes the subscriber's frames until an error.
+// streamWrite writes the subscriber's frames until an error. Once the
+// subscriber was ended (its session ended) it writes nothing more, not even
+// the rest of a batch already taken.
 func (s *Server) streamWrite(ctx context.Context, c *websocket.Conn, sub *stream.Subscriber) error {
 	var buf [][]byte
 	for {
 		var err error
 		buf, err = sub.Next(ctx, buf)
 		if err != nil {
-			if !errors.Is(err, stream.ErrSlowConsumer) && isClosed(sub) {
+			if !errors.Is(err, stream.ErrSlowConsumer) && !errors.Is(err, stream.ErrSessionEnded) && isClosed(sub) {
 				return stream.ErrClosed // the node closes its streams
 			}
 			return err
 		}
 		for _, f := range buf {
+			if err := sub.Ended(); err != nil {
+				return err
+			}
 			if err := writeFrame(ctx, c, f); err != nil {
 				return err
 			}
@@ -275,8 +289,9 @@ func isClosed(sub *stream.Subscriber) bool {
 	}
 }
 
-// streamRead applies the client's frames until the connection ends.
-func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.Subscriber) {
+// streamRead applies the client's frames until the connection ends. Each
+// subscribe frame checks token again first.
+func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.Subscriber, token string) {
 	for {
 		_, b, err := c.Read(ctx)
 		if err != nil {
@@ -289,7 +304,9 @@ func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.
 		}
 		switch f.Type {
 		case stream.TypeSubscribe:
-			s.streamSubscribe(ctx, sub, f.Room, f.After)
+			if s.recheckSubscribe(ctx, sub, token, f.Room) {
+				s.streamSubscribe(ctx, sub, f.Room, f.After)
+			}
 		case stream.TypeUnsubscribe:
 			s.streams.Unsubscribe(sub, f.Room)
 		case stream.TypeAuth:

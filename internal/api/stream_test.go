@@ -100,11 +100,17 @@ type streamEnv struct {
 
 func newStreamEnv(t *testing.T, hubCfg stream.Config) *streamEnv {
 	t.Helper()
+	return newStreamEnvWith(t, hubCfg, envOptions{})
+}
+
+// newStreamEnvWith is newStreamEnv with the environment's options; their
+// Streams and StreamOrigins are set here.
+func newStreamEnvWith(t *testing.T, hubCfg stream.Config, o envOptions) *streamEnv {
+	t.Helper()
 	ts := newTestStreams(t, hubCfg)
-	e := newFullEnv(t, envOptions{cfg: Config{
-		Streams:       ts,
-		StreamOrigins: func() []string { return []string{"10.0.0.7:7070", "https://chat.example.com"} },
-	}})
+	o.cfg.Streams = ts
+	o.cfg.StreamOrigins = func() []string { return []string{"10.0.0.7:7070", "https://chat.example.com"} }
+	e := newFullEnv(t, o)
 	ts.rep = e.chatRep
 	srv := httptest.NewServer(e.h)
 	t.Cleanup(srv.Close)
@@ -235,8 +241,8 @@ func TestStream_Auth(t *testing.T) {
 			if f := next(t, c); f.Type != stream.TypeError || f.Code != stream.CodeUnauthorized {
 				t.Fatalf("frame %+v, want an unauthorized error", f)
 			}
-			if st := closedWith(t, c); st != websocket.StatusPolicyViolation {
-				t.Fatalf("closed with %d, want 1008", st)
+			if st := closedWith(t, c); st != closeUnauthorized {
+				t.Fatalf("closed with %d, want %d", st, closeUnauthorized)
 			}
 		})
 	}

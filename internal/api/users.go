@@ -7,6 +7,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/audit"
+	"github.com/parley-chat/parley/internal/errs"
 )
 
 // AccountService is what the user and session routes need from accounts.
@@ -14,7 +15,9 @@ type AccountService interface {
 	Register(ctx context.Context, req account.RegisterRequest) (account.User, error)
 	Login(ctx context.Context, username, password, clientAddr string) (account.Session, error)
 	Logout(ctx context.Context, token string) error
-	Authenticate(ctx context.Context, token string) (username string, admin bool, err error)
+	// Session checks a bearer token: the session it opens, or
+	// errs.Unauthorized.
+	Session(ctx context.Context, token string) (account.SessionInfo, error)
 }
 
 var _ AccountService = (*account.Service)(nil)
@@ -88,10 +91,15 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 }
 
 // logout serves DELETE /api/v1/sessions/current: 204; the token stops
-// working on every node within a second.
+// working on every node within a second, and the streams it holds open on
+// this node end at once (on the others within that second).
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
-	err := s.accounts.Logout(r.Context(), identity(r).Token)
+	token := identity(r).Token
+	err := s.accounts.Logout(r.Context(), token)
 	s.auditSession(r, audit.KindSessionRevoked, identity(r).User, "logout", err)
+	if s.guard != nil && (err == nil || errs.CodeOf(err) == errs.Unauthorized) {
+		s.guard.Revoke(token)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -103,7 +103,9 @@ come and post every line typed, except commands:
 When the node the chat talks to fails, it switches to another node of the
 cluster (the nodes are learned at start from GET /api/v1/cluster), prints a
 one-line notice and resumes after the last event shown, so nothing is
-missed or shown twice. End of input is QUIT as well.`)
+missed or shown twice. When the session ends (signed out on any node,
+revoked or expired) the chat stops with "session ended: sign in again"
+instead. End of input is QUIT as well.`)
 	addClientFlags(fs, &co)
 	fs.IntVar(&history, "history", 20, "show this many past `events` on joining (0 to 500)")
 	pos, err := parseClient(fs, &co, e, args, 1, 1)
@@ -294,7 +296,8 @@ func readLines(r io.Reader, lines chan<- string) {
 
 // follow prints the room's events from the feed until ctx ends, switching
 // nodes when one fails. It returns the error that ends the chat: one no
-// node can mend, such as being removed from the room.
+// node can mend, such as being removed from the room, or errSessionEnded
+// once the token is refused (it does not reconnect then).
 func (s *chatSession) follow(ctx context.Context) error {
 	failures := 0
 	for {
@@ -316,6 +319,8 @@ func (s *chatSession) follow(ctx context.Context) error {
 		switch {
 		case ctx.Err() != nil:
 			return nil
+		case isSessionEnded(err):
+			return errSessionEnded
 		case isTransportError(err) || (client.IsRetryable(err) && failures >= 3):
 			if s.failover(ctx, c, err) != nil {
 				return nil // ctx ended while looking for a node

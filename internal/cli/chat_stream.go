@@ -13,6 +13,20 @@ import (
 // reset, slow consumer): the chat resumes on another node.
 var errStreamLost = errors.New("stream lost")
 
+// errSessionEnded ends a chat whose session ended (signed out, revoked,
+// expired): no node would take the token, so the chat does not reconnect.
+var errSessionEnded = errors.New("session ended: sign in again")
+
+// isSessionEnded reports whether err says the chat's token is no longer
+// accepted: the stream's unauthorized frame, or a 401 answer.
+func isSessionEnded(err error) bool {
+	if errors.Is(err, client.ErrSessionEnded) {
+		return true
+	}
+	ce, ok := errors.AsType[*client.Error](err)
+	return ok && ce.Status == http.StatusUnauthorized
+}
+
 // streamFeed is a roomFeed over the live stream (WebSocket GET
 // /api/v1/stream): events arrive as they are applied. It opens the stream on
 // its first Next, resuming after the seq it was opened with; a server without
@@ -35,8 +49,9 @@ func newStreamFeed(c *client.Client, room string, after uint64) roomFeed {
 
 // Next implements roomFeed: the next event of the room, skipping ready and
 // presence frames. An error frame for the room ends the feed with that error
-// (history_compacted, forbidden, not_found); a stream the server closed or
-// lost is errStreamLost, which the chat answers by resuming elsewhere.
+// (history_compacted, forbidden, not_found); the end of the session is
+// client.ErrSessionEnded; a stream the server closed otherwise, or lost, is
+// errStreamLost, which the chat answers by resuming elsewhere.
 func (f *streamFeed) Next(ctx context.Context) (client.Event, error) {
 	if f.fallback != nil {
 		return f.fallback.Next(ctx)
@@ -60,6 +75,9 @@ func (f *streamFeed) Next(ctx context.Context) (client.Event, error) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return client.Event{}, ctx.Err()
+			}
+			if errors.Is(err, client.ErrSessionEnded) {
+				return client.Event{}, err
 			}
 			return client.Event{}, fmt.Errorf("%w: %v", errStreamLost, err)
 		}

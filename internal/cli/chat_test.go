@@ -141,3 +141,34 @@ func TestChat_Commands(t *testing.T) {
 		}
 	})
 }
+
+// A chat whose session ends (here: signed out elsewhere) stops with a
+// clear message instead of reconnecting.
+func TestChat_SessionEnded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a node")
+	}
+	url, _ := startServe(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tok := signUpAs(t, url, "alice")
+	chat := startChat(t, "lobby", "--server", url, "--token", tok)
+	chat.waitOut(`-- joined lobby`)
+	if err := client.New(url, client.WithToken(tok)).Logout(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-chat.done:
+		if code != 1 {
+			t.Errorf("exit %d, want 1", code)
+		}
+	case <-ctx.Done():
+		t.Fatalf("chat still running after the logout; output:\n%s", chat.out)
+	}
+	if !strings.Contains(chat.errOut.String(), "error: session ended: sign in again; run: parley user login") {
+		t.Errorf("stderr %q, want the session-ended message with how to sign in", chat.errOut)
+	}
+	if strings.Contains(chat.out.String(), "-- lost") {
+		t.Errorf("the chat tried to reconnect:\n%s", chat.out)
+	}
+}

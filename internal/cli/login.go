@@ -202,7 +202,7 @@ func (o *clientOptions) signIn(e *Env) error {
 // in, when the server refused the command's credentials.
 func (h *loginHint) advice(err error) string {
 	ce, ok := errors.AsType[*client.Error](err)
-	if h == nil || !ok || ce.Status != 401 {
+	if h == nil || ((!ok || ce.Status != 401) && !errors.Is(err, errSessionEnded)) {
 		return ""
 	}
 	user := h.username

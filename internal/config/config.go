@@ -94,6 +94,10 @@ type Config struct {
 	// flag; tests shorten it): a dead node's users show offline within
 	// PresenceTTL plus a second. Zero means the default, 11 s.
 	PresenceTTL time.Duration
+	// SessionTTL is how long a session opened through this node lasts
+	// after login (no flag; tests shorten it to watch sessions expire).
+	// Zero means the account service's default, 7 days.
+	SessionTTL time.Duration
 }
 
 // Default returns the configuration `parley serve` runs with when given no
@@ -157,6 +161,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Insecure && c.ClusterTLS != nil {
 		errs = append(errs, errors.New("insecure: cannot be combined with the cluster TLS certificates"))
+	}
+	if c.SessionTTL < 0 {
+		errs = append(errs, errors.New("session TTL must not be negative"))
 	}
 	if c.TickInterval <= 0 || c.ElectionTicks < 2 {
 		errs = append(errs, errors.New("tick interval must be positive and election ticks at least 2"))

@@ -40,6 +40,7 @@ func (n *Node) newServices() (*services, error) {
 	accounts, err := account.NewService(n.router, account.Config{
 		Registration:      account.RegistrationMode(n.cfg.Registration),
 		AttemptsPerMinute: n.cfg.RateLimit,
+		SessionTTL:        n.cfg.SessionTTL,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("accounts: %w", err)

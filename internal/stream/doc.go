@@ -21,5 +21,12 @@
 // marked slow, its queue is dropped and its connection gets the
 // slow_consumer error; publishing never blocks on a connection.
 //
-// Lock order: Hub.mu, then room.mu, then Subscriber.mu.
+// A Guard keeps open streams within their sessions: it ends a stream
+// (Subscriber.End with ErrSessionEnded, then the unauthorized frame and
+// close CloseUnauthorized) when its token is revoked through this node, when
+// a check repeated every 500 ms per distinct token finds it refused, and at
+// the session's expiry.
+//
+// Lock order: Hub.mu, then room.mu, then Subscriber.mu. Guard.mu is a leaf:
+// the Guard calls Check and end functions without it.
 package stream

@@ -26,10 +26,18 @@ const (
 	CodeForbidden        = string(errs.Forbidden)            // not allowed to read the room
 	CodeNotFound         = string(errs.NotFound)             // no such room
 	CodeSlowConsumer     = "slow_consumer"                   // the connection fell too far behind; it is closed
-	CodeUnauthorized     = string(errs.Unauthorized)         // no valid token; the connection is closed
+	CodeUnauthorized     = string(errs.Unauthorized)         // no valid token, or the session ended; the connection is closed with CloseUnauthorized
 	CodeInvalid          = string(errs.Invalid)              // a malformed client frame
 	CodeUnavailable      = string(errs.Unavailable)          // the room cannot be read now; subscribe again
 )
+
+// CloseUnauthorized is the WebSocket close status that follows the
+// connection's unauthorized error frame: the token was refused at sign-in,
+// or its session ended (signed out, revoked, expired) while the stream was
+// open. Reconnecting with the same token cannot succeed; the client must
+// sign in again. 4001 is in the range RFC 6455 leaves to applications and
+// echoes HTTP 401.
+const CloseUnauthorized = 4001
 
 // MaxClientFrame is the largest frame a client may send, in bytes.
 const MaxClientFrame = 4 << 10

@@ -21,6 +21,11 @@ var ErrSlowConsumer = errors.New("stream: slow consumer")
 // disconnected or the Hub closed (the node is shutting down).
 var ErrClosed = errors.New("stream: closed")
 
+// ErrSessionEnded is the cause with which a Guard ends the subscribers of a
+// session that ended (signed out, revoked, expired): their connections must
+// send the unauthorized error frame and close with CloseUnauthorized.
+var ErrSessionEnded = errors.New("stream: session ended")
+
 // Subscriber is one connection's outbound side: a bounded queue of encoded
 // frames that the Hub fills without ever blocking and the connection's
 // writer drains with Next. Create it with Hub.Connect.
@@ -37,6 +42,7 @@ type Subscriber struct {
 	bytes    int
 	overflow bool
 	closed   bool
+	ended    error         // End's cause
 	wake     chan struct{} // capacity 1: something to do
 	done     chan struct{} // closed with closed
 }
@@ -63,12 +69,38 @@ func (s *Subscriber) Done() <-chan struct{} { return s.done }
 // overflowed (the subscriber is now slow) or the subscriber is closed.
 func (s *Subscriber) Send(frame []byte) bool { return s.enqueue(frame) }
 
-// enqueue appends frame unless the subscriber is closed or slow; past the
-// bounds it marks the subscriber slow and drops its queue.
+// End ends the subscriber for cause (ErrSessionEnded): the frames still
+// queued are dropped, no frame is queued any more, and Next returns cause
+// from now on, ahead of any other error. It may be called at any time, from
+// any goroutine, more than once (the first cause stays) and after the
+// subscriber closed. The subscriber keeps its subscriptions until
+// Hub.Disconnect.
+func (s *Subscriber) End(cause error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended != nil {
+		return
+	}
+	s.ended = cause
+	s.queue, s.bytes = nil, 0
+	s.signal()
+}
+
+// Ended returns End's cause, nil while the subscriber was not ended. A
+// connection's writer checks it between frames so that nothing is written
+// once the end is known.
+func (s *Subscriber) Ended() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended
+}
+
+// enqueue appends frame unless the subscriber is closed, ended or slow;
+// past the bounds it marks the subscriber slow and drops its queue.
 func (s *Subscriber) enqueue(frame []byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.overflow {
+	if s.closed || s.overflow || s.ended != nil {
 		return false
 	}
 	if len(s.queue) >= s.maxFrames || s.bytes+len(frame) > s.maxBytes {
@@ -94,13 +126,18 @@ func (s *Subscriber) signal() {
 }
 
 // Next waits for queued frames and returns them all, in order, appended to
-// buf[:0]. It returns ErrSlowConsumer once the queue overflowed, ErrClosed
-// once the subscriber is closed (frames still queued are dropped), and
-// ctx's error when ctx ends first.
+// buf[:0]. It returns End's cause once the subscriber was ended,
+// ErrSlowConsumer once the queue overflowed, ErrClosed once the subscriber
+// is closed (frames still queued are dropped), and ctx's error when ctx
+// ends first.
 func (s *Subscriber) Next(ctx context.Context, buf [][]byte) ([][]byte, error) {
 	for {
 		s.mu.Lock()
 		switch {
+		case s.ended != nil:
+			err := s.ended
+			s.mu.Unlock()
+			return buf[:0], err
 		case s.overflow:
 			s.mu.Unlock()
 			return buf[:0], ErrSlowConsumer

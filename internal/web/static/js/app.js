@@ -26,6 +26,7 @@ const ctx = {
     if (!stream && s) {
       stream = new Stream(s.token, otherNodes);
       stream.on('state', showStreamState);
+      stream.on('unauthorized', sessionEnded);
       otherNodes(); // learn the other nodes while this one answers
     }
     return stream;
@@ -107,12 +108,18 @@ function route() {
 }
 
 document.getElementById('logout').addEventListener('click', async () => {
+  // Close the stream first: its unauthorized frame would report this
+  // logout as a session that ended.
+  if (stream) stream.close();
   try { await api.logout(); } catch (e) { /* signed out locally either way */ }
   signedOut();
 });
-api.onUnauthorized(() => {
+// sessionEnded shows the sign-in page once the session ended: a call
+// refused with 401 or the stream's unauthorized frame.
+function sessionEnded() {
   notify('Your session has ended; please log in again.', 'error');
   signedOut();
-});
+}
+api.onUnauthorized(sessionEnded);
 window.addEventListener('hashchange', route);
 route();

@@ -17,6 +17,7 @@ const FAILURES_BEFORE_MOVING = 2;
 //   'ready' (room, seq)      everything up to seq has been delivered (live(room) is now true)
 //   'presence' (frame)       {room, username, online}
 //   'error' (frame)          {room, code, message} (history_compacted, forbidden, not_found)
+//   'unauthorized' (frame)   the session ended (signed out, revoked, expired): the stream stops for good
 //   'state' (state, host)    'connecting' | 'live' | 'down', and the node in use
 export class Stream {
   // token signs the stream in; nodes() returns the other nodes' host:port.
@@ -153,6 +154,13 @@ export class Stream {
         this.emit('presence', f);
         break;
       case 'error':
+        // unauthorized (the connection's): the session ended and the server
+        // closes (4001); reconnecting cannot help, so stop for good.
+        if (f.code === 'unauthorized' && !f.room) {
+          this.close();
+          this.emit('unauthorized', f);
+          break;
+        }
         // slow_consumer: the server closes and we resume from the last seq.
         if (f.code !== 'slow_consumer') {
           if (f.room) { this.rooms.delete(f.room); this.ready.delete(f.room); }
