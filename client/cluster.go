@@ -1,6 +1,9 @@
 package client
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // ClusterStatus is the cluster map with replica progress, as GET
 // /api/v1/cluster returns it.
@@ -14,12 +17,34 @@ type ClusterStatus struct {
 // NodeStatus describes one node.
 type NodeStatus struct {
 	ID       string `json:"id"`
-	Addr     string `json:"addr"`
+	Addr     string `json:"addr"` // advertised HTTP address, host:port
 	Zone     string `json:"zone"`
-	State    string `json:"state"` // e.g. "alive", "suspect", "dead", "draining"
+	State    string `json:"state"` // NodeAlive, or e.g. "unreachable", "suspect", "dead", "left", "draining"
 	Standby  bool   `json:"standby"`
 	Replicas int    `json:"replicas"` // partition replicas on the node
 	Leaders  int    `json:"leaders"`  // partitions it leads
+}
+
+// NodeAlive is the State of a node that answers the cluster and that no
+// member suspects.
+const NodeAlive = "alive"
+
+// Alive reports whether the cluster sees the node alive. A client that
+// fails over to another node picks only alive ones: an unreachable,
+// suspect, dead, left, draining or unknown node may be gone, or its address
+// taken by someone else, and must not be sent a token.
+func (n NodeStatus) Alive() bool { return n.State == NodeAlive }
+
+// AliveAddrs returns the advertised HTTP addresses of the alive nodes, in
+// the map's order, each once: the candidates of a client's failover.
+func (st *ClusterStatus) AliveAddrs() []string {
+	var out []string
+	for _, n := range st.Nodes {
+		if n.Alive() && n.Addr != "" && !slices.Contains(out, n.Addr) {
+			out = append(out, n.Addr)
+		}
+	}
+	return out
 }
 
 // PartitionStatus describes one partition.

@@ -79,8 +79,9 @@ type Config struct {
 	// Streams serves GET /api/v1/stream (live streams over WebSocket).
 	Streams StreamService
 	// StreamOrigins returns the origins, besides the request's own host,
-	// that browser pages may open streams from: the cluster's advertised
-	// HTTP addresses ("host:port", any scheme) and configured origins
+	// that browser pages may open streams from and call the /api/ routes
+	// from (CORS, cors.go): the cluster's advertised HTTP addresses
+	// ("host:port", any scheme) and configured origins
 	// ("https://host:port"). Default: none.
 	StreamOrigins func() []string
 	// StreamRecheck is how often the token of each open stream is checked
@@ -187,6 +188,7 @@ func New(cfg Config) *Server {
 	if s.observe != nil {
 		s.handler = http.HandlerFunc(s.observed)
 	}
+	s.handler = s.withCORS(s.handler)
 	return s
 }
 

@@ -181,9 +181,9 @@ func (s *chatSession) start(ctx context.Context, co *clientOptions, path string,
 	return nil
 }
 
-// learnNodes remembers the HTTP address of every node of the cluster, after
-// the one given with --server. Without the cluster map the chat still
-// works, only without failover.
+// learnNodes remembers the HTTP address of every alive node of the
+// cluster, after the one given with --server. Without the cluster map the
+// chat still works, only without failover.
 func (s *chatSession) learnNodes(ctx context.Context, co *clientOptions) {
 	var st *client.ClusterStatus
 	err := callServer(ctx, co, false, func(ctx context.Context, c *client.Client) (err error) {
@@ -195,13 +195,23 @@ func (s *chatSession) learnNodes(ctx context.Context, co *clientOptions) {
 		return
 	}
 	base, _ := url.Parse(s.servers[0])
-	self := endpoints(ctx, base)
-	for _, n := range st.Nodes {
-		u := nodeURL(base, n.Addr)
-		if u != "" && !containsFold(s.servers, u) && !self[n.Addr] {
-			s.servers = append(s.servers, u)
+	s.servers = failoverServers(s.servers, base, endpoints(ctx, base), st)
+}
+
+// failoverServers returns servers followed by the base URLs of the map's
+// alive nodes (client.ClusterStatus.AliveAddrs) that it does not hold yet,
+// in base's scheme; self holds the spellings of base's own address. Only
+// alive nodes are failover candidates: an unreachable, suspect, dead or
+// draining node may be gone, or its address taken by someone else, and the
+// chat sends its token to the node it moves to.
+func failoverServers(servers []string, base *url.URL, self map[string]bool, st *client.ClusterStatus) []string {
+	for _, addr := range st.AliveAddrs() {
+		u := nodeURL(base, addr)
+		if u != "" && !containsFold(servers, u) && !self[addr] {
+			servers = append(servers, u)
 		}
 	}
+	return servers
 }
 
 // endpoints returns the host:port spellings of base's address, its host
@@ -368,11 +378,12 @@ func (s *chatSession) failover(ctx context.Context, failed *client.Client, cause
 	for {
 		for i := 1; i <= len(s.servers); i++ {
 			j := (s.cur + i) % len(s.servers)
-			c := client.New(s.servers[j], client.WithToken(s.token))
+			c := client.New(s.servers[j]) // asked whether it is ready without the token
 			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			err := c.Readyz(rctx)
 			cancel()
 			if err == nil {
+				c.SetToken(s.token)
 				s.cur, s.c = j, c
 				s.printf("-- reconnected to %s; resuming after #%d\n", s.servers[j], s.lastSeq.Load())
 				return nil

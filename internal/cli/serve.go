@@ -134,7 +134,7 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.IntVar(&c.CacheSize, "cache-size", d.CacheSize, "`entries` in the node's read cache")
 	fs.Var(newChoiceValue(&c.CachePolicy, d.CachePolicy, "lru", "lfu", "fifo"), "cache-policy", "read cache eviction `policy`: lru, lfu or fifo")
 	fs.IntVar(&c.RateLimit, "rate-limit", d.RateLimit, "login and registration `attempts` per minute per client address")
-	fs.Var(newListValue(&c.AllowedOrigins, nil), "allowed-origin", "extra `origins` accepted for WebSocket streams, comma separated, repeatable")
+	fs.Var(newListValue(&c.AllowedOrigins, nil), "allowed-origin", "extra `origins` whose browser pages may open streams and call the API (CORS), also named in the web app's Content-Security-Policy, comma separated, repeatable")
 	fs.StringVar(&o.TLSCert, "tls-cert", "", "certificate `file` (PEM) for HTTPS; needs --tls-key")
 	fs.StringVar(&o.TLSKey, "tls-key", "", "private key `file` (PEM) for HTTPS; needs --tls-cert")
 	fs.StringVar(&o.ClusterTLSCert, "cluster-tls-cert", "", "certificate `file` (PEM) this node presents on internal traffic (mutual TLS)")

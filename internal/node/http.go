@@ -55,7 +55,7 @@ func (n *Node) startHTTP() error {
 	n.wireOps(svc)
 	root := http.NewServeMux()
 	root.Handle("GET /metrics", n.metrics.Handler()) // open, like /healthz
-	root.Handle("/", web.WithAPI(srv.Handler()))
+	root.Handle("/", web.WithAPI(srv.Handler(), web.Options{Origins: n.streamOrigins}))
 	n.httpSrv = &http.Server{
 		Handler:           root,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -4,10 +4,11 @@
 //
 // The app is a single page (static/index.html) routed by the URL fragment
 // (#/rooms, #/room/NAME, ...), so the server only has to serve files. Every
-// response carries a Content-Security-Policy that allows scripts, styles and
-// connections to this origin only (plus WebSockets to any node of the
-// cluster, which the stream's failover uses), and an ETag so browsers
-// revalidate cheaply after an upgrade instead of running a stale app.
+// response carries a Content-Security-Policy that allows scripts and styles
+// from this origin only and connections to the cluster's origins only (the
+// app's calls and stream fail over to other members when the page's node is
+// down; see csp.go), and an ETag so browsers revalidate cheaply after an
+// upgrade instead of running a stale app.
 package web
 
 import (
@@ -23,14 +24,6 @@ import (
 
 //go:embed static
 var files embed.FS
-
-// ContentSecurityPolicy is sent with every response of the app. Scripts and
-// styles come from this origin only (no inline code); connect-src allows
-// WebSockets to other nodes, which a stream reconnects to when the page's
-// own node is down.
-const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; " +
-	"img-src 'self' data:; connect-src 'self' ws: wss:; object-src 'none'; " +
-	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // contentTypes fixes the type of every extension the app uses, so it does
 // not depend on the host's MIME tables (JavaScript modules are refused by
@@ -53,16 +46,27 @@ type asset struct {
 	etag        string
 }
 
+// Options configure a Handler.
+type Options struct {
+	// Origins returns the cluster's origins besides the page's own, read
+	// for every response's Content-Security-Policy: the members' advertised
+	// HTTP addresses ("host:port") and configured origins
+	// ("https://host:port"). Nil means none: the app connects to its own
+	// node only.
+	Origins func() []string
+}
+
 // Handler serves the embedded app. Create it with New; it is safe for
 // concurrent use and holds every file in memory (the app is small).
 type Handler struct {
-	assets map[string]asset // by URL path, "/" for index.html
+	assets  map[string]asset // by URL path, "/" for index.html
+	origins func() []string
 }
 
 var _ http.Handler = (*Handler)(nil)
 
 // New returns a Handler over the embedded static files.
-func New() *Handler {
+func New(o Options) *Handler {
 	sub, err := fs.Sub(files, "static")
 	if err != nil {
 		panic(fmt.Sprintf("web: embedded static files: %v", err)) // cannot happen: embed checked it
@@ -71,6 +75,7 @@ func New() *Handler {
 	if err != nil {
 		panic(fmt.Sprintf("web: %v", err))
 	}
+	h.origins = o.Origins
 	return h
 }
 
@@ -109,7 +114,11 @@ func newHandler(fsys fs.FS) (*Handler, error) {
 // (no-cache), so a node upgraded to a new app is picked up at once.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
-	hdr.Set("Content-Security-Policy", ContentSecurityPolicy)
+	var origins []string
+	if h.origins != nil {
+		origins = h.origins()
+	}
+	hdr.Set("Content-Security-Policy", ContentSecurityPolicy(r, origins))
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("X-Frame-Options", "DENY")
 	hdr.Set("Referrer-Policy", "no-referrer")
@@ -156,10 +165,10 @@ var apiPrefixes = []string{"/api/", "/s/"}
 var apiPaths = map[string]bool{"/healthz": true, "/readyz": true, "/api": true}
 
 // WithAPI returns a handler that sends the API's paths (/api/..., /s/...,
-// /healthz, /readyz) to api and everything else to the app, so one listener
-// serves both and unknown /api/ paths keep their JSON 404.
-func WithAPI(api http.Handler) http.Handler {
-	app := New()
+// /healthz, /readyz) to api and everything else to the app made with o, so
+// one listener serves both and unknown /api/ paths keep their JSON 404.
+func WithAPI(api http.Handler, o Options) http.Handler {
+	app := New(o)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isAPI(r.URL.Path) {
 			api.ServeHTTP(w, r)

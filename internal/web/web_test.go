@@ -33,7 +33,7 @@ func body(t *testing.T, res *http.Response) string {
 }
 
 func TestHandler_ServeHTTP(t *testing.T) {
-	h := New()
+	h := New(Options{})
 	t.Run("root is index.html", func(t *testing.T) {
 		res := get(t, h, "GET", "/", nil)
 		if res.StatusCode != 200 {
@@ -46,7 +46,7 @@ func TestHandler_ServeHTTP(t *testing.T) {
 		if !strings.Contains(b, `<script type="module" src="/js/app.js"></script>`) {
 			t.Errorf("index.html does not load the app:\n%s", b)
 		}
-		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || !strings.Contains(csp, "connect-src 'self' ws: wss:") {
+		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || !strings.Contains(csp, "connect-src 'self' ws://example.com;") {
 			t.Errorf("Content-Security-Policy %q", csp)
 		}
 		if res.Header.Get("X-Content-Type-Options") != "nosniff" {
@@ -107,7 +107,7 @@ func TestWithAPI(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTeapot)
 	})
-	h := WithAPI(api)
+	h := WithAPI(api, Options{})
 	for _, tc := range []struct {
 		path  string
 		toAPI bool

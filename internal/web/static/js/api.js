@@ -1,6 +1,9 @@
-// api.js: the HTTP API v1 client of the web app. Every call goes to the
-// page's own node (same origin); the session token travels in the
+// api.js: the HTTP API v1 client of the web app. Calls go to the page's
+// own node while it answers, and fail over to the other alive members
+// (nodes.js) when it cannot be reached; the session token travels in the
 // Authorization header and is kept in localStorage, never in a URL.
+
+import * as nodes from './nodes.js';
 
 const SESSION_KEY = 'parley.session';
 
@@ -42,9 +45,11 @@ export function requestId() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// request sends one call and returns the parsed JSON body (null for 204).
-// Writes with an idempotency key are retried on network errors and
-// retryable answers (503), with the same key, so they apply once.
+// request sends one call to the node in use and returns the parsed JSON
+// body (null for 204). A node that cannot be reached is left for the next
+// alive member. Calls safe to repeat, GETs and writes with an idempotency
+// key, are retried on the next node and on retryable answers (503), writes
+// with the same key so they apply once; any other call is sent once.
 export async function request(method, path, opts = {}) {
   const headers = {Accept: 'application/json'};
   const s = session();
@@ -55,15 +60,19 @@ export async function request(method, path, opts = {}) {
     body = JSON.stringify(opts.body);
   }
   if (opts.idem) headers['Idempotency-Key'] = opts.idem;
-  const safe = method === 'GET' || opts.idem;
-  const attempts = safe ? (opts.attempts || 3) : 1;
+  const safe = method === 'GET' || !!opts.idem;
+  const attempts = safe ? (opts.attempts || 3) + nodes.candidates().length - 1 : 1;
+  const tried = new Set();
   let last;
   for (let i = 0; i < attempts; i++) {
-    if (i > 0) await sleep(300 * 2 ** i);
+    const origin = nodes.current();
+    if (tried.has(origin)) await sleep(300 * 2 ** Math.min(i, 4)); // a new node is tried at once
+    tried.add(origin);
     try {
-      return await once(method, path, headers, body);
+      return await once(origin, method, path, headers, body);
     } catch (e) {
       last = e;
+      if (e.status === 0) nodes.failed(origin);
       if (!(e instanceof ApiError) || !(e.status === 0 || e.retryable)) break;
     }
   }
@@ -71,10 +80,10 @@ export async function request(method, path, opts = {}) {
   throw last;
 }
 
-async function once(method, path, headers, body) {
+async function once(origin, method, path, headers, body) {
   let res;
   try {
-    res = await fetch(path, {method, headers, body, cache: 'no-store'});
+    res = await fetch(origin + path, {method, headers, body, cache: 'no-store'});
   } catch (e) {
     throw new ApiError(0, 'network', 'Cannot reach the server: ' + e.message, true);
   }
@@ -141,7 +150,8 @@ export const createLink = (url, code) =>
 export const myLinks = () => request('GET', '/api/v1/links?mine=true').then((r) => r.links);
 export const deleteLink = (code) => request('DELETE', `/api/v1/links/${enc(code)}`);
 
-// Cluster.
-export const cluster = () => request('GET', '/api/v1/cluster');
+// Cluster. Every map read also refreshes the failover candidates.
+export const cluster = () => request('GET', '/api/v1/cluster').then((c) => { nodes.learn(c.nodes); return c; });
+export const refreshNodes = () => cluster().then(() => {}, () => {});
 export const clusterStats = () => request('GET', '/api/v1/cluster/stats');
 export const clusterEvents = () => request('GET', '/api/v1/cluster/events');

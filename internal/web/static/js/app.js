@@ -11,7 +11,10 @@ import {queuesView} from './views/queues.js';
 import {linksView} from './views/links.js';
 import {clusterView} from './views/cluster.js';
 
-const NODES_KEY = 'parley.nodes';
+// NODES_MS is how often the failover candidates are learned again from the
+// cluster map (also whenever the stream comes up), so a member that died
+// since is not tried, nor sent the token.
+const NODES_MS = 60000;
 
 const main = document.getElementById('main');
 const banner = document.getElementById('banner');
@@ -24,29 +27,16 @@ const ctx = {
   stream() {
     const s = api.session();
     if (!stream && s) {
-      stream = new Stream(s.token, otherNodes);
+      stream = new Stream(s.token);
       stream.on('state', showStreamState);
       stream.on('unauthorized', sessionEnded);
-      otherNodes(); // learn the other nodes while this one answers
+      api.refreshNodes(); // learn the other members while this node answers
     }
     return stream;
   },
   go(hash) { location.hash = hash; },
   notify,
 };
-
-// otherNodes returns the cluster's HTTP addresses, remembered from the last
-// successful GET /api/v1/cluster so they are known when this node is down.
-async function otherNodes() {
-  try {
-    const c = await api.cluster();
-    const addrs = (c.nodes || []).filter((n) => n.state !== 'dead' && n.addr).map((n) => n.addr);
-    sessionStorage.setItem(NODES_KEY, JSON.stringify(addrs));
-    return addrs;
-  } catch (e) {
-    return JSON.parse(sessionStorage.getItem(NODES_KEY) || '[]');
-  }
-}
 
 // notify shows a short message in the banner; kind is 'info' or 'error'.
 let bannerTimer = null;
@@ -61,7 +51,10 @@ function notify(msg, kind = 'info') {
 let everLive = false;
 function showStreamState(state, host) {
   document.body.dataset.stream = state;
-  if (state === 'live') everLive = true;
+  if (state === 'live') {
+    if (everLive) api.refreshNodes(); // back, maybe through another node: the map may have changed
+    everLive = true;
+  }
   if (state === 'down' && everLive) notify('Live updates interrupted; reconnecting…', 'warn');
   else if (state === 'live' && banner.classList.contains('warn')) {
     notify(host === location.host ? 'Live updates resumed.' : `Live updates resumed through ${host}.`);
@@ -122,4 +115,5 @@ function sessionEnded() {
 }
 api.onUnauthorized(sessionEnded);
 window.addEventListener('hashchange', route);
+setInterval(() => { if (api.session()) api.refreshNodes(); }, NODES_MS);
 route();

@@ -4,10 +4,12 @@
 // The token goes in the first frame, never in the URL. Each subscribed room
 // remembers the last seq delivered; after a disconnect the stream
 // reconnects with backoff and resubscribes with after=that seq, so no event
-// is skipped or shown twice. The page's own node is tried first; when it
-// keeps failing the stream moves on to the other nodes' HTTP addresses from
-// GET /api/v1/cluster (a WebSocket is not subject to CORS, and every node
+// is skipped or shown twice. The stream uses the node the API calls use
+// (nodes.js: the page's own first, then the members last seen alive); when
+// that node keeps failing the stream moves on to the next (every node
 // accepts the cluster's advertised addresses as origins).
+
+import * as nodes from './nodes.js';
 
 const MAX_BACKOFF_MS = 10000;
 const FAILURES_BEFORE_MOVING = 2;
@@ -18,17 +20,15 @@ const FAILURES_BEFORE_MOVING = 2;
 //   'presence' (frame)       {room, username, online}
 //   'error' (frame)          {room, code, message} (history_compacted, forbidden, not_found)
 //   'unauthorized' (frame)   the session ended (signed out, revoked, expired): the stream stops for good
-//   'state' (state, host)    'connecting' | 'live' | 'down', and the node in use
+//   'state' (state, host)    'connecting' | 'live' | 'down', and the node in use (host:port)
 export class Stream {
-  // token signs the stream in; nodes() returns the other nodes' host:port.
-  constructor(token, nodes) {
+  // token signs the stream in.
+  constructor(token) {
     this.token = token;
     this.listeners = new Map();
-    this.nodes = nodes || (async () => []); // other nodes' host:port, fetched when needed
     this.rooms = new Map(); // room -> last seq delivered (undefined: from now)
     this.ready = new Set(); // rooms subscribed on the current connection (their ready frame came)
-    this.hosts = [location.host];
-    this.hostIndex = 0;
+    this.origin = nodes.current(); // the node of the current connection
     this.failures = 0;
     this.closed = false;
     this.ws = null;
@@ -87,7 +87,7 @@ export class Stream {
   setState(state) {
     if (state === this.state) return;
     this.state = state;
-    this.emit('state', state, this.hosts[this.hostIndex]);
+    this.emit('state', state, new URL(this.origin).host);
   }
 
   send(frame) {
@@ -101,11 +101,11 @@ export class Stream {
 
   connect() {
     if (this.closed) return;
+    this.origin = nodes.current();
     this.setState('connecting');
-    const scheme = location.protocol === 'https:' ? 'wss://' : 'ws://';
     let ws;
     try {
-      ws = new WebSocket(scheme + this.hosts[this.hostIndex] + '/api/v1/stream');
+      ws = new WebSocket(nodes.wsURL(this.origin, '/api/v1/stream'));
     } catch (e) {
       this.retry();
       return;
@@ -171,19 +171,13 @@ export class Stream {
   }
 
   // retry reconnects after a backoff, moving to another node when this one
-  // keeps failing.
-  async retry() {
+  // keeps failing (or the API calls already left it).
+  retry() {
     if (this.closed) return;
     this.setState('down');
     if (this.failures >= FAILURES_BEFORE_MOVING) {
-      try {
-        const others = (await this.nodes()).filter((a) => a && !this.hosts.includes(a));
-        this.hosts.push(...others);
-      } catch (e) { /* keep the hosts we know */ }
-      if (this.hosts.length > 1) {
-        this.hostIndex = (this.hostIndex + 1) % this.hosts.length;
-        this.failures = 0;
-      }
+      nodes.failed(this.origin);
+      if (nodes.candidates().length > 1) this.failures = 0;
     }
     const backoff = Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.min(this.failures, 5));
     clearTimeout(this.timer);
