@@ -82,13 +82,15 @@ func (n *Node) proposeAdmin(ctx context.Context, cmd *placement.Command) error {
 }
 
 // nodeStatusState is a node's state in the cluster status: draining when
-// the map says so, else what gossip sees (suspect, dead, left), else
-// whether it answered the status call (alive or unreachable).
+// the map says so, else what gossip sees (suspect, dead, left, or unknown
+// for a node gossip never met: clients fail over only to alive nodes, and a
+// map entry no member gossips with is not one), else whether it answered
+// the status call (alive or unreachable).
 func nodeStatusState(answered, gossip, mapState string) string {
 	switch {
 	case mapState == placement.NodeDraining:
 		return "draining"
-	case gossip == "suspect" || gossip == "dead" || gossip == "left":
+	case gossip == "suspect" || gossip == "dead" || gossip == "left" || gossip == "unknown":
 		return gossip
 	}
 	return answered
