@@ -54,33 +54,44 @@ func (n *Node) syncGossipKeys(ml *membership.Membership) {
 	}
 }
 
-// gossipRefusals throttles the audit of refused gossip: a stranger's flood
-// of packets costs one event a second, with the number left out.
-type gossipRefusals struct {
+// refusalThrottle keeps a flood of refused connections or packets from
+// flooding the audit log: one event a second, with the number left out.
+type refusalThrottle struct {
 	mu      sync.Mutex
 	last    time.Time
 	skipped int
 }
 
-// refusalsEvery is the least time between two gossip refusal events.
+// refusalsEvery is the least time between two audited refusals of one
+// throttle.
 const refusalsEvery = time.Second
+
+// admit reports whether an event may be recorded now and, if so, how many
+// were left out since the last one.
+func (g *refusalThrottle) admit(now time.Time) (ok bool, skipped int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if now.Sub(g.last) < refusalsEvery {
+		g.skipped++
+		return false, 0
+	}
+	skipped, g.last, g.skipped = g.skipped, now, 0
+	return true, skipped
+}
+
+// throttled records e unless g refuses it, noting the events left out.
+func (n *Node) throttled(g *refusalThrottle, e audit.Event) {
+	ok, skipped := g.admit(time.Now())
+	if !ok {
+		return
+	}
+	if skipped > 0 {
+		e.Detail += " (and " + strconv.Itoa(skipped) + " more refused since the last event)"
+	}
+	n.audit.Record(e)
+}
 
 // gossipRefused audits gossip refused from remote.
 func (n *Node) gossipRefused(remote, reason string) {
-	g := &n.heal.refusals
-	g.mu.Lock()
-	now := time.Now()
-	if now.Sub(g.last) < refusalsEvery {
-		g.skipped++
-		g.mu.Unlock()
-		return
-	}
-	skipped := g.skipped
-	g.last, g.skipped = now, 0
-	g.mu.Unlock()
-	detail := reason
-	if skipped > 0 {
-		detail = reason + " (and " + strconv.Itoa(skipped) + " more refused in the last second)"
-	}
-	n.audit.Record(audit.Event{Kind: audit.KindGossipRefused, Outcome: audit.Refused, Remote: remote, Detail: detail})
+	n.throttled(&n.heal.gossipRefusals, audit.Event{Kind: audit.KindGossipRefused, Outcome: audit.Refused, Remote: remote, Detail: reason})
 }

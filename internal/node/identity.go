@@ -223,5 +223,5 @@ func (n *Node) dropRevoked(old, cur *mapView) {
 
 // transportRefused audits a connection the transport refused.
 func (n *Node) transportRefused(r transport.Refusal) {
-	n.audit.Record(audit.Event{Kind: audit.KindCallRefused, Outcome: audit.Refused, Actor: r.Claimed, Remote: r.Remote, Detail: r.Reason})
+	n.throttled(&n.heal.callRefusals, audit.Event{Kind: audit.KindCallRefused, Outcome: audit.Refused, Actor: r.Claimed, Remote: r.Remote, Detail: r.Reason})
 }

@@ -23,7 +23,9 @@ type healState struct {
 	nodeStates  map[string]string // node states of the map the controller last saw
 	lastOrphans time.Time         // last sweep for replicas removed while away
 
-	refusals gossipRefusals // throttles the audit of refused gossip (gossipkeys.go)
+	// gossipRefusals and callRefusals throttle the audit of refused gossip
+	// and refused cluster-port connections (gossipkeys.go).
+	gossipRefusals, callRefusals refusalThrottle
 }
 
 func (h *healState) init() {
