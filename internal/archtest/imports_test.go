@@ -32,6 +32,7 @@ var domainImports = map[string][]string{
 	"internal/errs":      nil,
 	"internal/wire":      nil,
 	"internal/audit":     nil,
+	"internal/pki":       nil, // standard library crypto only
 }
 
 // forbiddenStd are standard-library packages no domain package may import.
