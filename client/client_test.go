@@ -216,7 +216,7 @@ func TestClient_Cluster(t *testing.T) {
 		ClusterID: "c1",
 		Nodes:     []api.NodeStatus{{ID: "n1", Addr: "a:1", Zone: "z1", State: "alive", Standby: true, Replicas: 3, Leaders: 2}},
 		Partitions: []api.PartitionStatus{{ID: 4, Leader: "n1", Replicas: []api.ReplicaStatus{
-			{Node: "n1", Role: "leader", Applied: 9, LagEntries: 1, LagMs: 2},
+			{Node: "n1", Role: "leader", Applied: 9, LagEntries: ptr[uint64](1), LagMs: ptr[int64](2)},
 		}}},
 		Moves: []api.Move{{Partition: 4, From: "n1", To: "n2", Phase: "learner"}},
 	}
@@ -228,7 +228,7 @@ func TestClient_Cluster(t *testing.T) {
 		ClusterID: "c1",
 		Nodes:     []client.NodeStatus{{ID: "n1", Addr: "a:1", Zone: "z1", State: "alive", Standby: true, Replicas: 3, Leaders: 2}},
 		Partitions: []client.PartitionStatus{{ID: 4, Leader: "n1", Replicas: []client.ReplicaStatus{
-			{Node: "n1", Role: "leader", Applied: 9, LagEntries: 1, LagMs: 2},
+			{Node: "n1", Role: "leader", Applied: 9, LagEntries: ptr[uint64](1), LagMs: ptr[int64](2)},
 		}}},
 		Moves: []client.Move{{Partition: 4, From: "n1", To: "n2", Phase: "learner"}},
 	}
@@ -236,6 +236,9 @@ func TestClient_Cluster(t *testing.T) {
 		t.Fatalf("Cluster = %+v, want %+v", got, want)
 	}
 }
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }
 
 func TestClient_Health(t *testing.T) {
 	ctx := context.Background()

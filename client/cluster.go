@@ -59,8 +59,10 @@ type ReplicaStatus struct {
 	Node       string `json:"node"`
 	Role       string `json:"role"` // "leader", "follower" or "learner"
 	Applied    uint64 `json:"applied"`
-	LagEntries uint64 `json:"lag_entries"`
-	LagMs      int64  `json:"lag_ms"`
+	// LagEntries and LagMs are how far behind the leader the replica is;
+	// nil when unknown (an unreachable replica), 0 for the leader.
+	LagEntries *uint64 `json:"lag_entries"`
+	LagMs      *int64  `json:"lag_ms"`
 }
 
 // Move is a replica move in progress.

@@ -50,9 +50,12 @@ type ReplicaStatus struct {
 	Node string `json:"node"`
 	// Role is "leader", "follower" or "learner".
 	Role       string `json:"role"`
-	Applied    uint64 `json:"applied"`     // applied Raft index
-	LagEntries uint64 `json:"lag_entries"` // entries behind the leader
-	LagMs      int64  `json:"lag_ms"`      // how far behind the leader, in ms
+	Applied    uint64 `json:"applied"` // applied Raft index
+	// LagEntries and LagMs say how far behind the leader the replica is:
+	// entries, and ms. Both are null when unknown (the replica's node did
+	// not answer: "unreachable"), and 0 for the leader itself.
+	LagEntries *uint64 `json:"lag_entries"`
+	LagMs      *int64  `json:"lag_ms"`
 }
 
 // Move is a replica move in progress.

@@ -58,7 +58,7 @@ func TestServer_Cluster(t *testing.T) {
 			ClusterID: "c1",
 			Nodes:     []NodeStatus{{ID: "n1", Addr: "127.0.0.1:7070", Zone: "z", State: "alive", Replicas: 16, Leaders: 16}},
 			Partitions: []PartitionStatus{{ID: 1, Leader: "n1", Replicas: []ReplicaStatus{
-				{Node: "n1", Role: "leader", Applied: 10, LagEntries: 0, LagMs: 0},
+				{Node: "n1", Role: "leader", Applied: 10, LagEntries: new(uint64), LagMs: new(int64)},
 			}}},
 		}
 		w := e.do(t, http.MethodGet, "/api/v1/cluster", "")

@@ -61,7 +61,7 @@ func writeClusterStatus(w io.Writer, st *client.ClusterStatus) error {
 			if i > 0 {
 				lead = "\t"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", lead, r.Node, r.Role, r.Applied, r.LagEntries, r.LagMs)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", lead, r.Node, r.Role, r.Applied, orUnknown(r.LagEntries), orUnknown(r.LagMs))
 		}
 	}
 	if len(st.Moves) > 0 {
@@ -87,4 +87,12 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// orUnknown shows a figure, or "?" when it is unknown (nil).
+func orUnknown[T uint64 | int64](v *T) string {
+	if v == nil {
+		return "?"
+	}
+	return fmt.Sprint(*v)
 }

@@ -35,12 +35,12 @@ func (l *lagSamples) add(st *client.ClusterStatus) {
 	l.polls++
 	for _, p := range st.Partitions {
 		for _, r := range p.Replicas {
-			if r.Role == "leader" || r.Node == p.Leader {
-				continue
+			if r.Role == "leader" || r.Node == p.Leader || r.LagEntries == nil || r.LagMs == nil {
+				continue // a leader, or an unreachable replica whose lag is unknown
 			}
 			for _, s := range []*lagSeries{series(l.byReplicas, len(p.Replicas)), series(l.byNode, r.Node)} {
-				s.entries = append(s.entries, r.LagEntries)
-				s.ms = append(s.ms, r.LagMs)
+				s.entries = append(s.entries, *r.LagEntries)
+				s.ms = append(s.ms, *r.LagMs)
 				s.partitions[p.ID] = true
 			}
 		}

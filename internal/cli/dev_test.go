@@ -82,7 +82,7 @@ func converged(st *client.ClusterStatus, rf int) bool {
 			return false
 		}
 		for _, r := range p.Replicas {
-			if (r.Role != "leader" && r.Role != "follower") || r.LagEntries != 0 {
+			if (r.Role != "leader" && r.Role != "follower") || r.LagEntries == nil || *r.LagEntries != 0 {
 				return false
 			}
 		}

@@ -267,6 +267,9 @@ func (n *Node) health(m *placement.Map) map[string]placement.NodeHealth {
 			continue
 		}
 		mb, ok := ml.Member(nd.ID)
+		if quiet, heard := n.heard.silentFor(nd.ID, now); heard && quiet > n.silentAfter() {
+			out[nd.ID] = placement.NodeHealth{Silent: true}
+		}
 		switch {
 		case !ok && now.Sub(ml.Started()) < grace:
 		case !ok:

@@ -79,6 +79,8 @@ type Node struct {
 	joinTok pki.Token
 	audit   *audit.Log
 	created bool // this start created the cluster
+	// heard is when Raft traffic last came from each node (heard.go).
+	heard heardLog
 }
 
 // nodeRecord is what a node keeps about itself in its store.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/parley-chat/parley/internal/audit"
 	"github.com/parley-chat/parley/internal/errs"
@@ -29,7 +30,8 @@ type handler struct{ n *Node }
 var _ transport.Handler = (*handler)(nil)
 
 // HandleRaft implements transport.Handler.
-func (h *handler) HandleRaft(_ string, msgs []transport.GroupMessage) {
+func (h *handler) HandleRaft(from string, msgs []transport.GroupMessage) {
+	h.n.heard.note(from, time.Now())
 	if e := h.n.live.Load(); e != nil {
 		e.Step(msgs)
 	}

@@ -84,13 +84,17 @@ func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupS
 				rs.Applied = st.Applied
 				// The latest lag sample: how long after the leader stamped
 				// the last command this replica applied it.
-				rs.LagMs = max(st.LagMs, 0)
+				lagMs, lagEntries := max(st.LagMs, 0), uint64(0)
 				if leaderApplied > st.Applied {
 					// Behind: at least how long since it last had
 					// everything the leader had committed.
-					rs.LagEntries = leaderApplied - st.Applied
-					rs.LagMs = max(rs.LagMs, st.StaleMs)
+					lagEntries = leaderApplied - st.Applied
+					lagMs = max(lagMs, st.StaleMs)
 				}
+				if st.IsLeader { // its samples are from when it followed
+					lagMs, lagEntries = 0, 0
+				}
+				rs.LagMs, rs.LagEntries = &lagMs, &lagEntries
 				switch {
 				case st.IsLeader:
 					rs.Role = "leader"

@@ -47,6 +47,9 @@ type NodeHealth struct {
 	State string
 	// DeadFor is how long the node has been dead (State HealthDead).
 	DeadFor time.Duration
+	// Silent is set when none of the node's Raft traffic was heard lately:
+	// it may have died before gossip noticed. It is given no leadership.
+	Silent bool
 }
 
 // GroupView is the applied state of one Raft group, as its leader reports it.
@@ -140,7 +143,9 @@ func Plan(v View) ([]Step, error) {
 	p := newPlanner(v)
 	p.planMeta()
 	var adds, settled []*groupState
+	leadersKnown := true // every partition's leader is in the view
 	for _, st := range p.states[1:] {
+		leadersKnown = leadersKnown && p.applied[st.g.ID].Leader != 0
 		p.checkDrain(st)
 		if !st.settled {
 			p.unstick(st)
@@ -176,7 +181,10 @@ func Plan(v View) ([]Step, error) {
 		}
 	}
 	p.balanceReplicas(settled)
-	if !p.changed {
+	// Leaders are counted only where they are known: while a group's leader
+	// is unknown (its node just died, an election is on) a node can look
+	// as if it led nothing, and balancing would hand it leaderships.
+	if !p.changed && leadersKnown {
 		p.balanceLeaders(settled)
 	}
 	return p.steps, p.drainErr()

@@ -84,7 +84,7 @@ func (p *planner) leaderPath(settled []*groupState, used map[uint64]bool) []hop 
 		}
 		var best *hop
 		for _, v := range st.voters {
-			if v.ID == st.view.Leader || !st.caught[v.ID] || !p.node(v.Node).up || !st.pool.in[v.Node] {
+			if nv := p.node(v.Node); v.ID == st.view.Leader || !st.caught[v.ID] || !nv.up || nv.silent || !st.pool.in[v.Node] {
 				continue
 			}
 			h := hop{st: st, from: from, to: v}

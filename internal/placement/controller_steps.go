@@ -66,12 +66,13 @@ func (p *planner) drop(st *groupState, r Replica, why string) {
 	p.add(Step{Kind: kind, Group: st.g.ID, Node: r.Node, Replica: r.ID, Reason: why})
 }
 
-// transferTarget picks the caught-up live voter with the fewest leaders.
+// transferTarget picks the caught-up live voter with the fewest leaders,
+// never one on a node that has gone silent.
 func (p *planner) transferTarget(st *groupState, not uint64) (Replica, bool) {
 	var best Replica
 	found := false
 	for _, v := range st.voters {
-		if v.ID == not || !st.caught[v.ID] || !p.node(v.Node).up {
+		if nv := p.node(v.Node); v.ID == not || !st.caught[v.ID] || !nv.up || nv.silent {
 			continue
 		}
 		if !found || p.leaders[v.Node] < p.leaders[best.Node] ||

@@ -283,3 +283,49 @@ func BenchmarkPlan(b *testing.B) {
 		})
 	}
 }
+
+// A node that lost its leaderships (it died and the groups it led elected
+// others) while gossip still sees it alive must not be handed leaderships
+// back: balancing skips a silent node, and takes it up again once it is
+// heard.
+func TestPlan_NoLeadershipToSilentNode(t *testing.T) {
+	s := grow(t, 12, 3, 12, testNodes(3, 0, false))
+	for gid, sg := range s.groups[1:] { // n3's leaderships moved elsewhere
+		g := uint64(gid + 1)
+		if s.nodeOf(g, sg.leader) == "n3" {
+			for id := range sg.voters {
+				if s.nodeOf(g, id) != "n3" {
+					sg.leader = id
+					break
+				}
+			}
+		}
+	}
+	transfersTo := func(v View) int {
+		steps, _ := Plan(v)
+		n := 0
+		for _, st := range steps {
+			if st.Kind == StepTransferLeader && st.Node == "n3" {
+				n++
+			}
+		}
+		return n
+	}
+	v := s.view()
+	v.Health["n3"] = NodeHealth{Silent: true}
+	if n := transfersTo(v); n != 0 {
+		t.Fatalf("%d leaderships moved to the silent node", n)
+	}
+	v.Health["n3"] = NodeHealth{}
+	if transfersTo(v) == 0 {
+		t.Fatal("the node heard again gets no leadership back: the test proves nothing")
+	}
+	// A group whose leader is unknown (an election after a death) leaves
+	// the counts incomplete: no balancing at all.
+	gv := v.Applied[1]
+	gv.Leader = 0
+	v.Applied[1] = gv
+	if n := transfersTo(v); n != 0 {
+		t.Fatalf("%d leaderships moved while a group's leader was unknown", n)
+	}
+}

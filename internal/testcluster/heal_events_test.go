@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/placement"
+	"github.com/parley-chat/parley/internal/testcluster"
 )
 
 // The placement decisions a metadata leader recorded stay in
@@ -52,6 +53,32 @@ func TestHeal_EventsOfAFormerMetaLeaderKept(t *testing.T) {
 		}
 		if n != 1 {
 			t.Errorf("the former leader's %v is listed %d times by %s", d, n, c.Node(third).ID())
+		}
+	}
+}
+
+// After a node is killed, the groups it led elect leaders elsewhere; until
+// gossip suspects it, it still looks alive, and leader balancing used to hand
+// it leaderships back (issue 8, point 13). No leadership may move to it.
+func TestHeal_NoLeadershipMovesToAKilledNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	// The production tick: Raft notices a dead follower (its progress goes
+	// inactive) only after an election timeout, gossip later still.
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 8, NoSync: true, Tick: 100 * time.Millisecond})
+	c.WaitLeadersBalanced(60 * time.Second)
+	meta := c.LeaderOf(placement.MetaGroup)
+	victim := (meta + 1) % 3
+	id := c.Node(victim).ID()
+	token := c.Client(meta).Token()
+	killed := time.Now()
+	c.Kill(victim)
+	time.Sleep(5 * time.Second) // elections, balancing rounds, and gossip's suspicion
+	for _, e := range clusterEvents(t, c.Node(meta).HTTPAddr(), token) {
+		ts, _ := e["ts"].(float64)
+		if e["kind"] == "leader_moved" && e["node"] == id && int64(ts) >= killed.UnixMilli() {
+			t.Errorf("leadership moved to the killed node %d ms after the kill: %v", int64(ts)-killed.UnixMilli(), e)
 		}
 	}
 }

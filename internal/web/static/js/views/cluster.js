@@ -141,12 +141,20 @@ function renderRates(panel, nodes, byNode, st) {
   table(panel, ['Node', 'Now', 'Last two minutes'], rows);
 }
 
+// lagText says how far behind its leader a replica is: nothing for the
+// leader, "lag unknown" when its node did not answer (never "0 behind").
+function lagText(r) {
+  if (r.role === 'leader') return '';
+  if (r.lag_entries == null) return ' · lag unknown';
+  return ` · ${r.lag_entries} behind` + (r.lag_ms ? `, ${r.lag_ms} ms` : '');
+}
+
 function renderPartitions(panel, parts) {
   table(panel, ['Partition', 'Leader', 'Replicas (role, lag)'], parts.map((x) => [
     String(x.id),
     x.leader ? x.leader : h('span', {class: 'bad'}, 'none'),
     h('span', {class: 'replicas'}, (x.replicas || []).map((r) => h('span', {class: 'replica ' + r.role + (r.lag_entries > 0 ? ' lagging' : '')},
-      `${r.node} ${r.role}`, r.role === 'leader' ? '' : ` · ${r.lag_entries} behind` + (r.lag_ms ? `, ${r.lag_ms} ms` : '')))),
+      `${r.node} ${r.role}`, lagText(r)))),
   ]));
 }
 
