@@ -56,9 +56,9 @@ type PartitionStatus struct {
 
 // ReplicaStatus describes one replica of a partition.
 type ReplicaStatus struct {
-	Node       string `json:"node"`
-	Role       string `json:"role"` // "leader", "follower" or "learner"
-	Applied    uint64 `json:"applied"`
+	Node    string `json:"node"`
+	Role    string `json:"role"` // "leader", "follower" or "learner"
+	Applied uint64 `json:"applied"`
 	// LagEntries and LagMs are how far behind the leader the replica is;
 	// nil when unknown (an unreachable replica), 0 for the leader.
 	LagEntries *uint64 `json:"lag_entries"`

@@ -49,8 +49,8 @@ type PartitionStatus struct {
 type ReplicaStatus struct {
 	Node string `json:"node"`
 	// Role is "leader", "follower" or "learner".
-	Role       string `json:"role"`
-	Applied    uint64 `json:"applied"` // applied Raft index
+	Role    string `json:"role"`
+	Applied uint64 `json:"applied"` // applied Raft index
 	// LagEntries and LagMs say how far behind the leader the replica is:
 	// entries, and ms. Both are null when unknown (the replica's node did
 	// not answer: "unreachable"), and 0 for the leader itself.
