@@ -221,7 +221,14 @@ func (n *Node) dropRevoked(old, cur *mapView) {
 	}
 }
 
-// transportRefused audits a connection the transport refused.
+// transportRefused audits a connection the transport refused. A joining
+// node refuses every handshake until it has its certificate (members start
+// sending it Raft messages as soon as the map lists it): that is no attack
+// and is not audited.
 func (n *Node) transportRefused(r transport.Refusal) {
+	if n.clusterPKI() && n.ident.Load() == nil {
+		n.log.Debug("connection refused before this node joined", "remote", r.Remote, "reason", r.Reason)
+		return
+	}
 	n.throttled(&n.heal.callRefusals, audit.Event{Kind: audit.KindCallRefused, Outcome: audit.Refused, Actor: r.Claimed, Remote: r.Remote, Detail: r.Reason})
 }
