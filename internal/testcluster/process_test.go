@@ -15,12 +15,27 @@ import (
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
+// binDir is the temporary directory of the binary buildParley built, removed
+// by TestMain when the tests end.
+var binDir string
+
+// TestMain runs the package's tests and removes what they built outside
+// their own temporary directories (the parley binary, 30+ MB).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // buildParley builds the parley binary once per test run.
 var buildParley = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "parley-bin")
 	if err != nil {
 		return "", err
 	}
+	binDir = dir
 	bin := filepath.Join(dir, "parley")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/parley-chat/parley/cmd/parley").CombinedOutput()
 	if err != nil {
