@@ -27,6 +27,7 @@ var domainImports = map[string][]string{
 	"internal/queue":     nil,
 	"internal/link":      nil,
 	"internal/presence":  nil,
+	"internal/ratelimit": nil,
 	"internal/placement": nil,
 	"internal/state":     nil,
 	"internal/errs":      nil,
