@@ -82,6 +82,60 @@ func (t *Table) Take(limit, key string, n int, now time.Time) (got int, wait tim
 	return got, wait
 }
 
+// Known reports whether the bucket of (limit, key) exists, or the limit is
+// off (then there is nothing to know).
+func (t *Table) Known(limit, key string) bool {
+	if _, on := t.cfg.rate(limit); !on {
+		return true
+	}
+	sh := t.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	_, ok := sh.buckets[limitKey{limit, key}]
+	return ok
+}
+
+// Peek returns the tokens of (limit, key)'s bucket refilled to now, without
+// taking any or creating the bucket; ok is false when there is none.
+func (t *Table) Peek(limit, key string, now time.Time) (tokens float64, ok bool) {
+	r, on := t.cfg.rate(limit)
+	if !on {
+		return 0, false
+	}
+	sh := t.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	b := sh.buckets[limitKey{limit, key}]
+	if b == nil {
+		return 0, false
+	}
+	return r.refill(b.tokens, now.UnixNano()-b.last), true
+}
+
+// Seed lowers the bucket of (limit, key) to tokens at now, creating it if
+// need be: what a new owner does with the bucket a former owner kept.
+func (t *Table) Seed(limit, key string, tokens float64, now time.Time) {
+	r, on := t.cfg.rate(limit)
+	if !on {
+		return
+	}
+	ns := now.UnixNano()
+	sh := t.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	k := limitKey{limit, key}
+	b := sh.buckets[k]
+	if b == nil {
+		if len(sh.buckets) >= t.perShard() {
+			t.sweepBuckets(sh, ns)
+		}
+		b = &bucket{tokens: float64(r.N), last: ns}
+		sh.buckets[k] = b
+	}
+	b.tokens = min(r.refill(b.tokens, ns-b.last), max(tokens, 0))
+	b.last = max(b.last, ns)
+}
+
 // sweepBuckets forgets full buckets (they carry no information); when none
 // is full it forgets them all, which errs towards allowing.
 func (t *Table) sweepBuckets(sh *tableShard, ns int64) {

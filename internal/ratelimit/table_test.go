@@ -165,3 +165,31 @@ func TestTable_MaxKeys(t *testing.T) {
 		}
 	}
 }
+
+// A new owner seeds a key's bucket from a former owner's: never above what
+// either holds.
+func TestTable_Seed(t *testing.T) {
+	old, fresh := NewTable(testConfig()), NewTable(testConfig())
+	if fresh.Known(Posts, "ann") || !fresh.Known(RoomCreates, "ann") {
+		t.Fatal("Known: a missing bucket is known, or an off limit unknown")
+	}
+	if _, ok := old.Peek(Posts, "ann", t0); ok {
+		t.Fatal("Peek found a bucket that was never used")
+	}
+	old.Take(Posts, "ann", 2, t0)
+	tokens, ok := old.Peek(Posts, "ann", at(500*time.Millisecond))
+	if !ok || tokens != 1.5 {
+		t.Fatalf("Peek = %v, %v; want 1.5 tokens", tokens, ok)
+	}
+	if _, ok := old.Peek(Posts, "bob", t0); ok || old.Known(Posts, "bob") {
+		t.Fatal("Peek created a bucket")
+	}
+	fresh.Seed(Posts, "ann", tokens, at(500*time.Millisecond))
+	if got, _ := fresh.Take(Posts, "ann", 3, at(500*time.Millisecond)); got != 1 {
+		t.Fatalf("after the seed: took %d, want 1", got)
+	}
+	fresh.Seed(Posts, "ann", 3, at(500*time.Millisecond))
+	if got, _ := fresh.Take(Posts, "ann", 3, at(500*time.Millisecond)); got != 0 {
+		t.Fatalf("a seed raised the bucket: took %d", got)
+	}
+}
