@@ -22,7 +22,7 @@ const module = "github.com/parley-chat/parley/"
 // from the proposer).
 var domainImports = map[string][]string{
 	"internal/kv":        nil,
-	"internal/account":   {"golang.org/x/crypto/argon2"},
+	"internal/account":   {"golang.org/x/crypto/argon2", module + "internal/ratelimit"},
 	"internal/chat":      {"golang.org/x/crypto/argon2"},
 	"internal/queue":     nil,
 	"internal/link":      nil,

@@ -85,6 +85,9 @@ func (h *handler) HandleCall(ctx context.Context, _ string, method string, body 
 	if b, ok, err := n.healCall(ctx, method, body); ok {
 		return b, err
 	}
+	if b, ok, err := n.limitCall(ctx, method, body); ok {
+		return b, err
+	}
 	return nil, fmt.Errorf("unknown method %q", method)
 }
 
