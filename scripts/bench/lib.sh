@@ -150,6 +150,11 @@ settled() {
 # registers and signs in the benchmark user, exports PARLEY_TOKEN, waits
 # until every partition has a leader and three replicas, and sets
 # $parley_urls.
+# The per-user limits (docs/LIMITS.md) are off for benchmarks: one user
+# posts, sends and streams as fast as the cluster goes.
+PARLEY_BENCH_LIMITS=(--limit-posts off --limit-queue-sends off --limit-room-creates off
+	--limit-queue-creates off --limit-link-creates off --limit-streams 0 --limit-long-polls 0)
+
 start_parley() {
 	local i n status url0=http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}
 	ports_free "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"
@@ -163,7 +168,7 @@ start_parley() {
 		((i == 0)) || join=(--join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}")
 		start "parley-n$((i + 1))" "$parley" serve --id "n$((i + 1))" --data-dir "$tmp/parley/n$((i + 1))" \
 			--http "127.0.0.1:${PARLEY_HTTP_PORTS[i]}" --cluster "127.0.0.1:${PARLEY_CLUSTER_PORTS[i]}" \
-			--log-level warn "${join[@]}"
+			--log-level warn "${join[@]}" "${PARLEY_BENCH_LIMITS[@]}"
 		for ((n = 0; ; n++)); do
 			http_ok "http://127.0.0.1:${PARLEY_HTTP_PORTS[i]}/readyz" && break
 			((n < 120)) || die "parley node $((i + 1)) not ready in 60 s; see $OUT/logs/parley-n$((i + 1)).log"
