@@ -28,7 +28,7 @@ type limitNet struct {
 	ownerOf func(self string) string // who self believes leads; default leader
 }
 
-func newLimitNet(t *testing.T, cfg ratelimit.Config, names ...string) *limitNet {
+func newLimitNet(t testing.TB, cfg ratelimit.Config, names ...string) *limitNet {
 	t.Helper()
 	ln := &limitNet{now: time.Unix(1_700_000_000, 0), leader: names[0], down: map[string]bool{},
 		hints: map[string]string{}, nodes: map[string]*limiter{}}
@@ -261,4 +261,35 @@ func TestLimiter_Hold(t *testing.T) {
 			t.Fatalf("a renewed count lapsed: %v", err)
 		}
 	})
+}
+
+// BenchmarkLimiter_Take is one post's limit check on a node: on the owner
+// of the user's key, and on another node (tokens taken from the owner in
+// batches over a JSON call, as on the wire, without the network).
+func BenchmarkLimiter_Take(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		rate ratelimit.Rate
+		node string
+	}{
+		{"owner", ratelimit.Rate{N: 1 << 30, Per: time.Second}, "n1"},
+		{"remote, batches of 16", ratelimit.Rate{N: 1 << 30, Per: time.Second}, "n2"},
+		{"remote, batches of 3 (posts' default)", ratelimit.Rate{N: 60, Per: time.Nanosecond}, "n2"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			ln := newLimitNet(b, ratelimit.Config{Rates: map[string]ratelimit.Rate{ratelimit.Posts: tc.rate}}, "n1", "n2")
+			for _, l := range ln.nodes {
+				l.now = time.Now // refills as time passes
+			}
+			l := ln.nodes[tc.node]
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := l.Take(ctx, ratelimit.Posts, "ann"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(ln.calls)/float64(b.N), "calls/op")
+		})
+	}
 }
