@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ratelimit"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -82,14 +83,23 @@ type Config struct {
 	CacheTTL time.Duration
 	// CacheSize caps the session cache's entries (65536).
 	CacheSize int
-	// AttemptsPerMinute limits Register and Login calls per client address
-	// (errs.RateLimited past it). 0 means no limit.
-	AttemptsPerMinute int
-	// Now is the clock (time.Now). Only Authenticate's expiry checks, the
-	// cache and the rate limit use it; Apply uses the leader's time.
+	// Limiter, when set, limits Register and Login attempts per client
+	// address (ratelimit.LoginsPerAddress) and Login attempts per account
+	// (ratelimit.LoginsPerUser); nil means no limit.
+	Limiter Limiter
+	// Now is the clock (time.Now). Only Authenticate's expiry checks and the
+	// cache use it; Apply uses the leader's time.
 	Now func() time.Time
 	// Rand is the source of salts and tokens (crypto/rand.Reader).
 	Rand io.Reader
+}
+
+// Limiter refuses attempts past a limit. The node's limiter counts them
+// across the cluster (internal/node/limits.go).
+type Limiter interface {
+	// Take takes one attempt of the named limit for key, or returns an
+	// errs.RateLimited error when none is left.
+	Take(ctx context.Context, limit, key string) error
 }
 
 // DefaultConfig returns the defaults.
@@ -168,7 +178,7 @@ type Session struct {
 // RegisterRequest is a call to Register.
 type RegisterRequest struct {
 	Username, Password string
-	// ClientAddr is the caller's address, for the rate limit.
+	// ClientAddr is the caller's address, the key of the per-address limit.
 	ClientAddr string
 	// ByAdmin is true when an authenticated admin makes the call; with
 	// registration closed only admins may create users.
@@ -185,7 +195,6 @@ type Service struct {
 	cfg    Config
 	hasher *hasher
 	cache  *sessionCache // nil when disabled
-	limit  *limiter      // nil when unlimited
 }
 
 // NewService returns a Service that replicates through r. Building it hashes
@@ -202,9 +211,6 @@ func NewService(r Replicator, cfg Config) (*Service, error) {
 	s := &Service{r: r, cfg: cfg, hasher: h}
 	if cfg.CacheTTL > 0 {
 		s.cache = newSessionCache(cfg.CacheTTL, cfg.CacheSize)
-	}
-	if cfg.AttemptsPerMinute > 0 {
-		s.limit = newLimiter(cfg.AttemptsPerMinute)
 	}
 	return s, nil
 }
@@ -237,7 +243,7 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (User, erro
 	if len(req.IdempotencyKey) > MaxIdempotencyKey {
 		return User{}, errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(req.IdempotencyKey), MaxIdempotencyKey)
 	}
-	if err := s.allow(req.ClientAddr); err != nil {
+	if err := s.allow(ctx, req.ClientAddr, ""); err != nil {
 		return User{}, err
 	}
 	lower := asciiLower(req.Username)
@@ -306,14 +312,18 @@ func (s *Service) claimAdmin(ctx context.Context, lower string) (string, error) 
 // Logins are not idempotent: a retry opens another session, which is
 // harmless.
 func (s *Service) Login(ctx context.Context, username, password, clientAddr string) (Session, error) {
-	if err := s.allow(clientAddr); err != nil {
+	denied := errs.New(errs.Unauthorized, "invalid username or password")
+	badName := CheckUsername(username, s.cfg.MaxUsername) != nil
+	lower := ""
+	if !badName {
+		lower = asciiLower(username)
+	}
+	if err := s.allow(ctx, clientAddr, lower); err != nil {
 		return Session{}, err
 	}
-	denied := errs.New(errs.Unauthorized, "invalid username or password")
-	if CheckUsername(username, s.cfg.MaxUsername) != nil || len(password) > s.cfg.MaxPassword {
+	if badName || len(password) > s.cfg.MaxPassword {
 		return Session{}, denied
 	}
-	lower := asciiLower(username)
 	u, _, err := s.readUser(ctx, lower)
 	if err != nil {
 		return Session{}, err
@@ -440,11 +450,19 @@ func (s *Service) Lookup(ctx context.Context, username string) (User, error) {
 	return User{Username: u.name, Admin: u.admin, CreatedAt: time.UnixMilli(u.createdMs)}, nil
 }
 
-func (s *Service) allow(addr string) error {
-	if s.limit != nil && !s.limit.allow(addr, s.cfg.Now()) {
-		return errs.New(errs.RateLimited, "too many attempts from this address; try again in a minute")
+// allow takes one attempt from addr and, when lower is not empty, one
+// attempt at the account lower, or returns the refusal.
+func (s *Service) allow(ctx context.Context, addr, lower string) error {
+	if s.cfg.Limiter == nil {
+		return nil
 	}
-	return nil
+	if err := s.cfg.Limiter.Take(ctx, ratelimit.LoginsPerAddress, addr); err != nil {
+		return err
+	}
+	if lower == "" {
+		return nil
+	}
+	return s.cfg.Limiter.Take(ctx, ratelimit.LoginsPerUser, lower)
 }
 
 // readClaim returns the admin seat's holder, "" when it is free.

@@ -12,6 +12,7 @@ import (
 	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/ratelimit"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -452,25 +453,43 @@ func TestService_AuthenticateCache(t *testing.T) {
 func TestService_RateLimit(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock()
-	s := mustService(t, newSpy(2), clk, func(c *account.Config) { c.AttemptsPerMinute = 2 })
-	mustRegister(t, s, "alice") // from address ""
-	if _, err := s.Login(ctx, "alice", "password-alice", "10.0.0.1"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Login(ctx, "alice", "nope-nope", "10.0.0.1"); !errs.Is(err, errs.Unauthorized) {
-		t.Fatalf("second attempt: %v", err)
-	}
-	_, err := s.Login(ctx, "alice", "password-alice", "10.0.0.1")
-	wantCode(t, err, errs.RateLimited)
-	_, err = s.Register(ctx, account.RegisterRequest{Username: "bob", Password: "password1", ClientAddr: "10.0.0.1"})
-	wantCode(t, err, errs.RateLimited)
-	if _, err := s.Login(ctx, "alice", "password-alice", "10.0.0.2"); err != nil {
-		t.Fatalf("another address: %v", err)
-	}
-	clk.Advance(30 * time.Second) // one attempt back
-	if _, err := s.Login(ctx, "alice", "password-alice", "10.0.0.1"); err != nil {
-		t.Fatalf("after 30 s: %v", err)
-	}
+	limiter := ratelimit.NewLocal(ratelimit.Config{Rates: map[string]ratelimit.Rate{
+		ratelimit.LoginsPerAddress: {N: 3, Per: 90 * time.Second},
+		ratelimit.LoginsPerUser:    {N: 2, Per: time.Minute},
+	}}, clk.Now)
+	s := mustService(t, newSpy(2), clk, func(c *account.Config) { c.Limiter = limiter })
+	t.Run("per address", func(t *testing.T) {
+		mustRegister(t, s, "alice") // from address ""
+		if _, err := s.Login(ctx, "alice", "password-alice", "10.0.0.1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Login(ctx, "nobody", "nope-nope", "10.0.0.1"); !errs.Is(err, errs.Unauthorized) {
+			t.Fatalf("second attempt: %v", err)
+		}
+		if _, err := s.Login(ctx, "not a name", "nope-nope", "10.0.0.1"); !errs.Is(err, errs.Unauthorized) {
+			t.Fatalf("third attempt: %v", err)
+		}
+		_, err := s.Register(ctx, account.RegisterRequest{Username: "bob", Password: "password1", ClientAddr: "10.0.0.1"})
+		wantCode(t, err, errs.RateLimited)
+		clk.Advance(30 * time.Second) // one attempt back
+		if _, err := s.Register(ctx, account.RegisterRequest{Username: "bob", Password: "password1", ClientAddr: "10.0.0.1"}); err != nil {
+			t.Fatalf("after 30 s: %v", err)
+		}
+	})
+	t.Run("per account, from any address", func(t *testing.T) {
+		clk.Advance(time.Hour)
+		if _, err := s.Login(ctx, "Bob", "nope-nope", "10.0.0.2"); !errs.Is(err, errs.Unauthorized) {
+			t.Fatal(err)
+		}
+		if _, err := s.Login(ctx, "bob", "password1", "10.0.0.3"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Login(ctx, "BOB", "password1", "10.0.0.4")
+		wantCode(t, err, errs.RateLimited)
+		if _, err := s.Login(ctx, "alice", "password-alice", "10.0.0.4"); err != nil {
+			t.Fatalf("another account: %v", err)
+		}
+	})
 }
 
 func TestConfig_Validate(t *testing.T) {

@@ -72,10 +72,9 @@ type Config struct {
 	// string may take six bytes per byte of text). Defaults: the domain
 	// packages' defaults.
 	MaxText, MaxQueueBody, MaxURL int
-	// LoginRateLimit is the login and registration attempts per minute per
-	// client address the account service allows; it sets the Retry-After of
-	// 429 answers. Default: Retry-After 1 s.
-	LoginRateLimit int
+	// Limiter, when set, enforces the per-user limits of posts, sends,
+	// creations, streams and long polls (limits.go). Default: no limits.
+	Limiter Limiter
 	// Streams serves GET /api/v1/stream (live streams over WebSocket).
 	Streams StreamService
 	// StreamOrigins returns the origins, besides the request's own host,
@@ -104,26 +103,28 @@ type Config struct {
 // Server is Parley's HTTP API. Create it with New; it is safe for
 // concurrent use.
 type Server struct {
-	kv        KVService
-	status    StatusSource
-	accounts  AccountService
-	rooms     RoomService
-	queues    QueueService
-	links     LinkService
-	presence  PresenceService
-	admin     ClusterAdmin
-	tokens    JoinTokens
-	audit     audit.Recorder
-	publicURL string
-	log       *slog.Logger
-	auth      func(r *http.Request) (Identity, error)
-	observe   func(route string, status int, d time.Duration)
-	clientIP  func(r *http.Request) string
-	maxKV     int64
-	limits    bodyLimits
-	rateRetry string // Retry-After of 429 answers, in seconds
-	mux       *http.ServeMux
-	handler   http.Handler
+	kv       KVService
+	status   StatusSource
+	accounts AccountService
+	rooms    RoomService
+	queues   QueueService
+	links    LinkService
+	presence PresenceService
+	admin    ClusterAdmin
+	tokens   JoinTokens
+	// limitAudits throttles the audit of limit refusals (limits.go).
+	limitAudits limitAudits
+	audit       audit.Recorder
+	publicURL   string
+	log         *slog.Logger
+	auth        func(r *http.Request) (Identity, error)
+	observe     func(route string, status int, d time.Duration)
+	clientIP    func(r *http.Request) string
+	maxKV       int64
+	limits      bodyLimits
+	limiter     Limiter
+	mux         *http.ServeMux
+	handler     http.Handler
 
 	auditSource AuditSource // the Config's AuditSource (audit.go)
 
@@ -160,7 +161,7 @@ func New(cfg Config) *Server {
 		clientIP:  cfg.ClientAddr,
 		maxKV:     cfg.MaxKVValue,
 		limits:    newBodyLimits(cfg.MaxText, cfg.MaxQueueBody, cfg.MaxURL),
-		rateRetry: rateRetryAfter(cfg.LoginRateLimit),
+		limiter:   cfg.Limiter,
 		mux:       http.NewServeMux(),
 	}
 	s.streams, s.origins, s.streamConnected = cfg.Streams, cfg.StreamOrigins, cfg.StreamConnected

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -106,13 +105,4 @@ func remoteHost(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
-}
-
-// rateRetryAfter is the Retry-After, in seconds, of a 429 under a limit of
-// perMinute attempts a minute: the time one attempt takes to come back.
-func rateRetryAfter(perMinute int) string {
-	if perMinute <= 0 {
-		return "1"
-	}
-	return strconv.Itoa(max(1, (60+perMinute-1)/perMinute))
 }

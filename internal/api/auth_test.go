@@ -100,14 +100,3 @@ func TestAPI_KVActsAsUser(t *testing.T) {
 		t.Fatalf("PUT = %d, call %s", w.Code, e.kv.lastCall())
 	}
 }
-
-func TestAPI_RateRetryAfter(t *testing.T) {
-	for _, tc := range []struct {
-		perMinute int
-		want      string
-	}{{0, "1"}, {30, "2"}, {7, "9"}, {60, "1"}, {10000, "1"}} {
-		if got := rateRetryAfter(tc.perMinute); got != tc.want {
-			t.Errorf("rateRetryAfter(%d) = %s, want %s", tc.perMinute, got, tc.want)
-		}
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/parley-chat/parley/internal/link"
 	"github.com/parley-chat/parley/internal/queue"
 	"github.com/parley-chat/parley/internal/queue/queuetest"
+	"github.com/parley-chat/parley/internal/ratelimit"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -51,14 +53,18 @@ type fullEnv struct {
 	qRep    *queuetest.Replicator
 	linkRep *kvtest.Replicator
 	writes  atomic.Int64 // Set and Delete calls of account, chat and link
+	limiter *ratelimit.Local
 }
 
 // envOptions adjust a fullEnv.
 type envOptions struct {
 	registration account.RegistrationMode
-	rateLimit    int           // attempts per minute; 0: 1000
+	rateLimit    int           // login attempts per minute per address; 0: 1000
 	sessionTTL   time.Duration // 0: account.DefaultSessionTTL
-	cfg          Config
+	// limits are the per-user limits of a local Limiter (on the env's
+	// clock); none by default.
+	limits ratelimit.Config
+	cfg    Config
 }
 
 func newFullEnv(t *testing.T, o envOptions) *fullEnv {
@@ -73,12 +79,16 @@ func newFullEnv(t *testing.T, o envOptions) *fullEnv {
 	if o.rateLimit == 0 {
 		o.rateLimit = 1000
 	}
+	lc := ratelimit.Config{Rates: map[string]ratelimit.Rate{}, Slots: o.limits.Slots}
+	maps.Copy(lc.Rates, o.limits.Rates)
+	lc.Rates[ratelimit.LoginsPerAddress] = ratelimit.Rate{N: o.rateLimit, Per: time.Minute}
+	e.limiter = ratelimit.NewLocal(lc, e.clk.Now)
 	accounts, err := account.NewService(e.accRep, account.Config{
-		Registration:      o.registration,
-		Hash:              account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32},
-		AttemptsPerMinute: o.rateLimit,
-		SessionTTL:        o.sessionTTL,
-		Now:               e.clk.Now,
+		Registration: o.registration,
+		Hash:         account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32},
+		Limiter:      e.limiter,
+		SessionTTL:   o.sessionTTL,
+		Now:          e.clk.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +109,7 @@ func newFullEnv(t *testing.T, o envOptions) *fullEnv {
 		},
 	})
 	cfg.Links = links
-	cfg.LoginRateLimit = o.rateLimit
+	cfg.Limiter = e.limiter
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "https://par.ly/"
 	}

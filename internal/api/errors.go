@@ -29,7 +29,8 @@ var statusOf = map[errs.Code]int{
 	chat.CodeHistoryCompacted: http.StatusGone,
 }
 
-// retryAfter lists the codes answered with "Retry-After: 1".
+// retryAfter lists the codes answered with a Retry-After: the wait the
+// error names (limits.go), else 1 s.
 var retryAfter = map[errs.Code]bool{
 	errs.Unavailable: true,
 	errs.Timeout:     true,
@@ -69,11 +70,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		status = http.StatusInternalServerError
 	}
 	if retryAfter[e.Code] {
-		after := "1"
-		if e.Code == errs.RateLimited {
-			after = s.rateRetry
-		}
-		w.Header().Set("Retry-After", after)
+		w.Header().Set("Retry-After", retryAfterOf(err))
 	}
 	if e.Code == errs.Unauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer")

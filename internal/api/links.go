@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/link"
+	"github.com/parley-chat/parley/internal/ratelimit"
 )
 
 // LinkService is what the link routes and redirects need from link.
@@ -69,6 +70,10 @@ func (s *Server) linkCreate(w http.ResponseWriter, r *http.Request) {
 	var body createLinkRequest
 	idem, err := s.decodeWrite(w, r, s.limits.link, &body, false)
 	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.take(r, ratelimit.LinkCreates); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

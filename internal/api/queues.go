@@ -7,6 +7,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/queue"
+	"github.com/parley-chat/parley/internal/ratelimit"
 )
 
 // QueueService is what the queue routes need from queue.
@@ -104,6 +105,10 @@ func (s *Server) queueCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if err := s.take(r, ratelimit.QueueCreates); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	q, err := s.queues.Create(r.Context(), identity(r).User, body.Name, idem)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -159,6 +164,10 @@ func (s *Server) queueSend(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errs.New(errs.Invalid, "body is missing"))
 		return
 	}
+	if err := s.take(r, ratelimit.QueueSends); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	id, ts, err := s.queues.Send(r.Context(), identity(r).User, r.PathValue("queue"), body.To, []byte(*body.Body), idem)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -211,6 +220,14 @@ func (s *Server) queueReceive(w http.ResponseWriter, r *http.Request) {
 		From:       body.From,
 		AckTimeout: time.Duration(body.AckTimeoutMs) * time.Millisecond,
 		Wait:       time.Duration(body.WaitMs) * time.Millisecond,
+	}
+	if o.Wait > 0 {
+		release, err := s.hold(r.Context(), ratelimit.LongPolls, identity(r).User)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		defer release()
 	}
 	msg, found, err := s.queues.Receive(r.Context(), identity(r).User, r.PathValue("queue"), o, idem)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ratelimit"
 )
 
 // RoomService is what the room routes need from chat.
@@ -93,6 +94,10 @@ func (s *Server) roomCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	if body.MaxMembers < 0 {
 		s.writeError(w, r, errs.New(errs.Invalid, "max_members must be positive"))
+		return
+	}
+	if err := s.take(r, ratelimit.RoomCreates); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	req := chat.CreateRequest{Name: body.Name, Private: body.Private, Password: body.Password, MaxMembers: body.MaxMembers}
@@ -215,6 +220,10 @@ func (s *Server) roomPost(w http.ResponseWriter, r *http.Request) {
 	var body postRequest
 	idem, err := s.decodeWrite(w, r, s.limits.post, &body, false)
 	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.take(r, ratelimit.Posts); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

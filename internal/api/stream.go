@@ -12,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ratelimit"
 	"github.com/parley-chat/parley/internal/stream"
 )
 
@@ -131,8 +132,9 @@ func (s *Server) originAllowed(r *http.Request) bool {
 }
 
 // streamHandler serves GET /api/v1/stream: checks the URL and the Origin,
-// authenticates by the Authorization header or the first frame, then runs
-// the connection until either side ends it.
+// authenticates by the Authorization header or the first frame, takes one
+// of the user's stream slots (ratelimit.Streams), then runs the connection
+// until either side ends it.
 func (s *Server) streamHandler(w http.ResponseWriter, r *http.Request) {
 	params, err := parseStreamParams(r.URL.Query())
 	if err != nil {
@@ -146,12 +148,19 @@ func (s *Server) streamHandler(w http.ResponseWriter, r *http.Request) {
 	var id Identity
 	var token string // the bearer token, the key of the stream's session
 	byHeader := r.Header.Get("Authorization") != ""
+	release := func() {}
+	defer func() { release() }()
 	if byHeader {
 		if id, err = s.auth(r); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		token, _, _ = bearerToken(r)
+		// Over the limit: 429 before the upgrade.
+		if release, err = s.hold(r.Context(), ratelimit.Streams, id.User); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	// The server's read and write timeouts are for requests; a stream
 	// lives on, with its own pings and write deadlines.
@@ -167,6 +176,13 @@ func (s *Server) streamHandler(w http.ResponseWriter, r *http.Request) {
 	if !byHeader {
 		if id, token, err = s.streamAuthFrame(r, c); err != nil {
 			closeAuthFailed(r.Context(), c, err)
+			return
+		}
+		// The user is known only now: over the limit, an error frame and
+		// close code 1013 (try again later) stand for the 429.
+		if release, err = s.hold(r.Context(), ratelimit.Streams, id.User); err != nil {
+			_ = writeFrame(r.Context(), c, stream.ErrorFrameFor("", err))
+			_ = c.Close(websocket.StatusTryAgainLater, "too many streams")
 			return
 		}
 	}

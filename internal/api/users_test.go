@@ -112,7 +112,7 @@ func TestAPI_LoginRateLimit(t *testing.T) {
 		mustJSON(t, e.do(t, http.MethodPost, "/api/v1/sessions", login), http.StatusCreated, nil)
 	}
 	w := e.do(t, http.MethodPost, "/api/v1/sessions", login)
-	mustError(t, w, 429, "rate_limited", "too many")
+	mustError(t, w, 429, "rate_limited", `limit "logins-per-address" reached`)
 	if got := w.Header().Get("Retry-After"); got != "20" {
 		t.Fatalf("Retry-After = %q, want 20 (one attempt every 20 s)", got)
 	}

@@ -22,11 +22,12 @@ const module = "github.com/parley-chat/parley/"
 // from the proposer).
 var domainImports = map[string][]string{
 	"internal/kv":        nil,
-	"internal/account":   {"golang.org/x/crypto/argon2"},
+	"internal/account":   {"golang.org/x/crypto/argon2", module + "internal/ratelimit"},
 	"internal/chat":      {"golang.org/x/crypto/argon2"},
 	"internal/queue":     nil,
 	"internal/link":      nil,
 	"internal/presence":  nil,
+	"internal/ratelimit": nil,
 	"internal/placement": nil,
 	"internal/state":     nil,
 	"internal/errs":      nil,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/ratelimit"
 )
 
 func TestParseServe(t *testing.T) {
@@ -39,6 +40,8 @@ func TestParseServe(t *testing.T) {
 			"--registration", "closed", "--cache-size", "50", "--cache-policy", "lfu", "--rate-limit", "1000",
 			"--allowed-origin", "https://a.example", "--allowed-origin", "https://b.example",
 			"--log-level", "debug", "--log-format", "json", "--tick", "10ms", "--election-ticks", "5", "--compaction-threshold", "500",
+			"--limit-posts", "5/s", "--limit-queue-sends", "off", "--limit-room-creates", "2/min", "--limit-queue-creates", "3/h",
+			"--limit-link-creates", "4/15m", "--limit-logins-per-user", "6/min", "--limit-streams", "7", "--limit-long-polls", "0",
 		}, envMap(nil))
 		if err != nil {
 			t.Fatal(err)
@@ -53,6 +56,11 @@ func TestParseServe(t *testing.T) {
 		want.Registration, want.CacheSize, want.CachePolicy, want.RateLimit = "closed", 50, "lfu", 1000
 		want.AllowedOrigins = []string{"https://a.example", "https://b.example"}
 		want.TickInterval, want.ElectionTicks, want.CompactionThreshold = 10*time.Millisecond, 5, 500
+		want.Limits = config.Limits{
+			Posts: ratelimit.Rate{N: 5, Per: time.Second}, RoomCreates: ratelimit.Rate{N: 2, Per: time.Minute},
+			QueueCreates: ratelimit.Rate{N: 3, Per: time.Hour}, LinkCreates: ratelimit.Rate{N: 4, Per: 15 * time.Minute},
+			LoginsPerUser: ratelimit.Rate{N: 6, Per: time.Minute}, Streams: 7,
+		}
 		if !reflect.DeepEqual(c, want) {
 			t.Errorf("config =\n%+v\nwant\n%+v", c, want)
 		}
@@ -65,7 +73,7 @@ func TestParseServe(t *testing.T) {
 		env := map[string]string{
 			"PARLEY_DATA_DIR": "/env/data", "PARLEY_JOIN": "x:1, y:2", "PARLEY_STANDBY": "true",
 			"PARLEY_DEAD_AFTER": "45s", "PARLEY_CACHE_POLICY": "fifo", "PARLEY_TLS_CERT": "c.pem", "PARLEY_TLS_KEY": "k.pem",
-			"PARLEY_ID": "env-node", "PARLEY_LOG_LEVEL": "error",
+			"PARLEY_ID": "env-node", "PARLEY_LOG_LEVEL": "error", "PARLEY_LIMIT_POSTS": "9/s",
 		}
 		o, err := ParseServe("parley serve", nil, envMap(env))
 		if err != nil {
@@ -74,7 +82,8 @@ func TestParseServe(t *testing.T) {
 		c := o.Config
 		if c.DataDir != "/env/data" || !slices.Equal(c.Join, []string{"x:1", "y:2"}) || !c.Standby ||
 			c.DeadAfter != 45*time.Second || c.CachePolicy != "fifo" || c.ID != "env-node" ||
-			o.TLSCert != "c.pem" || o.TLSKey != "k.pem" || o.Log.Level != slog.LevelError {
+			o.TLSCert != "c.pem" || o.TLSKey != "k.pem" || o.Log.Level != slog.LevelError ||
+			c.Limits.Posts != (ratelimit.Rate{N: 9, Per: time.Second}) {
 			t.Errorf("options = %+v", o)
 		}
 	})
@@ -111,6 +120,9 @@ func TestParseServe(t *testing.T) {
 			{"bad id", []string{"--id", "no spaces"}, nil, []string{"id"}},
 			{"cert without key", []string{"--tls-cert", "c.pem"}, nil, []string{"--tls-cert", "--tls-key"}},
 			{"partial mutual TLS", []string{"--cluster-tls-cert", "c.pem", "--cluster-tls-key", "k.pem"}, nil, []string{"--cluster-tls-ca"}},
+			{"bad rate", []string{"--limit-posts", "lots"}, nil, []string{"--limit-posts", "N/PERIOD"}},
+			{"bad rate period", []string{"--limit-room-creates", "5/fortnight"}, nil, []string{"--limit-room-creates"}},
+			{"negative count", []string{"--limit-streams", "-1"}, nil, []string{"limit-streams"}},
 			{"unknown flag", []string{"--colour"}, nil, []string{"--colour"}},
 			{"stray argument", []string{"now"}, nil, []string{`"now"`}},
 		} {

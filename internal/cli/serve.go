@@ -133,7 +133,7 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.Var(newChoiceValue(&c.Registration, d.Registration, "open", "closed"), "registration", "`mode` of registration: open (anyone may sign up) or closed (only admins create users)")
 	fs.IntVar(&c.CacheSize, "cache-size", d.CacheSize, "`entries` in the node's read cache")
 	fs.Var(newChoiceValue(&c.CachePolicy, d.CachePolicy, "lru", "lfu", "fifo"), "cache-policy", "read cache eviction `policy`: lru, lfu or fifo")
-	fs.IntVar(&c.RateLimit, "rate-limit", d.RateLimit, "login and registration `attempts` per minute per client address")
+	defineLimitFlags(fs, c, d)
 	fs.Var(newListValue(&c.AllowedOrigins, nil), "allowed-origin", "extra `origins` whose browser pages may open streams and call the API (CORS), also named in the web app's Content-Security-Policy, comma separated, repeatable")
 	fs.StringVar(&o.TLSCert, "tls-cert", "", "certificate `file` (PEM) for HTTPS; needs --tls-key")
 	fs.StringVar(&o.TLSKey, "tls-key", "", "private key `file` (PEM) for HTTPS; needs --tls-cert")
@@ -143,6 +143,22 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.DurationVar(&c.TickInterval, "tick", d.TickInterval, "Raft tick (tests)")
 	fs.IntVar(&c.ElectionTicks, "election-ticks", d.ElectionTicks, "Raft election timeout in ticks (tests)")
 	fs.Uint64Var(&c.CompactionThreshold, "compaction-threshold", d.CompactionThreshold, "applied entries a Raft log keeps before compaction (tests)")
+}
+
+// defineLimitFlags defines the flags of the per-user and per-address limits
+// (docs/LIMITS.md), each counted across the cluster. A rate is N/PERIOD:
+// bursts of up to N, refilled at N every PERIOD.
+func defineLimitFlags(fs *flagSet, c *config.Config, d config.Config) {
+	fs.IntVar(&c.RateLimit, "rate-limit", d.RateLimit, "login and registration `attempts` per minute per client address, across the cluster (0: no limit)")
+	l := &c.Limits
+	fs.Var(&l.LoginsPerUser, "limit-logins-per-user", "login attempts per account from any address: `N/PERIOD` (bursts of N, N more every PERIOD) or off")
+	fs.Var(&l.Posts, "limit-posts", "room messages per user: `N/PERIOD` or off")
+	fs.Var(&l.QueueSends, "limit-queue-sends", "queue messages sent per user: `N/PERIOD` or off")
+	fs.Var(&l.RoomCreates, "limit-room-creates", "rooms created per user: `N/PERIOD` or off")
+	fs.Var(&l.QueueCreates, "limit-queue-creates", "queues created per user: `N/PERIOD` or off")
+	fs.Var(&l.LinkCreates, "limit-link-creates", "short links created per user: `N/PERIOD` or off")
+	fs.IntVar(&l.Streams, "limit-streams", d.Limits.Streams, "WebSocket streams one user may hold open at once: a `count` (0: no limit)")
+	fs.IntVar(&l.LongPolls, "limit-long-polls", d.Limits.LongPolls, "queue receives with a wait (long polls) one user may have pending at once: a `count` (0: no limit)")
 }
 
 // check reports settings that cannot work, naming the flags.

@@ -10,6 +10,8 @@ import (
 	"net"
 	"regexp"
 	"time"
+
+	"github.com/parley-chat/parley/internal/ratelimit"
 )
 
 // Config configures one node. The zero value is not valid; start from
@@ -56,8 +58,10 @@ type Config struct {
 	// CachePolicy is lru, lfu or fifo.
 	CachePolicy string
 	// RateLimit is login and registration attempts per minute per client
-	// address.
+	// address, counted across the cluster (0: no limit).
 	RateLimit int
+	// Limits are the per-user limits, counted across the cluster.
+	Limits Limits
 	// AllowedOrigins are extra Origins accepted for WebSocket streams.
 	AllowedOrigins []string
 	// HTTPTLS, when set, serves HTTPS.
@@ -100,6 +104,60 @@ type Config struct {
 	SessionTTL time.Duration
 }
 
+// Limits are the per-user limits of docs/LIMITS.md. Each is counted across
+// the whole cluster by the owner of the user's key; a zero Rate or count
+// turns that limit off.
+type Limits struct {
+	// Posts is room messages per user.
+	Posts ratelimit.Rate
+	// QueueSends is queue messages sent per user.
+	QueueSends ratelimit.Rate
+	// RoomCreates, QueueCreates and LinkCreates are rooms, queues and short
+	// links created per user.
+	RoomCreates, QueueCreates, LinkCreates ratelimit.Rate
+	// LoginsPerUser is sign-in attempts per account, from any address.
+	LoginsPerUser ratelimit.Rate
+	// Streams is how many WebSocket streams one user may hold open at once.
+	Streams int
+	// LongPolls is how many queue receives (with a wait) one user may have
+	// waiting at once.
+	LongPolls int
+}
+
+// DefaultLimits are the limits `parley serve` runs with: far above what a
+// person or a well-behaved integration does, far below a flood.
+func DefaultLimits() Limits {
+	return Limits{
+		Posts:         ratelimit.Rate{N: 60, Per: 10 * time.Second},
+		QueueSends:    ratelimit.Rate{N: 1000, Per: 10 * time.Second},
+		RoomCreates:   ratelimit.Rate{N: 30, Per: time.Hour},
+		QueueCreates:  ratelimit.Rate{N: 60, Per: time.Hour},
+		LinkCreates:   ratelimit.Rate{N: 300, Per: time.Hour},
+		LoginsPerUser: ratelimit.Rate{N: 10, Per: time.Minute},
+		Streams:       20,
+		LongPolls:     50,
+	}
+}
+
+// Validate reports the first limit that cannot work, naming its flag.
+func (l Limits) Validate() error {
+	for _, f := range []struct {
+		name string
+		r    ratelimit.Rate
+	}{
+		{"limit-posts", l.Posts}, {"limit-queue-sends", l.QueueSends}, {"limit-room-creates", l.RoomCreates},
+		{"limit-queue-creates", l.QueueCreates}, {"limit-link-creates", l.LinkCreates}, {"limit-logins-per-user", l.LoginsPerUser},
+	} {
+		if f.r.N < 0 || (f.r.N > 0 && f.r.Per <= 0) {
+			return fmt.Errorf("%s: want N/PERIOD with N and PERIOD positive, or off", f.name)
+		}
+	}
+	if l.Streams < 0 || l.LongPolls < 0 {
+		return errors.New("limit-streams and limit-long-polls: must not be negative (0: no limit)")
+	}
+	return nil
+}
+
 // Default returns the configuration `parley serve` runs with when given no
 // flags.
 func Default() Config {
@@ -116,6 +174,7 @@ func Default() Config {
 		CacheSize:           10000,
 		CachePolicy:         "lru",
 		RateLimit:           30,
+		Limits:              DefaultLimits(),
 		TickInterval:        100 * time.Millisecond,
 		ElectionTicks:       10,
 		CompactionThreshold: 10000,
@@ -164,6 +223,12 @@ func (c *Config) Validate() error {
 	}
 	if c.SessionTTL < 0 {
 		errs = append(errs, errors.New("session TTL must not be negative"))
+	}
+	if c.RateLimit < 0 {
+		errs = append(errs, errors.New("rate-limit: must not be negative (0: no limit)"))
+	}
+	if err := c.Limits.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.TickInterval <= 0 || c.ElectionTicks < 2 {
 		errs = append(errs, errors.New("tick interval must be positive and election ticks at least 2"))

@@ -22,7 +22,9 @@ func (n *Node) startHTTP() error {
 	n.httpLn = ln
 	n.metrics = n.newMetrics()
 	n.metrics.RegisterStreams(n.streams.metricStats)
-	svc, err := n.newServices()
+	limits := n.newLimiter()
+	n.limits.Store(limits)
+	svc, err := n.newServices(limits)
 	if err != nil {
 		_ = ln.Close()
 		return err
@@ -41,7 +43,7 @@ func (n *Node) startHTTP() error {
 		MaxText:         svc.rooms.Config().MaxText,
 		MaxQueueBody:    svc.queues.Limits().MaxBody,
 		MaxURL:          svc.links.Config().MaxURL,
-		LoginRateLimit:  n.cfg.RateLimit,
+		Limiter:         limits,
 		Observe:         n.observeHTTP,
 		Streams:         n.streams,
 		StreamOrigins:   n.streamOrigins,
@@ -52,6 +54,7 @@ func (n *Node) startHTTP() error {
 		AuditSource:     n,
 	})
 	n.startServices(svc)
+	n.goBackground(func() { limits.run(n.ctx) })
 	n.wireOps(svc)
 	root := http.NewServeMux()
 	root.Handle("GET /metrics", n.metrics.Handler()) // open, like /healthz

@@ -49,6 +49,7 @@ type Node struct {
 	presence   *Presence // who is online through this node (presence.go)
 	// streams serves live streams (stream.go).
 	streams *streams
+	limits  atomic.Pointer[limiter] // per-user limits (limits.go), set by startHTTP
 
 	rec   atomic.Pointer[nodeRecord]
 	cmap  atomic.Pointer[mapView]

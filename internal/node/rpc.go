@@ -104,6 +104,9 @@ func (h *handler) HandleCall(ctx context.Context, from string, method string, bo
 	if b, ok, err := n.auditCall(ctx, method, body); ok {
 		return b, err
 	}
+	if b, ok, err := n.limitCall(ctx, method, body); ok {
+		return b, err
+	}
 	return nil, fmt.Errorf("unknown method %q", method)
 }
 

@@ -35,12 +35,13 @@ type services struct {
 	kv       *kv.Service
 }
 
-// newServices builds the domain services from the node's configuration.
-func (n *Node) newServices() (*services, error) {
+// newServices builds the domain services from the node's configuration;
+// accounts limit sign-in attempts with limits.
+func (n *Node) newServices(limits account.Limiter) (*services, error) {
 	accounts, err := account.NewService(n.router, account.Config{
-		Registration:      account.RegistrationMode(n.cfg.Registration),
-		AttemptsPerMinute: n.cfg.RateLimit,
-		SessionTTL:        n.cfg.SessionTTL,
+		Registration: account.RegistrationMode(n.cfg.Registration),
+		Limiter:      limits,
+		SessionTTL:   n.cfg.SessionTTL,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("accounts: %w", err)

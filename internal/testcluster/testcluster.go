@@ -24,6 +24,7 @@ import (
 	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/node"
 	"github.com/parley-chat/parley/internal/placement"
+	"github.com/parley-chat/parley/internal/ratelimit"
 )
 
 // Options shape a test cluster.
@@ -168,6 +169,7 @@ func (c *Cluster) AddNode() int {
 		cfg.Join = []string{c.cfgs[0].ClusterAddr}
 		cfg.JoinToken = c.joinToken
 	}
+	cfg.RateLimit, cfg.Limits = GenerousLimits()
 	if c.opts.Configure != nil {
 		c.opts.Configure(i, &cfg)
 	}
@@ -181,6 +183,22 @@ func (c *Cluster) AddNode() int {
 	c.mu.Unlock()
 	c.start(i)
 	return i
+}
+
+// GenerousLimits are the limits a test cluster's nodes start with: still
+// on, so every request goes through the cluster-wide limiter, but a
+// thousand times the defaults, so tests that sign in, post, create and
+// stream fast as one user never meet them. A test of the limits sets its
+// own in Options.Configure.
+func GenerousLimits() (loginsPerAddress int, l config.Limits) {
+	const k = 1000
+	l = config.DefaultLimits()
+	for _, r := range []*ratelimit.Rate{&l.Posts, &l.QueueSends, &l.RoomCreates, &l.QueueCreates, &l.LinkCreates, &l.LoginsPerUser} {
+		r.N *= k
+	}
+	l.Streams *= k
+	l.LongPolls *= k
+	return config.Default().RateLimit * k, l
 }
 
 func (c *Cluster) start(i int) {

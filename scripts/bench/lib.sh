@@ -151,6 +151,11 @@ settled() {
 # exports PARLEY_TOKEN, waits until every partition has a leader and three
 # replicas, and sets $parley_urls. PARLEY_SERVE_FLAGS (e.g. --insecure) are
 # given to every node.
+# The per-user limits (docs/LIMITS.md) are off for benchmarks: one user
+# posts, sends and streams as fast as the cluster goes.
+PARLEY_BENCH_LIMITS=(--limit-posts off --limit-queue-sends off --limit-room-creates off
+	--limit-queue-creates off --limit-link-creates off --limit-streams 0 --limit-long-polls 0)
+
 start_parley() {
 	local i n status url0=http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}
 	ports_free "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"
@@ -168,7 +173,7 @@ start_parley() {
 		# shellcheck disable=SC2086 # PARLEY_SERVE_FLAGS is a list of flags
 		start "parley-n$((i + 1))" "$parley" serve --id "n$((i + 1))" --data-dir "$tmp/parley/n$((i + 1))" \
 			--http "127.0.0.1:${PARLEY_HTTP_PORTS[i]}" --cluster "127.0.0.1:${PARLEY_CLUSTER_PORTS[i]}" \
-			--log-level warn ${PARLEY_SERVE_FLAGS:-} "${join[@]}"
+			--log-level warn ${PARLEY_SERVE_FLAGS:-} "${join[@]}" "${PARLEY_BENCH_LIMITS[@]}"
 		for ((n = 0; ; n++)); do
 			http_ok "http://127.0.0.1:${PARLEY_HTTP_PORTS[i]}/readyz" && break
 			((n < 120)) || die "parley node $((i + 1)) not ready in 60 s; see $OUT/logs/parley-n$((i + 1)).log"
