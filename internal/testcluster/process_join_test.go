@@ -36,11 +36,13 @@ func TestProcess_JoinNeedsTheClusterToken(t *testing.T) {
 	p1.start(t, bin)
 	t.Cleanup(p1.kill9)
 	waitReady(t, client.New("http://"+p1.http), 20*time.Second)
-	out, _ := os.ReadFile(logf.Name())
 	token := readJoinToken(t, filepath.Join(dir, "n1"))
-	if !strings.Contains(string(out), "--join-token "+token) {
-		t.Fatalf("the first node did not print its join token:\n%s", out)
-	}
+	eventually(t, 10*time.Second, "the first node prints its join token", func() error {
+		if out, _ := os.ReadFile(logf.Name()); !strings.Contains(string(out), "--join-token "+token) {
+			return fmt.Errorf("not in its output:\n%s", out)
+		}
+		return nil
+	})
 	if fi, err := os.Stat(filepath.Join(dir, "n1", "join-token")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("join-token file: %v, mode %v", err, fi.Mode())
 	}
