@@ -67,7 +67,7 @@ func NewQueue(o QueueOptions) (*Queue, error) {
 	case o.Queues < 1:
 		return nil, fmt.Errorf("queue workload: queues %d: want at least 1", o.Queues)
 	case o.Producers < o.Queues:
-		return nil, fmt.Errorf("queue workload: %d producers for %d queues: want one per queue at least", o.Producers, o.Queues)
+		return nil, fmt.Errorf("queue workload: producers %d, queues %d: want a producer per queue at least", o.Producers, o.Queues)
 	case o.Size < 1:
 		return nil, fmt.Errorf("queue workload: size %d: want at least 1", o.Size)
 	case o.AckTimeout < time.Millisecond || o.Wait < time.Millisecond:
@@ -98,7 +98,7 @@ func (q *Queue) Sent() (sent, failed int64, last string) {
 // producers, which run until Close. workers is the number of consumers.
 func (q *Queue) Prepare(ctx context.Context, workers int) error {
 	if workers < q.o.Queues {
-		return fmt.Errorf("%d consumers for %d queues: want one per queue at least", workers, q.o.Queues)
+		return fmt.Errorf("consumers %d, queues %d: want a consumer per queue at least", workers, q.o.Queues)
 	}
 	err := Parallel(ctx, len(q.names), workers, func(ctx context.Context, w, i int) error {
 		if _, err := q.o.Clients[w%len(q.o.Clients)].CreateQueue(ctx, q.names[i]); err != nil {

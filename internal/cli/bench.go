@@ -195,7 +195,7 @@ func runBenchThen(ctx context.Context, w bench.Workload, o BenchOptions, params 
 			fmt.Fprintf(stderr, "%4ds  %8.0f ops/s  %5d errors  p50 %7.2f ms  p99 %7.2f ms\n",
 				s.Second+1, s.OpsPerS, s.Errors, s.Latency.At(50), s.Latency.At(99))
 		}
-		fmt.Fprintf(stderr, "benchmarking %s with %d clients against %s\n", w.Name(), o.Clients, strings.Join(o.Servers, ", "))
+		fmt.Fprintf(stderr, "benchmarking %s with %s against %s\n", w.Name(), plural(o.Clients, "client"), strings.Join(o.Servers, ", "))
 	}
 	rep, err := bench.Run(ctx, w, bo)
 	if err != nil {

@@ -56,7 +56,7 @@ func NewRabbitMQQueue(o bench.RabbitMQQueueOptions) (*RabbitMQQueue, error) {
 	case o.Queues < 1:
 		return nil, fmt.Errorf("rabbitmq queue workload: queues %d: want at least 1", o.Queues)
 	case o.Producers < o.Queues:
-		return nil, fmt.Errorf("rabbitmq queue workload: %d producers for %d queues: want one per queue at least", o.Producers, o.Queues)
+		return nil, fmt.Errorf("rabbitmq queue workload: producers %d, queues %d: want a producer per queue at least", o.Producers, o.Queues)
 	case o.Size < 1:
 		return nil, fmt.Errorf("rabbitmq queue workload: size %d: want at least 1", o.Size)
 	case o.Prefetch < 1:
@@ -94,7 +94,7 @@ func (r *RabbitMQQueue) Sent() (sent, failed int64, last string) {
 // consumer per worker and starts the producers, which run until Close.
 func (r *RabbitMQQueue) Prepare(ctx context.Context, workers int) error {
 	if workers < r.o.Queues {
-		return fmt.Errorf("%d consumers for %d queues: want one per queue at least", workers, r.o.Queues)
+		return fmt.Errorf("consumers %d, queues %d: want a consumer per queue at least", workers, r.o.Queues)
 	}
 	var err error
 	if r.admin, err = rmqDial(r.o.URLs[0]); err != nil {
