@@ -111,7 +111,7 @@ func (n *Node) execStep(ctx context.Context, m *placement.Map, applied map[uint6
 		placement.StepDemote: EventReplicaDemoted, placement.StepRemoveReplica: EventReplicaRemoved,
 	}[s.Kind]
 	n.heal.events.add(kind, s.Node, s.Group, s.Reason)
-	n.log.Info("placement changed", "step", string(s.Kind), "group", s.Group, "node", s.Node, "replica", s.Replica, "reason", s.Reason)
+	n.log.Info("placement changed", "step", string(s.Kind), "group", s.Group, "replica_node", s.Node, "replica", s.Replica, "reason", s.Reason)
 	return nil
 }
 
