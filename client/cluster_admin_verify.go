@@ -8,13 +8,16 @@ import (
 	"net/http"
 )
 
-// VerifyReport is the answer to Verify: every partition's replicas compared
-// by a checksum of their state at the same applied index.
+// VerifyReport is the answer to Verify: every partition's replicas, and the
+// metadata group's, compared by a checksum of their state at the same
+// applied index.
 type VerifyReport struct {
+	// Partitions lists every group: the partitions and the metadata group,
+	// whose Group is 0.
 	Partitions []PartitionCheck `json:"partitions"`
-	// Mismatches counts the partitions whose replicas disagree.
+	// Mismatches counts the groups whose replicas disagree.
 	Mismatches int `json:"mismatches"`
-	// Unverified counts the partitions where some replica could not report
+	// Unverified counts the groups where some replica could not report
 	// (down, too far behind, or caught up by a snapshot past every marker).
 	Unverified int `json:"unverified"`
 }

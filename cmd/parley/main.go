@@ -1,6 +1,7 @@
 // Command parley runs Parley: nodes (`parley serve`, `parley dev`), client
-// commands and benchmarks. Everything lives in internal/cli; main only
-// hands it the process.
+// commands and benchmarks of Parley itself (the benchmarks against etcd,
+// NATS and RabbitMQ are cmd/parley-bench). Everything lives in
+// internal/cli; main only hands it the process.
 package main
 
 import (

@@ -23,9 +23,19 @@ const smallBody = 8 << 10
 // content. A JSON string may spend six bytes (\u00XX) on one byte of
 // content, so each is six times the content limit plus room for the rest.
 type bodyLimits struct {
-	post int64 // POST /api/v1/rooms/{room}/messages
-	send int64 // POST /api/v1/queues/{queue}/messages
-	link int64 // POST /api/v1/links
+	post contentLimit // POST /api/v1/rooms/{room}/messages
+	send contentLimit // POST /api/v1/queues/{queue}/messages
+	link contentLimit // POST /api/v1/links
+}
+
+// contentLimit is the JSON body limit of a route whose body carries user
+// content, with the content limit it derives from. The body limit is only
+// a guard against reading more than any valid request needs; the content
+// limit, which the domain enforces, is the one users are told about.
+type contentLimit struct {
+	body    int64  // the JSON body's limit in bytes
+	field   string // the JSON field carrying the content
+	content int    // the content's limit in bytes
 }
 
 func newBodyLimits(maxText, maxQueueBody, maxURL int) bodyLimits {
@@ -40,10 +50,22 @@ func newBodyLimits(maxText, maxQueueBody, maxURL int) bodyLimits {
 	}
 	return bodyLimits{
 		// Whisper recipients: up to chat.DefaultMaxMembers quoted names.
-		post: 6*int64(maxText) + 64<<10,
-		send: 6*int64(maxQueueBody) + smallBody,
-		link: 6*int64(maxURL) + smallBody,
+		post: contentLimit{body: 6*int64(maxText) + 64<<10, field: "text", content: maxText},
+		send: contentLimit{body: 6*int64(maxQueueBody) + smallBody, field: "body", content: maxQueueBody},
+		link: contentLimit{body: 6*int64(maxURL) + smallBody, field: "url", content: maxURL},
 	}
+}
+
+// decodeContent is decodeWrite for a route whose body carries user
+// content. A body past l's JSON limit is refused (errs.TooLarge) naming the
+// content's limit, as the domain's refusal of long content does, so that
+// a client is never told of two limits for one field.
+func (s *Server) decodeContent(w http.ResponseWriter, r *http.Request, l contentLimit, body writeBody) (string, error) {
+	idem, err := s.decodeWrite(w, r, l.body, body, false)
+	if errs.Is(err, errs.TooLarge) {
+		return "", errs.New(errs.TooLarge, "request too large; the %s limit is %d bytes", l.field, l.content)
+	}
+	return idem, err
 }
 
 // decodeJSON reads r's body, at most limit bytes (errs.TooLarge past it),

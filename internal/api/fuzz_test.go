@@ -26,12 +26,12 @@ func bodyTargets() []bodyTarget {
 		{"POST /api/v1/rooms/{room}/join", func() writeBody { return &joinRequest{} }, smallBody, true},
 		{"POST /api/v1/rooms/{room}/leave", func() writeBody { return &requestOnly{} }, smallBody, true},
 		{"POST /api/v1/rooms/{room}/read", func() writeBody { return &readRequest{} }, smallBody, false},
-		{"POST /api/v1/rooms/{room}/messages", func() writeBody { return &postRequest{} }, lim.post, false},
+		{"POST /api/v1/rooms/{room}/messages", func() writeBody { return &postRequest{} }, lim.post.body, false},
 		{"POST /api/v1/queues", func() writeBody { return &createQueueRequest{} }, smallBody, false},
-		{"POST /api/v1/queues/{queue}/messages", func() writeBody { return &sendRequest{} }, lim.send, false},
+		{"POST /api/v1/queues/{queue}/messages", func() writeBody { return &sendRequest{} }, lim.send.body, false},
 		{"POST /api/v1/queues/{queue}/receive", func() writeBody { return &receiveRequest{} }, smallBody, true},
 		{"POST /api/v1/queues/{queue}/ack", func() writeBody { return &ackRequest{} }, smallBody, false},
-		{"POST /api/v1/links", func() writeBody { return &createLinkRequest{} }, lim.link, false},
+		{"POST /api/v1/links", func() writeBody { return &createLinkRequest{} }, lim.link.body, false},
 	}
 }
 

@@ -68,7 +68,7 @@ func (s *Server) shortBase(r *http.Request) string {
 // the code is taken, 400 for anything but an http(s) URL.
 func (s *Server) linkCreate(w http.ResponseWriter, r *http.Request) {
 	var body createLinkRequest
-	idem, err := s.decodeWrite(w, r, s.limits.link, &body, false)
+	idem, err := s.decodeContent(w, r, s.limits.link, &body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -155,7 +155,7 @@ func (s *Server) queueDelete(w http.ResponseWriter, r *http.Request) {
 // queueSend serves POST /api/v1/queues/{queue}/messages: 201 {id,ts}.
 func (s *Server) queueSend(w http.ResponseWriter, r *http.Request) {
 	var body sendRequest
-	idem, err := s.decodeWrite(w, r, s.limits.send, &body, false)
+	idem, err := s.decodeContent(w, r, s.limits.send, &body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -218,7 +218,7 @@ func (s *Server) roomMembers(w http.ResponseWriter, r *http.Request) {
 // roomPost serves POST /api/v1/rooms/{room}/messages: 201 {seq,ts,sender}.
 func (s *Server) roomPost(w http.ResponseWriter, r *http.Request) {
 	var body postRequest
-	idem, err := s.decodeWrite(w, r, s.limits.post, &body, false)
+	idem, err := s.decodeContent(w, r, s.limits.post, &body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

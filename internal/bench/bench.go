@@ -5,8 +5,11 @@
 // prints them, and a per-second timeline. Report writers produce text, CSV,
 // JSON and an SVG plot.
 //
-// A workload (KV here; chat, queue and links later) only knows how to do
-// one operation; everything about measuring lives in this package.
+// A workload (KV, Chat, Fanout, Queue, Links, Fsync) only knows how to do
+// one operation; everything about measuring lives in this package. The
+// same workloads against etcd, NATS and RabbitMQ live in
+// internal/bench/peers, apart, so that the server binary never links those
+// systems' clients; their options are declared here (peers.go).
 package bench
 
 import (

@@ -55,8 +55,8 @@ func NewChat(o ChatOptions) (*Chat, error) {
 	if err := checkRoomOptions(o); err != nil {
 		return nil, fmt.Errorf("chat-post workload: %w", err)
 	}
-	run := runID()
-	return &Chat{o: o, run: run, rooms: roomNames(o.RoomPrefix, run, o.Rooms), text: filler(o.Size)}, nil
+	run := RunID()
+	return &Chat{o: o, run: run, rooms: roomNames(o.RoomPrefix, run, o.Rooms), text: Filler(o.Size)}, nil
 }
 
 // checkRoomOptions validates the options chat-post and chat-fanout share.
@@ -92,14 +92,14 @@ func (c *Chat) Op(ctx context.Context, worker, i int) error {
 	cl := c.o.Clients[worker%len(c.o.Clients)]
 	ctx = client.WithIdempotencyKey(ctx, c.run+"-"+strconv.FormatInt(c.ops.Add(1), 10))
 	_, err := cl.Post(ctx, c.rooms[i%len(c.rooms)], c.text, client.PostOptions{})
-	return opError("post", err)
+	return OpError("post", err)
 }
 
 // createRooms creates every room, workers at a time, through clients in
 // turn. A room that exists already counts as created when its creator is
 // the caller (a retried create).
 func createRooms(ctx context.Context, clients []*client.Client, rooms []string, workers int) error {
-	return parallel(ctx, len(rooms), workers, func(ctx context.Context, w, i int) error {
+	return Parallel(ctx, len(rooms), workers, func(ctx context.Context, w, i int) error {
 		cl := clients[w%len(clients)]
 		_, err := cl.CreateRoom(ctx, client.RoomSpec{Name: rooms[i]})
 		if ce, ok := errors.AsType[*client.Error](err); ok && ce.Status == 409 {
@@ -121,23 +121,24 @@ func roomNames(prefix, run string, n int) []string {
 	return names
 }
 
-// runID returns 8 random hex digits telling one run's rooms, queues, links
-// and idempotency keys from another's.
-func runID() string {
+// RunID returns 8 random hex digits telling one run's rooms, queues, links,
+// streams and idempotency keys from another's.
+func RunID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return hex.EncodeToString(b[:])
 }
 
-// filler returns a text of n characters.
-func filler(n int) string {
+// Filler returns a text of n characters: the message bodies of the
+// workloads.
+func Filler(n int) string {
 	const words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor "
 	return strings.Repeat(words, n/len(words)+1)[:n]
 }
 
-// parallel calls do(ctx, worker, i) for every i in [0, n), from workers
+// Parallel calls do(ctx, worker, i) for every i in [0, n), from workers
 // goroutines, and returns the first error, after which no new call starts.
-func parallel(ctx context.Context, n, workers int, do func(ctx context.Context, worker, i int) error) error {
+func Parallel(ctx context.Context, n, workers int, do func(ctx context.Context, worker, i int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var next atomic.Int64

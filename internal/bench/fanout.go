@@ -79,7 +79,7 @@ func NewFanout(o FanoutOptions) (*Fanout, error) {
 	if o.HTTP == nil {
 		o.HTTP = http.DefaultClient
 	}
-	return &Fanout{chat: c, o: o, pad: filler(o.Size - minFanoutSize + 1)}, nil
+	return &Fanout{chat: c, o: o, pad: Filler(o.Size - minFanoutSize + 1)}, nil
 }
 
 // Name implements Workload.
@@ -95,7 +95,7 @@ func (f *Fanout) Prepare(ctx context.Context, workers int) error {
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	f.stop = stop
 	f.conns = make([]*websocket.Conn, f.o.Subscribers)
-	return parallel(ctx, f.o.Subscribers, workers, func(ctx context.Context, _, s int) error {
+	return Parallel(ctx, f.o.Subscribers, workers, func(ctx context.Context, _, s int) error {
 		conn, err := f.subscribe(ctx, f.o.Servers[s%len(f.o.Servers)])
 		if err != nil {
 			return fmt.Errorf("subscriber %d: %w", s, err)
@@ -210,7 +210,7 @@ func (f *Fanout) Op(ctx context.Context, worker, i int) error {
 	text := fmt.Sprintf("%019d|", time.Now().UnixNano()) + f.pad
 	_, err := cl.Post(ctx, f.chat.rooms[i%len(f.chat.rooms)], text, client.PostOptions{})
 	if err != nil {
-		return opError("post", err)
+		return OpError("post", err)
 	}
 	f.posted.Add(1)
 	return nil

@@ -60,11 +60,7 @@ func NewKV(o KVOptions) (*KV, error) {
 	case o.Keys < 1:
 		return nil, fmt.Errorf("kv workload: keys %d: want at least 1", o.Keys)
 	}
-	v := make([]byte, o.ValueSize)
-	for i := range v {
-		v[i] = 'a' + byte(i%26)
-	}
-	return &KV{o: o, value: v}, nil
+	return &KV{o: o, value: KVValue(o.ValueSize)}, nil
 }
 
 // Name implements Workload: "kv/put", "kv/get" or "kv/mixed".
@@ -73,17 +69,17 @@ func (k *KV) Name() string { return "kv/" + k.o.Mix }
 // Op implements Workload.
 func (k *KV) Op(ctx context.Context, worker, i int) error {
 	c := k.o.Clients[worker%len(k.o.Clients)]
-	h := mix64(uint64(i))
-	key := k.key(int(h % uint64(k.o.Keys)))
-	if k.o.Mix == MixPut || (k.o.Mix == MixMixed && h>>63 == 0) {
+	n, put := KVOp(k.o.Mix, k.o.Keys, i)
+	key := k.key(n)
+	if put {
 		_, err := c.KVPut(ctx, key, k.value, client.PutOptions{})
-		return opError("put", err)
+		return OpError("put", err)
 	}
 	_, _, err := c.KVGet(ctx, key, client.GetOptions{})
 	if ce, ok := errors.AsType[*client.Error](err); ok && ce.Status == http.StatusNotFound {
 		return nil // a read of a missing key is still a read
 	}
-	return opError("get", err)
+	return OpError("get", err)
 }
 
 // Prepare implements Preparer: for reads, every key of the keyspace is
@@ -118,11 +114,33 @@ func (k *KV) Prepare(ctx context.Context, workers int) error {
 }
 
 // key names key number i.
-func (k *KV) key(i int) string { return fmt.Sprintf("%s%08d", k.o.KeyPrefix, i) }
+func (k *KV) key(i int) string { return KVKey(k.o.KeyPrefix, i) }
 
-// opError describes a failed operation without its key, so that failures
+// KVOp is the choice operation i of a kv workload makes among keys keys
+// under mix: the number of its key, and whether it is a put. The workloads
+// of internal/bench/peers choose with it too, so that every system sees the
+// same keys in the same order.
+func KVOp(mix string, keys, i int) (key int, put bool) {
+	h := mix64(uint64(i))
+	return int(h % uint64(keys)), mix == MixPut || (mix == MixMixed && h>>63 == 0)
+}
+
+// KVKey names key number i of a keyspace under prefix.
+func KVKey(prefix string, i int) string { return fmt.Sprintf("%s%08d", prefix, i) }
+
+// KVValue returns the value of size bytes every kv workload stores:
+// "abc...zabc...".
+func KVValue(size int) []byte {
+	v := make([]byte, size)
+	for i := range v {
+		v[i] = 'a' + byte(i%26)
+	}
+	return v
+}
+
+// OpError describes a failed operation without its key, so that failures
 // of one kind count together.
-func opError(op string, err error) error {
+func OpError(op string, err error) error {
 	if err == nil {
 		return nil
 	}

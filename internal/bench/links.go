@@ -74,7 +74,7 @@ func NewLinks(o LinksOptions, anon []*client.Client) (*Links, error) {
 	case len(o.CodePrefix)+9+len(strconv.Itoa(o.Links)) > 64:
 		return nil, fmt.Errorf("links workload: code prefix %q: too long for a code", o.CodePrefix)
 	}
-	l := &Links{o: o, run: runID(), anon: anon, codes: o.Map}
+	l := &Links{o: o, run: RunID(), anon: anon, codes: o.Map}
 	if o.Mode == LinksRedirect && len(l.codes) == 0 {
 		if o.Existing {
 			return nil, errors.New("links workload: existing links, but no map of them")
@@ -101,7 +101,7 @@ func (l *Links) Prepare(ctx context.Context, workers int) error {
 	if l.o.Mode != LinksRedirect || l.o.Existing {
 		return nil
 	}
-	return parallel(ctx, len(l.codes), workers, func(ctx context.Context, w, i int) error {
+	return Parallel(ctx, len(l.codes), workers, func(ctx context.Context, w, i int) error {
 		t := l.codes[i]
 		_, err := l.o.Clients[w%len(l.o.Clients)].CreateLink(ctx, t.URL, client.LinkOptions{Code: t.Code})
 		if err != nil {
@@ -117,12 +117,12 @@ func (l *Links) Op(ctx context.Context, worker, i int) error {
 		code := l.code(i)
 		ctx = client.WithIdempotencyKey(ctx, "link-"+code)
 		_, err := l.o.Clients[worker%len(l.o.Clients)].CreateLink(ctx, "https://example.com/bench/"+code, client.LinkOptions{Code: code})
-		return opError("create", err)
+		return OpError("create", err)
 	}
 	t := l.codes[mix64(uint64(i))%uint64(len(l.codes))]
 	loc, err := l.anon[worker%len(l.anon)].Resolve(ctx, t.Code)
 	if err != nil {
-		return opError("redirect", err)
+		return OpError("redirect", err)
 	}
 	if loc != t.URL {
 		return fmt.Errorf("redirect: to %q, want the link's URL", loc)

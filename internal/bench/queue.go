@@ -67,18 +67,18 @@ func NewQueue(o QueueOptions) (*Queue, error) {
 	case o.Queues < 1:
 		return nil, fmt.Errorf("queue workload: queues %d: want at least 1", o.Queues)
 	case o.Producers < o.Queues:
-		return nil, fmt.Errorf("queue workload: %d producers for %d queues: want one per queue at least", o.Producers, o.Queues)
+		return nil, fmt.Errorf("queue workload: producers %d, queues %d: want a producer per queue at least", o.Producers, o.Queues)
 	case o.Size < 1:
 		return nil, fmt.Errorf("queue workload: size %d: want at least 1", o.Size)
 	case o.AckTimeout < time.Millisecond || o.Wait < time.Millisecond:
 		return nil, errors.New("queue workload: the ack timeout and the wait must be at least 1 ms")
 	}
-	run := runID()
+	run := RunID()
 	names := make([]string, o.Queues)
 	for i := range names {
 		names[i] = o.QueuePrefix + run + "-" + strconv.Itoa(i)
 	}
-	return &Queue{o: o, run: run, names: names, body: filler(o.Size)}, nil
+	return &Queue{o: o, run: run, names: names, body: Filler(o.Size)}, nil
 }
 
 // Name implements Workload.
@@ -98,9 +98,9 @@ func (q *Queue) Sent() (sent, failed int64, last string) {
 // producers, which run until Close. workers is the number of consumers.
 func (q *Queue) Prepare(ctx context.Context, workers int) error {
 	if workers < q.o.Queues {
-		return fmt.Errorf("%d consumers for %d queues: want one per queue at least", workers, q.o.Queues)
+		return fmt.Errorf("consumers %d, queues %d: want a consumer per queue at least", workers, q.o.Queues)
 	}
-	err := parallel(ctx, len(q.names), workers, func(ctx context.Context, w, i int) error {
+	err := Parallel(ctx, len(q.names), workers, func(ctx context.Context, w, i int) error {
 		if _, err := q.o.Clients[w%len(q.o.Clients)].CreateQueue(ctx, q.names[i]); err != nil {
 			return fmt.Errorf("create queue %s: %w", q.names[i], err)
 		}
@@ -147,7 +147,7 @@ func (q *Queue) produce(ctx context.Context, p int) {
 				return
 			}
 			q.sendErrs.Add(1)
-			q.lastErr.Store(opError("send", err).Error())
+			q.lastErr.Store(OpError("send", err).Error())
 			q.credit[qi] <- struct{}{}
 			time.Sleep(10 * time.Millisecond)
 			continue
@@ -165,13 +165,13 @@ func (q *Queue) Op(ctx context.Context, worker, i int) error {
 	cl := q.o.Clients[worker%len(q.o.Clients)]
 	msg, found, err := cl.Receive(ctx, q.names[qi], client.ReceiveOptions{AckTimeout: q.o.AckTimeout, Wait: q.o.Wait})
 	if err != nil {
-		return opError("receive", err)
+		return OpError("receive", err)
 	}
 	if !found {
 		return fmt.Errorf("receive: no message within %s", q.o.Wait)
 	}
 	if err := cl.Ack(ctx, q.names[qi], msg.Receipt); err != nil {
-		return opError("ack", err)
+		return OpError("ack", err)
 	}
 	q.credit[qi] <- struct{}{}
 	return nil

@@ -54,7 +54,11 @@ func WriteSVG(w io.Writer, r *Report) error {
 	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
 		svgWidth, svgHeight, svgWidth, svgHeight)
 	fmt.Fprintf(bw, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	title := fmt.Sprintf("%s: %d clients, %.0f ops/s, p99 %.2f ms", r.Workload, r.Workers, r.OpsPerS, r.Latency.At(99))
+	clients := "clients"
+	if r.Workers == 1 {
+		clients = "client"
+	}
+	title := fmt.Sprintf("%s: %d %s, %.0f ops/s, p99 %.2f ms", r.Workload, r.Workers, clients, r.OpsPerS, r.Latency.At(99))
 	fmt.Fprintf(bw, `<text x="%d" y="25" font-size="15" font-weight="bold">%s</text>`+"\n", plotLeft, html.EscapeString(title))
 	panel(bw, lat, n, latTop, latBottom, "latency (ms)", false)
 	panel(bw, rate, n, rateTop, rateBottom, "operations per second", true)

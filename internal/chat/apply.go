@@ -211,7 +211,7 @@ func applyJoin(w state.Writer, meta state.Meta, c Join) ([]byte, error) {
 		}
 	}
 	if rec.members >= rec.maxMembers {
-		return refuse(statusConflict, "room %q is full (%d members)", c.Room, rec.maxMembers), nil
+		return refuse(statusConflict, "room %q is full (member limit %d)", c.Room, rec.maxMembers), nil
 	}
 	seq, ts, err := appendEventTo(w, meta, c.Room, rec, evJoin, c.User, nil, "")
 	if err != nil {

@@ -98,7 +98,7 @@ func TestStateMachine_Apply(t *testing.T) {
 		{name: "join private", cmd: Join{Room: "priv", User: "bob", PasswordHash: "H1"}},
 		{name: "join private without password", cmd: Join{Room: "priv", User: "bob"}, wantCode: errs.Forbidden, word: "password"},
 		{name: "join private wrong password", cmd: Join{Room: "priv", User: "bob", PasswordHash: "H2"}, wantCode: errs.Forbidden, word: "password"},
-		{name: "join full", cmd: Join{Room: "full", User: "bob"}, wantCode: errs.Conflict, word: "full"},
+		{name: "join full", cmd: Join{Room: "full", User: "bob"}, wantCode: errs.Conflict, word: `room "full" is full (member limit 1)`},
 		{name: "join missing", cmd: Join{Room: "nope", User: "bob"}, wantCode: errs.NotFound},
 		{name: "join deleted", cmd: Join{Room: "gone", User: "bob"}, wantCode: errs.NotFound},
 		{name: "join bad user", cmd: Join{Room: "pub", User: "bob!"}, wantCode: errs.Invalid},

@@ -299,7 +299,7 @@ func (s *Service) Post(ctx context.Context, user, room, text string, to []string
 	case !utf8.ValidString(text):
 		return PostResult{}, errs.New(errs.Invalid, "text is not valid UTF-8")
 	case len(to) > s.cfg.MaxMembers:
-		return PostResult{}, errs.New(errs.Invalid, "to: at most %d recipients", s.cfg.MaxMembers)
+		return PostResult{}, errs.New(errs.Invalid, "to: %d recipients; the limit is %d", len(to), s.cfg.MaxMembers)
 	}
 	for _, t := range to {
 		if !validUsername(t) {

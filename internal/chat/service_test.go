@@ -258,7 +258,7 @@ func TestService_Validation(t *testing.T) {
 		{"many to", func() error {
 			_, err := s.Post(ctx, "bob", "r", "x", strings.Split(strings.Repeat("u,", 11)+"u", ","), "")
 			return err
-		}, errs.Invalid, "to"},
+		}, errs.Invalid, "to: 12 recipients; the limit is 10"},
 		{"long idempotency key", func() error {
 			_, err := s.Post(ctx, "bob", "r", "x", nil, strings.Repeat("i", chat.MaxIdempotencyKey+1))
 			return err

@@ -118,10 +118,7 @@ Load running nodes with KV puts, gets or both, and report throughput,
 latency percentiles (50/66/75/80/90/95/98/99/100, as Apache Bench) and a
 per-second timeline. For gets the keyspace is filled first.`)
 	addBenchFlags(fs, &o.BenchOptions, getenv)
-	fs.Var(newChoiceValue(&o.Mix, bench.MixPut, bench.MixPut, bench.MixGet, bench.MixMixed), "mix", "operations: `put`, get or mixed (half each)")
-	fs.IntVar(&o.ValueSize, "value-size", 256, "value size in `bytes` (the seeds measured 200 and 2000)")
-	fs.IntVar(&o.Keys, "keys", 10000, "size of the `keyspace`")
-	fs.StringVar(&o.KeyPrefix, "key-prefix", "bench/", "`prefix` of every key written")
+	addKVWorkloadFlags(fs, &o)
 	pos, err := fs.parse(args, getenv)
 	if err != nil {
 		return o, err
@@ -135,13 +132,30 @@ per-second timeline. For gets the keyspace is filled first.`)
 	if err := o.check(); err != nil {
 		return o, &usageError{path: path, err: err}
 	}
-	switch {
-	case o.ValueSize < 0:
-		return o, usagef(path, "--value-size %d: must not be negative", o.ValueSize)
-	case o.Keys < 1:
-		return o, usagef(path, "--keys %d: want at least 1", o.Keys)
+	if err := checkKVWorkload(&o); err != nil {
+		return o, &usageError{path: path, err: err}
 	}
 	return o, nil
+}
+
+// addKVWorkloadFlags defines the flags that shape the kv workload, with
+// the defaults of `parley bench kv`.
+func addKVWorkloadFlags(fs *flagSet, o *BenchKVOptions) {
+	fs.Var(newChoiceValue(&o.Mix, bench.MixPut, bench.MixPut, bench.MixGet, bench.MixMixed), "mix", "operations: `put`, get or mixed (half each)")
+	fs.IntVar(&o.ValueSize, "value-size", 256, "value size in `bytes` (the seeds measured 200 and 2000)")
+	fs.IntVar(&o.Keys, "keys", 10000, "size of the `keyspace`")
+	fs.StringVar(&o.KeyPrefix, "key-prefix", "bench/", "`prefix` of every key written")
+}
+
+// checkKVWorkload validates the kv workload flags.
+func checkKVWorkload(o *BenchKVOptions) error {
+	switch {
+	case o.ValueSize < 0:
+		return fmt.Errorf("--value-size %d: must not be negative", o.ValueSize)
+	case o.Keys < 1:
+		return fmt.Errorf("--keys %d: want at least 1", o.Keys)
+	}
+	return nil
 }
 
 // BenchKV runs the KV workload and prints the report to stdout (progress
@@ -181,7 +195,7 @@ func runBenchThen(ctx context.Context, w bench.Workload, o BenchOptions, params 
 			fmt.Fprintf(stderr, "%4ds  %8.0f ops/s  %5d errors  p50 %7.2f ms  p99 %7.2f ms\n",
 				s.Second+1, s.OpsPerS, s.Errors, s.Latency.At(50), s.Latency.At(99))
 		}
-		fmt.Fprintf(stderr, "benchmarking %s with %d clients against %s\n", w.Name(), o.Clients, strings.Join(o.Servers, ", "))
+		fmt.Fprintf(stderr, "benchmarking %s with %s against %s\n", w.Name(), plural(o.Clients, "client"), strings.Join(o.Servers, ", "))
 	}
 	rep, err := bench.Run(ctx, w, bo)
 	if err != nil {

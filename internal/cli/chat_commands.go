@@ -97,10 +97,10 @@ func (s *chatSession) active(ctx context.Context) error {
 		}
 	}
 	if len(online) == 0 {
-		s.printf("-- nobody online in %s (%d members: %s)\n", s.room, len(all), strings.Join(all, ", "))
+		s.printf("-- nobody online in %s (%s: %s)\n", s.room, plural(len(all), "member"), strings.Join(all, ", "))
 		return nil
 	}
-	s.printf("-- online in %s (%d of %d members): %s\n", s.room, len(online), len(all), strings.Join(online, ", "))
+	s.printf("-- online in %s (%d of %s): %s\n", s.room, len(online), plural(len(all), "member"), strings.Join(online, ", "))
 	return nil
 }
 

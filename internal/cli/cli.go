@@ -1,5 +1,6 @@
 // Package cli is Parley's command line: `parley serve`, `parley dev`, the
-// client commands (`parley kv`, `parley cluster`, ...) and `parley bench`.
+// client commands (`parley kv`, `parley cluster`, ...) and `parley bench`,
+// and the command line of parley-bench, the peer benchmarks (peerbench.go).
 // It is the only package that defines flags. Each command parses its flags
 // into an options struct (ParseServe, ParseDev, ParseBenchKV) apart from the
 // function that runs it (Serve, Dev, BenchKV), so tests can skip flag
@@ -55,13 +56,21 @@ func (e *Env) getenv(key string) string {
 // the command's context, which servers take as the order to shut down
 // gracefully; a second one kills the process.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return withSignals(ctx, func(ctx context.Context) int {
+		return Run(ctx, &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}, args)
+	})
+}
+
+// withSignals calls run with a context that the first SIGINT or SIGTERM
+// cancels; a second one kills the process.
+func withSignals(ctx context.Context, run func(context.Context) int) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
 		<-ctx.Done()
 		stop() // restore default handling: a second signal ends the process
 	}()
-	return Run(ctx, &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}, args)
+	return run(ctx)
 }
 
 // Run dispatches args to a command and returns the exit code. It installs

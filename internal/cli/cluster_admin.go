@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,10 +20,10 @@ func runClusterDrain(ctx context.Context, e *Env, path string, args []string) er
 	var wait, interval time.Duration
 	fs := newFlagSet(path, "NODE [flags]", `
 Move every replica off NODE (admin only), then follow the moves in GET
-/api/v1/cluster, printing each as it starts and the replicas left on NODE,
-until NODE holds none. A drained node can then be stopped and removed with
-'parley cluster remove NODE'. A drain that would leave a partition without
-enough nodes is refused with the reason.`)
+/api/v1/cluster, printing each as it starts and the partition replicas left
+on NODE, until NODE holds none. A drained node can then be stopped and
+removed with 'parley cluster remove NODE'. A drain that would leave a
+partition without enough nodes is refused with the reason.`)
 	addClientFlags(fs, &co)
 	fs.BoolVar(&noWait, "no-wait", false, "return once the drain has started")
 	fs.DurationVar(&wait, "wait", 30*time.Minute, "give up following the drain after this `duration` (it goes on)")
@@ -42,7 +44,7 @@ enough nodes is refused with the reason.`)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "draining %s: %d moves planned\n", id, len(res.Moves))
+	fmt.Fprintf(e.Stdout, "draining %s: %s planned\n", id, plural(len(res.Moves), "move"))
 	if noWait {
 		return nil
 	}
@@ -89,7 +91,7 @@ func followDrain(ctx context.Context, w io.Writer, co *clientOptions, id string,
 		}
 		if found && left != replicas {
 			replicas = left
-			fmt.Fprintf(w, "%s holds %d replicas\n", id, left)
+			fmt.Fprintf(w, "%s holds %s\n", id, plural(left, "partition replica"))
 		}
 		if !found || (left == 0 && !moving) {
 			fmt.Fprintf(w, "%s is drained; remove it with: parley cluster remove %s\n", id, id)
@@ -128,9 +130,9 @@ func runClusterVerify(ctx context.Context, e *Env, path string, args []string) e
 	var co clientOptions
 	var asJSON bool
 	fs := newFlagSet(path, "[flags]", `
-Compare the replicas of every partition by a checksum of their state at the
-same applied index (admin only), print one row per replica, and exit 1 when
-any partition's replicas differ.`)
+Compare the replicas of every partition, and of the metadata group (shown as
+"meta"), by a checksum of their state at the same applied index (admin only),
+print one row per replica, and exit 1 when any group's replicas differ.`)
 	addClientFlags(fs, &co)
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON, as POST /api/v1/cluster/verify returns it")
 	if _, err := parseClient(fs, &co, e, args, 0, 0); err != nil {
@@ -153,7 +155,7 @@ any partition's replicas differ.`)
 		return err
 	}
 	if rep.Mismatches > 0 {
-		return fmt.Errorf("replicas differ in %d of %d partitions", rep.Mismatches, len(rep.Partitions))
+		return errors.New(verifySummary(rep))
 	}
 	return nil
 }
@@ -167,8 +169,12 @@ func writeVerify(w io.Writer, rep *client.VerifyReport) error {
 		if !p.Match {
 			match = "NO"
 		}
+		group := strconv.FormatUint(p.Group, 10)
+		if p.Group == metaGroup {
+			group = "meta"
+		}
 		for i, r := range p.Replicas {
-			lead := fmt.Sprintf("%d\t%d", p.Group, p.Applied)
+			lead := fmt.Sprintf("%s\t%d", group, p.Applied)
 			if i > 0 {
 				lead = "\t"
 			}
@@ -178,16 +184,46 @@ func writeVerify(w io.Writer, rep *client.VerifyReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if rep.Mismatches == 0 {
-		_, err := fmt.Fprintf(w, "\nall %d partitions match\n", len(rep.Partitions))
-		return err
-	}
+	_, err := fmt.Fprintf(w, "\n%s\n", verifySummary(rep))
+	return err
+}
+
+// metaGroup is the id of the metadata group in verify reports
+// (placement.MetaGroup): it holds the cluster map, and is no partition.
+const metaGroup = 0
+
+// verifySummary says which groups of rep matched, naming the metadata group
+// apart from the partitions so that the count agrees with the partitions
+// 'parley cluster status' shows: "16 partitions and the metadata group:
+// every replica matches", "replicas differ in 1 of 16 partitions (3) and in
+// the metadata group".
+func verifySummary(rep *client.VerifyReport) string {
+	parts, meta, metaBad := 0, false, false
 	var bad []string
 	for _, p := range rep.Partitions {
-		if !p.Match {
-			bad = append(bad, fmt.Sprint(p.Group))
+		switch {
+		case p.Group == metaGroup:
+			meta, metaBad = true, !p.Match
+		case !p.Match:
+			parts++
+			bad = append(bad, strconv.FormatUint(p.Group, 10))
+		default:
+			parts++
 		}
 	}
-	_, err := fmt.Fprintf(w, "\n%d of %d partitions differ: %s\n", rep.Mismatches, len(rep.Partitions), strings.Join(bad, ", "))
-	return err
+	if len(bad) == 0 && !metaBad {
+		checked := plural(parts, "partition")
+		if meta {
+			checked += " and the metadata group"
+		}
+		return checked + ": every replica matches"
+	}
+	var differ []string
+	if len(bad) > 0 {
+		differ = append(differ, fmt.Sprintf("in %d of %s (%s)", len(bad), plural(parts, "partition"), strings.Join(bad, ", ")))
+	}
+	if metaBad {
+		differ = append(differ, "in the metadata group")
+	}
+	return "replicas differ " + strings.Join(differ, " and ")
 }

@@ -23,8 +23,9 @@ type fakeAdmin struct {
 	statuses []client.ClusterStatus // GET /api/v1/cluster answers in turn; the last repeats
 	drained  []string
 	removed  []string
-	verify   string // body of POST /api/v1/cluster/verify
-	refuse   int    // when set, every admin call fails with this status
+	verify   string        // body of POST /api/v1/cluster/verify
+	moves    []client.Move // the moves a drain plans; nil: two
+	refuse   int           // when set, every admin call fails with this status
 }
 
 func (f *fakeAdmin) start(t *testing.T) string {
@@ -60,7 +61,11 @@ func (f *fakeAdmin) start(t *testing.T) string {
 		f.drained = append(f.drained, r.PathValue("id"))
 		f.mu.Unlock()
 		w.WriteHeader(http.StatusAccepted)
-		_ = json.NewEncoder(w).Encode(map[string]any{"node": r.PathValue("id"), "moves": []client.Move{{Partition: 1, From: "n3", To: "n4"}, {Partition: 2, From: "n3", To: "n1"}}})
+		moves := f.moves
+		if moves == nil {
+			moves = []client.Move{{Partition: 1, From: "n3", To: "n4"}, {Partition: 2, From: "n3", To: "n1"}}
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"node": r.PathValue("id"), "moves": moves})
 	})
 	mux.HandleFunc("DELETE /api/v1/cluster/nodes/{id}", func(w http.ResponseWriter, r *http.Request) {
 		if fail(w) {
@@ -114,12 +119,12 @@ func TestClusterDrain(t *testing.T) {
 		out := mustRun(t, ctx, "cluster", "drain", "n3", "--interval", "1ms", "--server", url, "--token", "t")
 		want := `draining n3: 2 moves planned
 partition 1: n3 -> n4 (learner)
-n3 holds 2 replicas
+n3 holds 2 partition replicas
 partition 1: n3 -> n4 (promoting)
 partition 2: n3 -> n1 (learner)
-n3 holds 1 replicas
+n3 holds 1 partition replica
 partition 2: n3 -> n1 (removing)
-n3 holds 0 replicas
+n3 holds 0 partition replicas
 n3 is drained; remove it with: parley cluster remove n3
 `
 		if out != want {
@@ -171,7 +176,7 @@ func TestClusterVerify(t *testing.T) {
 	f := &fakeAdmin{statuses: []client.ClusterStatus{withNode3(0)}, verify: match}
 	url := f.start(t)
 	out := mustRun(t, ctx, "cluster", "verify", "--server", url, "--token", "t")
-	for _, want := range []string{"PARTITION  APPLIED  NODE  REPLICA  CHECKSUM", "1          40       n1    11       9f2c", "n2    22       18446744073709551615  yes", "all 2 partitions match"} {
+	for _, want := range []string{"PARTITION  APPLIED  NODE  REPLICA  CHECKSUM", "1          40       n1    11       9f2c", "n2    22       18446744073709551615  yes", "\n2 partitions: every replica matches\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("verify output lacks %q:\n%s", want, out)
 		}
@@ -186,8 +191,8 @@ func TestClusterVerify(t *testing.T) {
 		f.verify = strings.Replace(strings.Replace(match, `"match":true,"replicas":[{"node":"n1","replica":21`, `"match":false,"replicas":[{"node":"n1","replica":21`, 1), `"mismatches":0`, `"mismatches":1`, 1)
 	})
 	r := run(ctx, nil, "", "cluster", "verify", "--server", url, "--token", "t")
-	if r.code != 1 || !strings.Contains(r.stdout, "1 of 2 partitions differ: 2\n") || !strings.Contains(r.stdout, "NO") ||
-		r.stderr != "error: replicas differ in 1 of 2 partitions\n" {
+	if r.code != 1 || !strings.Contains(r.stdout, "\nreplicas differ in 1 of 2 partitions (2)\n") || !strings.Contains(r.stdout, "NO") ||
+		r.stderr != "error: replicas differ in 1 of 2 partitions (2)\n" {
 		t.Errorf("verify with a mismatch = %+v", r)
 	}
 	f.set(func() { f.refuse = 403 })

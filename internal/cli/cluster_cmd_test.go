@@ -49,7 +49,7 @@ func TestClusterCommands_ThreeNodes(t *testing.T) {
 			rep.ByReplicas[0].Partitions != 4 || rep.ByReplicas[0].Samples < 8 || len(rep.ByNode) != 3 {
 			t.Errorf("lag report = %+v", rep)
 		}
-		table := mustRun(t, ctx, "cluster", "lag", "--duration", "300ms", "--server", url0, "--token", c0.Token())
+		table := mustRun(t, ctx, "cluster", "lag", "--duration", "1s", "--server", url0, "--token", c0.Token())
 		if !regexp.MustCompile(`(?m)^\s+REPLICAS\s+PARTITIONS\s+SAMPLES\s+ENTRIES P50\s+P99\s+MAX\s+MS P50\s+P99\s+MAX\s+MEAN MS\s*\n\s+3\s+4\s+\d+`).MatchString(table) {
 			t.Errorf("lag table:\n%s", table)
 		}

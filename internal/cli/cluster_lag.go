@@ -130,9 +130,9 @@ func writeLag(w io.Writer, rep lagReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	load := ""
 	if rep.LoadWrites > 0 {
-		load = fmt.Sprintf(", %d load writes", rep.LoadWrites)
+		load = ", " + plural(int(rep.LoadWrites), "load write")
 	}
-	fmt.Fprintf(w, "follower lag over %s (%d polls%s): entries and milliseconds behind the leader\n", rep.Duration, rep.Polls, load)
+	fmt.Fprintf(w, "follower lag over %s (%s%s): entries and milliseconds behind the leader\n", rep.Duration, plural(rep.Polls, "poll"), load)
 	if len(rep.ByNode) == 0 {
 		_, err := fmt.Fprintln(w, "no followers: every partition has a single replica")
 		return err

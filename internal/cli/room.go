@@ -141,7 +141,7 @@ input. Joining a room you are in changes nothing.`)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "joined %s (%d members)\n", r.Name, r.Members)
+	fmt.Fprintf(e.Stdout, "joined %s (%s)\n", r.Name, plural(r.Members, "member"))
 	return nil
 }
 

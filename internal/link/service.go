@@ -212,7 +212,7 @@ func (s *Service) Create(ctx context.Context, user, url, code, idempotencyKey st
 			return l, err
 		}
 	}
-	return Link{}, errs.New(errs.Conflict, "no free code found in %d attempts; try again or choose a code", s.cfg.CodeAttempts)
+	return Link{}, errs.New(errs.Conflict, "no free code found (tried %d); try again or choose a code", s.cfg.CodeAttempts)
 }
 
 func (s *Service) create(ctx context.Context, c Create, dedupKey string) (Link, error) {

@@ -196,7 +196,7 @@ func TestService_CreateCollision(t *testing.T) {
 	rnd.next = [][]byte{a, b, a}
 	_, err := s.Create(ctx, "alice", "https://example.com/3", "", "")
 	wantCode(t, err, errs.Conflict)
-	if !strings.Contains(err.Error(), "3 attempts") {
+	if !strings.Contains(err.Error(), "no free code found (tried 3)") {
 		t.Fatalf("error %q", err)
 	}
 }

@@ -151,7 +151,9 @@ type Config struct {
 	// Join lists gossip addresses of existing members.
 	Join []string
 	// Logger receives this package's logs; memberlist's own go to it at
-	// debug level. Nil means slog.Default().
+	// debug level. Nil means slog.Default(). The package adds no node
+	// attribute: the node's logger carries node= already, and a second
+	// would repeat the key on every line.
 	Logger *slog.Logger
 
 	// ProbeInterval is how often a random member is probed (default 1 s).
@@ -230,7 +232,7 @@ func New(cfg Config) (*Membership, error) {
 		cfg.EventBuffer = 256
 	}
 	m := &Membership{
-		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), started: time.Now(),
+		cfg: cfg, log: cfg.Logger, started: time.Now(),
 		members: map[string]*Member{}, leaving: map[string]bool{}, events: make(chan Event, cfg.EventBuffer),
 	}
 	w := wireMeta{Cluster: cfg.ClusterID, Meta: cfg.Meta}

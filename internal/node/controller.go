@@ -111,7 +111,7 @@ func (n *Node) execStep(ctx context.Context, m *placement.Map, applied map[uint6
 		placement.StepDemote: EventReplicaDemoted, placement.StepRemoveReplica: EventReplicaRemoved,
 	}[s.Kind]
 	n.heal.events.add(kind, s.Node, s.Group, s.Reason)
-	n.log.Info("placement changed", "step", string(s.Kind), "group", s.Group, "node", s.Node, "replica", s.Replica, "reason", s.Reason)
+	n.log.Info("placement changed", "step", string(s.Kind), "group", s.Group, "replica_node", s.Node, "replica", s.Replica, "reason", s.Reason)
 	return nil
 }
 
@@ -244,7 +244,7 @@ func (n *Node) noteNodes(m *placement.Map) {
 		switch {
 		case !known || old == state:
 		case state == placement.NodeDraining && old == placement.NodeActive:
-			h.events.add(EventDrainStarted, nd.ID, 0, fmt.Sprintf("%d replicas to move", m.Holding(nd.ID)))
+			h.events.add(EventDrainStarted, nd.ID, 0, m.HeldBy(nd.ID).String()+" to move")
 		case state == "drained":
 			h.events.add(EventDrainFinished, nd.ID, 0, "the node holds no replica: it may be removed")
 			n.log.Info("node drained", "drained", nd.ID)

@@ -52,8 +52,8 @@ func (n *Node) RemoveNode(ctx context.Context, id string) error {
 	}
 	state := n.MemberState(id)
 	dead := state == "dead" || state == "left"
-	if !dead && (nd.State != placement.NodeDraining || m.Holding(id) > 0) {
-		return errs.New(errs.Conflict, "node %s is %s and holds %d replicas: drain it first (or it must be dead)", id, state, m.Holding(id))
+	if held := m.HeldBy(id); !dead && (nd.State != placement.NodeDraining || held.Total() > 0) {
+		return errs.New(errs.Conflict, "node %s is %s and holds %s: drain it first (or it must be dead)", id, state, held)
 	}
 	cmd := &placement.Command{Op: placement.OpRemoveNode, NodeID: id, Dead: dead}
 	if err := n.proposeAdmin(ctx, cmd); err != nil {

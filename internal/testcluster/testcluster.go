@@ -48,6 +48,10 @@ type Options struct {
 	// store on the file system it returns (return the same one to keep the
 	// node's data across restarts). It overrides CrashableFS.
 	FS func(i int) vfs.FS
+	// Logger, if set, gives the logger of the node with the given id at
+	// every start; by default nodes log to stderr when PARLEY_TEST_LOG is
+	// set and nowhere otherwise.
+	Logger func(id string) *slog.Logger
 }
 
 // Cluster is a running in-process cluster.
@@ -220,7 +224,11 @@ func (c *Cluster) startErr(i int) error {
 		opts = append(opts, node.WithFS(c.opts.FS(i)))
 	}
 	c.mu.Unlock()
-	n, err := node.New(cfg, logger(cfg.ID), opts...)
+	log := logger(cfg.ID)
+	if c.opts.Logger != nil {
+		log = c.opts.Logger(cfg.ID)
+	}
+	n, err := node.New(cfg, log, opts...)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", cfg.ID, err)
 	}

@@ -10,7 +10,8 @@
 #
 # Run from anywhere in the repository, as root on a fresh Debian machine
 # (etcd-server and etcd-client are installed with apt-get when missing; Go is
-# needed to build parley unless PARLEY_BIN names a built binary):
+# needed to build parley and parley-bench unless PARLEY_BIN and
+# PARLEY_BENCH_BIN name built binaries):
 #
 #   DURATION=8s scripts/bench/compare-etcd.sh
 #
@@ -24,6 +25,7 @@
 #   WORKDIR [/var/tmp]   parent of the temporary data directories: the disk
 #                        under test (not a tmpfs)
 #   PARLEY_BIN           use this parley binary instead of building one
+#   PARLEY_BENCH_BIN     use this parley-bench binary (etcd-kv) likewise
 #   KEEP_DATA [0]        1: keep the temporary data directories
 set -euo pipefail
 
@@ -84,6 +86,7 @@ stop_service etcd
 etcd_version=$(etcd --version | sed -n 's/^etcd Version: //p')
 [[ $etcd_version == 3.4.* ]] || log "warning: etcd $etcd_version, not 3.4: the gateway path /v3 still works from 3.4 on"
 build_parley
+build_parley_bench
 
 ports_free "${ETCD_CLIENT_PORTS[@]}" "${ETCD_PEER_PORTS[@]}" "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"
 
@@ -147,7 +150,7 @@ ETCDCTL_API=3 etcdctl --endpoints="$etcd_endpoints" endpoint status -w table >"$
 
 for c in $CLIENTS; do
 	log "etcd: $c clients for $DURATION"
-	measure "etcd-c$c" "$parley" bench etcd-kv --endpoints "$etcd_endpoints" --clients "$c" --duration "$DURATION" \
+	measure "etcd-c$c" "$parley_bench" etcd-kv --endpoints "$etcd_endpoints" --clients "$c" --duration "$DURATION" \
 		--warmup "$WARMUP" --value-size "$VALUE_SIZE" --json "$OUT/etcd-c$c.json" --svg "$OUT/etcd-c$c.svg" -q
 done
 log "stopping etcd"

@@ -5,7 +5,7 @@
 # Starts a 3-server NATS JetStream cluster (Debian's nats-server, three
 # configurations with their own client, route and monitoring ports and store
 # directories) and a 3-node Parley cluster, both on loopback, and for each
-# client count runs, one after the other: `parley bench nats-publish` (a
+# client count runs, one after the other: `parley-bench nats-publish` (a
 # file-backed stream with 3 replicas; each publish waits for its ack, sent
 # once a quorum stored the message) and `parley bench kv --mix put` (each put
 # waits for its commit on a quorum, fsynced). Same value size and keyspace,
@@ -18,7 +18,7 @@
 #
 # Environment (defaults in brackets): DURATION [10s], WARMUP [1s],
 # CLIENTS ["64 256"], VALUE_SIZE [256], OUT [./bench-results/<UTC time>],
-# WORKDIR [/var/tmp], PARLEY_BIN, KEEP_DATA [0].
+# WORKDIR [/var/tmp], PARLEY_BIN, PARLEY_BENCH_BIN, KEEP_DATA [0].
 set -euo pipefail
 NAME=compare-nats
 DURATION=${DURATION:-10s}
@@ -34,6 +34,7 @@ apt_install nats-server nats-server
 apt_install jq jq
 stop_service nats-server
 build_parley
+build_parley_bench
 ports_free "${NATS_PORTS[@]}" "${NATS_ROUTE_PORTS[@]}" "${NATS_HTTP_PORTS[@]}"
 nats_version=$(nats-server --version | awk '{ print $NF }')
 {
@@ -92,7 +93,7 @@ start_parley
 log "both clusters up; each run alternates NATS, then Parley"
 for c in $CLIENTS; do
 	log "nats: $c clients for $DURATION"
-	"$parley" bench nats-publish --urls "$nats_urls" --replicas 3 --clients "$c" --value-size "$VALUE_SIZE" \
+	"$parley_bench" nats-publish --urls "$nats_urls" --replicas 3 --clients "$c" --value-size "$VALUE_SIZE" \
 		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/nats-c$c.json" --svg "$OUT/nats-c$c.svg" -q \
 		>"$OUT/nats-c$c.txt"
 	log "parley: $c clients for $DURATION"

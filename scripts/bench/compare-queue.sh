@@ -6,7 +6,7 @@
 # r1..r3@localhost with their own ports, data, cookie and epmd, joined with
 # rabbitmqctl join_cluster) and a 3-node Parley cluster, both on loopback,
 # and for each client count runs the same workload against each, one after
-# the other: `parley bench rabbitmq-queue` (quorum queue, publisher confirms,
+# the other: `parley-bench rabbitmq-queue` (quorum queue, publisher confirms,
 # manual acks, prefetch 1) and `parley bench queue` (send, leased receive,
 # ack). One operation is one message through; producers are paced by the
 # acks on both sides. Prints throughput, p50/p99 and the ratio Parley /
@@ -19,7 +19,7 @@
 # Environment (defaults in brackets): DURATION [10s], WARMUP [1s],
 # CLIENTS ["1 64"], QUEUES [1], SIZE [200] (message bytes), RABBIT_NODES [3]
 # (1: a one-node RabbitMQ), OUT [./bench-results/<UTC time>],
-# WORKDIR [/var/tmp], PARLEY_BIN, KEEP_DATA [0].
+# WORKDIR [/var/tmp], PARLEY_BIN, PARLEY_BENCH_BIN, KEEP_DATA [0].
 set -euo pipefail
 NAME=compare-queue
 DURATION=${DURATION:-10s}
@@ -37,6 +37,7 @@ apt_install rabbitmq-server rabbitmq-server
 apt_install jq jq
 stop_service rabbitmq-server
 build_parley
+build_parley_bench
 rmq_bin=/usr/lib/rabbitmq/bin
 [[ -x $rmq_bin/rabbitmq-server ]] || rmq_bin=$(dirname "$(readlink -f "$(command -v rabbitmq-server)")")
 command -v epmd >/dev/null || die "epmd missing (it comes with erlang-base)"
@@ -125,7 +126,7 @@ start_parley
 log "both clusters up; each run alternates RabbitMQ, then Parley"
 for c in $CLIENTS; do
 	log "rabbitmq: $c clients for $DURATION"
-	"$parley" bench rabbitmq-queue --urls "$rabbit_urls" --clients "$c" --queues "$QUEUES" --size "$SIZE" \
+	"$parley_bench" rabbitmq-queue --urls "$rabbit_urls" --clients "$c" --queues "$QUEUES" --size "$SIZE" \
 		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/rabbitmq-c$c.json" --svg "$OUT/rabbitmq-c$c.svg" -q \
 		>"$OUT/rabbitmq-c$c.txt"
 	log "parley: $c clients for $DURATION"

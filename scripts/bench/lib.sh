@@ -1,7 +1,7 @@
 # lib.sh: what the compare-*.sh scripts share (sourced, not run).
 #
 # Before sourcing, set NAME (the script's name for messages). It defines
-# OUT, WORKDIR, KEEP_DATA and PARLEY_BIN defaults, a temporary directory
+# OUT, WORKDIR, KEEP_DATA, PARLEY_BIN and PARLEY_BENCH_BIN defaults, a temporary directory
 # $tmp removed on exit with every process started through `start`, and the
 # helpers below. Everything listens on 127.0.0.1 below the kernel's
 # ephemeral port range.
@@ -128,6 +128,20 @@ build_parley() {
 	log "building parley"
 	(cd "$repo" && go build -o "$tmp/bin/parley" ./cmd/parley)
 	parley=$tmp/bin/parley
+}
+
+# build_parley_bench sets $parley_bench to PARLEY_BENCH_BIN or a fresh
+# build of parley-bench, the binary of the peer workloads (etcd-kv,
+# nats-publish, rabbitmq-queue), which the server binary does not carry.
+build_parley_bench() {
+	if [[ -n ${PARLEY_BENCH_BIN:-} ]]; then
+		parley_bench=$PARLEY_BENCH_BIN
+		return
+	fi
+	command -v go >/dev/null || die "go missing: install Go (the version in go.mod) or set PARLEY_BENCH_BIN"
+	log "building parley-bench"
+	(cd "$repo" && go build -o "$tmp/bin/parley-bench" ./cmd/parley-bench)
+	parley_bench=$tmp/bin/parley-bench
 }
 
 # machine_info prints the machine, versions and load for the record.

@@ -1,44 +1,32 @@
-package bench
+package peers
 
 import (
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/parley-chat/parley/internal/bench"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 func TestNewRabbitMQQueue_Invalid(t *testing.T) {
-	ok := RabbitMQQueueOptions{URLs: []string{"amqp://guest:guest@127.0.0.1:5672/"}, Queues: 2, Producers: 2, Size: 10, Prefetch: 1, Wait: time.Second}
+	ok := bench.RabbitMQQueueOptions{URLs: []string{"amqp://guest:guest@127.0.0.1:5672/"}, Queues: 2, Producers: 2, Size: 10, Prefetch: 1, Wait: time.Second}
 	if _, err := NewRabbitMQQueue(ok); err != nil {
 		t.Fatalf("valid options: %v", err)
 	}
-	for name, change := range map[string]func(*RabbitMQQueueOptions){
-		"no urls":        func(o *RabbitMQQueueOptions) { o.URLs = nil },
-		"http url":       func(o *RabbitMQQueueOptions) { o.URLs = []string{"http://127.0.0.1:5672"} },
-		"no queues":      func(o *RabbitMQQueueOptions) { o.Queues = 0 },
-		"few producers":  func(o *RabbitMQQueueOptions) { o.Producers = 1 },
-		"empty messages": func(o *RabbitMQQueueOptions) { o.Size = 0 },
-		"no prefetch":    func(o *RabbitMQQueueOptions) { o.Prefetch = 0 },
-		"no wait":        func(o *RabbitMQQueueOptions) { o.Wait = 0 },
+	for name, change := range map[string]func(*bench.RabbitMQQueueOptions){
+		"no urls":        func(o *bench.RabbitMQQueueOptions) { o.URLs = nil },
+		"http url":       func(o *bench.RabbitMQQueueOptions) { o.URLs = []string{"http://127.0.0.1:5672"} },
+		"no queues":      func(o *bench.RabbitMQQueueOptions) { o.Queues = 0 },
+		"few producers":  func(o *bench.RabbitMQQueueOptions) { o.Producers = 1 },
+		"empty messages": func(o *bench.RabbitMQQueueOptions) { o.Size = 0 },
+		"no prefetch":    func(o *bench.RabbitMQQueueOptions) { o.Prefetch = 0 },
+		"no wait":        func(o *bench.RabbitMQQueueOptions) { o.Wait = 0 },
 	} {
 		o := ok
 		change(&o)
 		if _, err := NewRabbitMQQueue(o); err == nil {
 			t.Errorf("%s: no error", name)
-		}
-	}
-}
-
-func TestRedactURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"amqp://bench:secret@127.0.0.1:5672/": "amqp://bench:xxx@127.0.0.1:5672/",
-		"amqp://bench@127.0.0.1:5672/":        "amqp://bench@127.0.0.1:5672/",
-		"nats://127.0.0.1:4222":               "nats://127.0.0.1:4222",
-		"amqp://u:p@ss:w@h/":                  "amqp://u:xxx@h/",
-	} {
-		if got := RedactURL(in); got != want {
-			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -49,7 +37,7 @@ func TestRedactURL(t *testing.T) {
 // Close deletes the queues.
 func TestRabbitMQQueue_MessagesThrough(t *testing.T) {
 	url := startRabbitMQ(t)
-	w, err := NewRabbitMQQueue(RabbitMQQueueOptions{
+	w, err := NewRabbitMQQueue(bench.RabbitMQQueueOptions{
 		URLs: []string{url}, Queues: 2, Producers: 2, Size: 200, Prefetch: 1, Wait: 10 * time.Second, QueuePrefix: "bench-test-",
 	})
 	if err != nil {

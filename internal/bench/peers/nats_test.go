@@ -1,4 +1,4 @@
-package bench
+package peers
 
 import (
 	"context"
@@ -8,21 +8,22 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/parley-chat/parley/internal/bench"
 )
 
 func TestNewNATSPublish_Invalid(t *testing.T) {
-	ok := NATSPublishOptions{URLs: []string{"nats://127.0.0.1:4222"}, StreamPrefix: "b-", Replicas: 3, ValueSize: 256, Keys: 10}
+	ok := bench.NATSPublishOptions{URLs: []string{"nats://127.0.0.1:4222"}, StreamPrefix: "b-", Replicas: 3, ValueSize: 256, Keys: 10}
 	if _, err := NewNATSPublish(ok); err != nil {
 		t.Fatalf("valid options: %v", err)
 	}
-	for name, change := range map[string]func(*NATSPublishOptions){
-		"no urls":        func(o *NATSPublishOptions) { o.URLs = nil },
-		"http url":       func(o *NATSPublishOptions) { o.URLs = []string{"http://127.0.0.1:4222"} },
-		"no replicas":    func(o *NATSPublishOptions) { o.Replicas = 0 },
-		"six replicas":   func(o *NATSPublishOptions) { o.Replicas = 6 },
-		"negative value": func(o *NATSPublishOptions) { o.ValueSize = -1 },
-		"no keys":        func(o *NATSPublishOptions) { o.Keys = 0 },
-		"dotted prefix":  func(o *NATSPublishOptions) { o.StreamPrefix = "a.b" },
+	for name, change := range map[string]func(*bench.NATSPublishOptions){
+		"no urls":        func(o *bench.NATSPublishOptions) { o.URLs = nil },
+		"http url":       func(o *bench.NATSPublishOptions) { o.URLs = []string{"http://127.0.0.1:4222"} },
+		"no replicas":    func(o *bench.NATSPublishOptions) { o.Replicas = 0 },
+		"six replicas":   func(o *bench.NATSPublishOptions) { o.Replicas = 6 },
+		"negative value": func(o *bench.NATSPublishOptions) { o.ValueSize = -1 },
+		"no keys":        func(o *bench.NATSPublishOptions) { o.Keys = 0 },
+		"dotted prefix":  func(o *bench.NATSPublishOptions) { o.StreamPrefix = "a.b" },
 	} {
 		o := ok
 		change(&o)
@@ -37,7 +38,7 @@ func TestNewNATSPublish_Invalid(t *testing.T) {
 // Close deletes the stream.
 func TestNATSPublish_Stores(t *testing.T) {
 	url := startNATS(t)
-	w, err := NewNATSPublish(NATSPublishOptions{URLs: []string{url}, StreamPrefix: "bench-test-", Replicas: 1, ValueSize: 100, Keys: 7})
+	w, err := NewNATSPublish(bench.NATSPublishOptions{URLs: []string{url}, StreamPrefix: "bench-test-", Replicas: 1, ValueSize: 100, Keys: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,16 +11,10 @@ import (
 	"github.com/parley-chat/parley/internal/bench"
 )
 
-// Peers: `parley bench rabbitmq-queue` runs the queue workload against
-// RabbitMQ quorum queues and `parley bench nats-publish` publishes to a
-// NATS JetStream stream, so that Parley's performance targets can be
-// checked as ratios measured in the same run (scripts/bench/compare-queue.sh
-// and compare-nats.sh).
-
 // defaultAMQPURL is a local RabbitMQ's default listener and user.
 const defaultAMQPURL = "amqp://guest:guest@127.0.0.1:5672/"
 
-// BenchRabbitMQOptions configure `parley bench rabbitmq-queue`. Servers
+// BenchRabbitMQOptions configure `parley-bench rabbitmq-queue`. Servers
 // holds the AMQP URLs.
 type BenchRabbitMQOptions struct {
 	BenchOptions
@@ -38,16 +32,17 @@ type BenchRabbitMQOptions struct {
 	QueuePrefix string
 }
 
-// runBenchRabbitMQ is the action of `parley bench rabbitmq-queue`.
-func runBenchRabbitMQ(ctx context.Context, e *Env, path string, args []string) error {
+// runBenchRabbitMQ is the action of `parley-bench rabbitmq-queue`; open
+// opens the workload.
+func runBenchRabbitMQ(ctx context.Context, e *Env, path string, args []string, open func(bench.RabbitMQQueueOptions) (RabbitMQQueueWorkload, error)) error {
 	o, err := ParseBenchRabbitMQ(path, args, e.getenv)
 	if err != nil {
 		return err
 	}
-	return BenchRabbitMQ(ctx, o, e.Stdout, e.Stderr)
+	return BenchRabbitMQ(ctx, o, open, e.Stdout, e.Stderr)
 }
 
-// ParseBenchRabbitMQ reads the flags of `parley bench rabbitmq-queue`:
+// ParseBenchRabbitMQ reads the flags of `parley-bench rabbitmq-queue`:
 // those of `parley bench queue`, with --urls (AMQP URLs, stored in Servers)
 // in place of --servers and --token, and --prefetch in place of
 // --ack-timeout.
@@ -107,44 +102,11 @@ machine in the same run.`)
 	return o, nil
 }
 
-// checkPeerURLs checks that there is at least one URL and that each starts
-// with one of the schemes.
-func checkPeerURLs(urls []string, schemes ...string) error {
-	if len(urls) == 0 {
-		return fmt.Errorf("give at least one URL")
-	}
-	for _, u := range urls {
-		ok := false
-		for _, s := range schemes {
-			ok = ok || (strings.HasPrefix(u, s) && len(u) > len(s))
-		}
-		if !ok {
-			return fmt.Errorf("%q is not a URL like %shost:port", u, schemes[0])
-		}
-	}
-	return nil
-}
-
-// checkRun validates the shared measuring flags but --servers, which the
-// peer benchmarks fill with their own kind of URL.
-func (o *BenchOptions) checkRun() error {
-	switch {
-	case o.Clients < 1:
-		return fmt.Errorf("--clients %d: want at least 1", o.Clients)
-	case o.Requests < 0:
-		return fmt.Errorf("--requests %d: must not be negative", o.Requests)
-	case o.Duration < 0 || o.Warmup < 0 || o.Timeout < 0:
-		return fmt.Errorf("--duration, --warmup and --timeout must not be negative")
-	case o.Requests == 0 && o.Duration == 0:
-		return fmt.Errorf("--duration 0 needs --requests")
-	}
-	return nil
-}
-
-// BenchRabbitMQ runs the queue workload against RabbitMQ and prints the
-// report to stdout (progress to stderr), writing the files asked for.
-func BenchRabbitMQ(ctx context.Context, o BenchRabbitMQOptions, stdout, stderr io.Writer) error {
-	w, err := bench.NewRabbitMQQueue(bench.RabbitMQQueueOptions{
+// BenchRabbitMQ runs the queue workload, opened by open, against RabbitMQ
+// and prints the report to stdout (progress to stderr), writing the files
+// asked for.
+func BenchRabbitMQ(ctx context.Context, o BenchRabbitMQOptions, open func(bench.RabbitMQQueueOptions) (RabbitMQQueueWorkload, error), stdout, stderr io.Writer) error {
+	w, err := open(bench.RabbitMQQueueOptions{
 		URLs: o.Servers, Queues: o.Queues, Producers: o.Producers, Size: o.Size,
 		Prefetch: o.Prefetch, Wait: o.Wait, QueuePrefix: o.QueuePrefix,
 	})
@@ -173,13 +135,4 @@ func BenchRabbitMQ(ctx context.Context, o BenchRabbitMQOptions, stdout, stderr i
 			rep.Params["cleanup"] = closeErr.Error()
 		}
 	})
-}
-
-// redactedURLs returns urls with any password replaced by xxx.
-func redactedURLs(urls []string) []string {
-	out := make([]string, len(urls))
-	for i, u := range urls {
-		out[i] = bench.RedactURL(u)
-	}
-	return out
 }

@@ -12,7 +12,7 @@ import (
 // defaultNATSURL is a local NATS server's default client listener.
 const defaultNATSURL = "nats://127.0.0.1:4222"
 
-// BenchNATSOptions configure `parley bench nats-publish`. Servers holds
+// BenchNATSOptions configure `parley-bench nats-publish`. Servers holds
 // the NATS URLs.
 type BenchNATSOptions struct {
 	BenchOptions
@@ -26,16 +26,17 @@ type BenchNATSOptions struct {
 	StreamPrefix string
 }
 
-// runBenchNATS is the action of `parley bench nats-publish`.
-func runBenchNATS(ctx context.Context, e *Env, path string, args []string) error {
+// runBenchNATS is the action of `parley-bench nats-publish`; open opens
+// the workload.
+func runBenchNATS(ctx context.Context, e *Env, path string, args []string, open func(bench.NATSPublishOptions) (NATSPublishWorkload, error)) error {
 	o, err := ParseBenchNATS(path, args, e.getenv)
 	if err != nil {
 		return err
 	}
-	return BenchNATS(ctx, o, e.Stdout, e.Stderr)
+	return BenchNATS(ctx, o, open, e.Stdout, e.Stderr)
 }
 
-// ParseBenchNATS reads the flags of `parley bench nats-publish`.
+// ParseBenchNATS reads the flags of `parley-bench nats-publish`.
 func ParseBenchNATS(path string, args []string, getenv func(string) string) (BenchNATSOptions, error) {
 	var o BenchNATSOptions
 	fs := newFlagSet(path, "[flags]", `
@@ -83,10 +84,11 @@ compare the two systems on the same machine in the same run.`)
 	return o, nil
 }
 
-// BenchNATS runs the publish workload against NATS JetStream and prints
-// the report to stdout (progress to stderr), writing the files asked for.
-func BenchNATS(ctx context.Context, o BenchNATSOptions, stdout, stderr io.Writer) error {
-	w, err := bench.NewNATSPublish(bench.NATSPublishOptions{
+// BenchNATS runs the publish workload, opened by open, against NATS
+// JetStream and prints the report to stdout (progress to stderr), writing
+// the files asked for.
+func BenchNATS(ctx context.Context, o BenchNATSOptions, open func(bench.NATSPublishOptions) (NATSPublishWorkload, error), stdout, stderr io.Writer) error {
+	w, err := open(bench.NATSPublishOptions{
 		URLs: o.Servers, StreamPrefix: o.StreamPrefix, Replicas: o.Replicas, ValueSize: o.ValueSize, Keys: o.Keys,
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package bench
+package peers
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/parley-chat/parley/internal/bench"
 )
 
 // fakeEtcd imitates the two gateway endpoints of etcd 3.4 used by EtcdKV,
@@ -89,7 +91,7 @@ func mustEtcdKV(t *testing.T, mix string, keys, valueSize int) (*EtcdKV, *fakeEt
 	fake := &fakeEtcd{t: t, data: map[string][]byte{}}
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	w, err := NewEtcdKV(EtcdKVOptions{
+	w, err := NewEtcdKV(bench.EtcdKVOptions{
 		Endpoints: []string{srv.URL + "/"}, HTTP: srv.Client(),
 		Mix: mix, ValueSize: valueSize, Keys: keys, KeyPrefix: "bench/",
 	})
@@ -101,8 +103,8 @@ func mustEtcdKV(t *testing.T, mix string, keys, valueSize int) (*EtcdKV, *fakeEt
 
 func TestEtcdKV_Op(t *testing.T) {
 	t.Run("puts store KV's keys and values", func(t *testing.T) {
-		w, fake, _ := mustEtcdKV(t, MixPut, 50, 30)
-		rep, err := Run(context.Background(), w, Options{Workers: 4, Requests: 200})
+		w, fake, _ := mustEtcdKV(t, bench.MixPut, 50, 30)
+		rep, err := bench.Run(context.Background(), w, bench.Options{Workers: 4, Requests: 200})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,15 +115,15 @@ func TestEtcdKV_Op(t *testing.T) {
 			t.Errorf("puts %d ranges %d distinct keys %d", fake.puts, fake.ranges, len(fake.data))
 		}
 		// The same key choice and value bytes as the Parley workload.
-		kv := &KV{o: KVOptions{Keys: 50, KeyPrefix: "bench/"}}
-		want := kv.key(int(mix64(7) % 50))
+		n, _ := bench.KVOp(bench.MixPut, 50, 7)
+		want := bench.KVKey("bench/", n)
 		if v, ok := fake.data[want]; !ok || string(v) != "abcdefghijklmnopqrstuvwxyzabcd" {
 			t.Errorf("key %s holds %q (present %v)", want, v, ok)
 		}
 	})
 	t.Run("gets read a filled keyspace", func(t *testing.T) {
-		w, fake, _ := mustEtcdKV(t, MixGet, 20, 8)
-		rep, err := Run(context.Background(), w, Options{Workers: 3, Requests: 100})
+		w, fake, _ := mustEtcdKV(t, bench.MixGet, 20, 8)
+		rep, err := bench.Run(context.Background(), w, bench.Options{Workers: 3, Requests: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,8 +132,8 @@ func TestEtcdKV_Op(t *testing.T) {
 		}
 	})
 	t.Run("mixed does both", func(t *testing.T) {
-		w, fake, _ := mustEtcdKV(t, MixMixed, 20, 8)
-		if _, err := Run(context.Background(), w, Options{Workers: 2, Requests: 200}); err != nil {
+		w, fake, _ := mustEtcdKV(t, bench.MixMixed, 20, 8)
+		if _, err := bench.Run(context.Background(), w, bench.Options{Workers: 2, Requests: 200}); err != nil {
 			t.Fatal(err)
 		}
 		if fake.puts <= 20 || fake.ranges == 0 || fake.puts+fake.ranges != 220 {
@@ -139,7 +141,7 @@ func TestEtcdKV_Op(t *testing.T) {
 		}
 	})
 	t.Run("a failure quotes status and body", func(t *testing.T) {
-		w, fake, _ := mustEtcdKV(t, MixPut, 10, 8)
+		w, fake, _ := mustEtcdKV(t, bench.MixPut, 10, 8)
 		fake.fail = true
 		err := w.Op(context.Background(), 0, 1)
 		want := `put: 503 Service Unavailable: {"error":"etcdserver: no leader", "code":14}`
@@ -148,9 +150,9 @@ func TestEtcdKV_Op(t *testing.T) {
 		}
 	})
 	t.Run("a failed fill stops the run", func(t *testing.T) {
-		w, fake, _ := mustEtcdKV(t, MixGet, 10, 8)
+		w, fake, _ := mustEtcdKV(t, bench.MixGet, 10, 8)
 		fake.fail = true
-		_, err := Run(context.Background(), w, Options{Workers: 2, Requests: 10})
+		_, err := bench.Run(context.Background(), w, bench.Options{Workers: 2, Requests: 10})
 		if err == nil || !strings.Contains(err.Error(), "fill key bench/") || !strings.Contains(err.Error(), "503") {
 			t.Errorf("err = %v", err)
 		}
@@ -158,7 +160,7 @@ func TestEtcdKV_Op(t *testing.T) {
 }
 
 func TestEtcdKV_Health(t *testing.T) {
-	w, _, url := mustEtcdKV(t, MixPut, 10, 8)
+	w, _, url := mustEtcdKV(t, bench.MixPut, 10, 8)
 	if err := w.Health(context.Background(), url); err != nil {
 		t.Errorf("healthy member: %v", err)
 	}
@@ -168,7 +170,7 @@ func TestEtcdKV_Health(t *testing.T) {
 }
 
 func TestEtcdKV_Bodies(t *testing.T) {
-	w, err := NewEtcdKV(EtcdKVOptions{Endpoints: []string{"http://e"}, HTTP: http.DefaultClient, Mix: MixPut, ValueSize: 3, Keys: 1})
+	w, err := NewEtcdKV(bench.EtcdKVOptions{Endpoints: []string{"http://e"}, HTTP: http.DefaultClient, Mix: bench.MixPut, ValueSize: 3, Keys: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,13 +183,13 @@ func TestEtcdKV_Bodies(t *testing.T) {
 }
 
 func TestNewEtcdKV_Invalid(t *testing.T) {
-	ok := EtcdKVOptions{Endpoints: []string{"http://e"}, HTTP: http.DefaultClient, Mix: MixPut, Keys: 1}
-	for name, mod := range map[string]func(*EtcdKVOptions){
-		"no endpoints":   func(o *EtcdKVOptions) { o.Endpoints = nil },
-		"no client":      func(o *EtcdKVOptions) { o.HTTP = nil },
-		"bad mix":        func(o *EtcdKVOptions) { o.Mix = "delete" },
-		"negative value": func(o *EtcdKVOptions) { o.ValueSize = -1 },
-		"no keys":        func(o *EtcdKVOptions) { o.Keys = 0 },
+	ok := bench.EtcdKVOptions{Endpoints: []string{"http://e"}, HTTP: http.DefaultClient, Mix: bench.MixPut, Keys: 1}
+	for name, mod := range map[string]func(*bench.EtcdKVOptions){
+		"no endpoints":   func(o *bench.EtcdKVOptions) { o.Endpoints = nil },
+		"no client":      func(o *bench.EtcdKVOptions) { o.HTTP = nil },
+		"bad mix":        func(o *bench.EtcdKVOptions) { o.Mix = "delete" },
+		"negative value": func(o *bench.EtcdKVOptions) { o.ValueSize = -1 },
+		"no keys":        func(o *bench.EtcdKVOptions) { o.Keys = 0 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := ok
@@ -200,7 +202,7 @@ func TestNewEtcdKV_Invalid(t *testing.T) {
 }
 
 func BenchmarkEtcdKV_PutBody(b *testing.B) {
-	w, err := NewEtcdKV(EtcdKVOptions{Endpoints: []string{"http://e"}, HTTP: http.DefaultClient, Mix: MixPut, ValueSize: 256, Keys: 10000, KeyPrefix: "bench/"})
+	w, err := NewEtcdKV(bench.EtcdKVOptions{Endpoints: []string{"http://e"}, HTTP: http.DefaultClient, Mix: bench.MixPut, ValueSize: 256, Keys: 10000, KeyPrefix: "bench/"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package bench
+package peers
 
 import (
 	"bytes"
@@ -11,23 +11,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-)
 
-// EtcdKVOptions shape the etcd KV workload.
-type EtcdKVOptions struct {
-	// Endpoints are the client URLs of the etcd members, e.g.
-	// "http://127.0.0.1:2379"; worker w uses Endpoints[w % len(Endpoints)],
-	// as KV spreads workers over Parley nodes.
-	Endpoints []string
-	// HTTP sends every request. Give it the transport the Parley KV
-	// workload uses, so both sides pay the same client costs.
-	HTTP *http.Client
-	// Mix, ValueSize, Keys and KeyPrefix work as in KVOptions.
-	Mix       string
-	ValueSize int
-	Keys      int
-	KeyPrefix string
-}
+	"github.com/parley-chat/parley/internal/bench"
+)
 
 // EtcdKV is the KV workload against etcd 3.4's JSON gRPC gateway: the same
 // keys, values and choice of operation as KV, sent as HTTP/1.1 JSON, where
@@ -36,14 +22,14 @@ type EtcdKVOptions struct {
 // compare Parley with etcd like for like, on the same machine in the same
 // run.
 type EtcdKV struct {
-	o       EtcdKVOptions
+	o       bench.EtcdKVOptions
 	value64 []byte // the value, base64-encoded once
 }
 
 // Compile-time checks that EtcdKV is a workload that prepares.
 var (
-	_ Workload = (*EtcdKV)(nil)
-	_ Preparer = (*EtcdKV)(nil)
+	_ bench.Workload = (*EtcdKV)(nil)
+	_ bench.Preparer = (*EtcdKV)(nil)
 )
 
 // Gateway paths: etcd 3.4 serves its gRPC gateway under /v3 on every
@@ -58,13 +44,13 @@ const (
 const maxExcerpt = 200
 
 // NewEtcdKV checks o and returns the workload.
-func NewEtcdKV(o EtcdKVOptions) (*EtcdKV, error) {
+func NewEtcdKV(o bench.EtcdKVOptions) (*EtcdKV, error) {
 	switch {
 	case len(o.Endpoints) == 0:
 		return nil, errors.New("etcd kv workload: no endpoints")
 	case o.HTTP == nil:
 		return nil, errors.New("etcd kv workload: no HTTP client")
-	case o.Mix != MixPut && o.Mix != MixGet && o.Mix != MixMixed:
+	case o.Mix != bench.MixPut && o.Mix != bench.MixGet && o.Mix != bench.MixMixed:
 		return nil, fmt.Errorf("etcd kv workload: mix %q: want put, get or mixed", o.Mix)
 	case o.ValueSize < 0:
 		return nil, fmt.Errorf("etcd kv workload: value size %d: must not be negative", o.ValueSize)
@@ -76,34 +62,30 @@ func NewEtcdKV(o EtcdKVOptions) (*EtcdKV, error) {
 		eps[i] = strings.TrimRight(e, "/")
 	}
 	o.Endpoints = eps
-	v := make([]byte, o.ValueSize)
-	for i := range v {
-		v[i] = 'a' + byte(i%26) // the bytes KV stores
-	}
-	return &EtcdKV{o: o, value64: base64.StdEncoding.AppendEncode(nil, v)}, nil
+	return &EtcdKV{o: o, value64: base64.StdEncoding.AppendEncode(nil, bench.KVValue(o.ValueSize))}, nil
 }
 
-// Name implements Workload: "etcd-kv/put", "etcd-kv/get" or
+// Name implements bench.Workload: "etcd-kv/put", "etcd-kv/get" or
 // "etcd-kv/mixed".
 func (e *EtcdKV) Name() string { return "etcd-kv/" + e.o.Mix }
 
-// Op implements Workload, choosing key and operation from i exactly as KV
+// Op implements bench.Workload, choosing key and operation from i exactly as KV
 // does.
 func (e *EtcdKV) Op(ctx context.Context, worker, i int) error {
 	ep := e.o.Endpoints[worker%len(e.o.Endpoints)]
-	h := mix64(uint64(i))
-	key := e.key(int(h % uint64(e.o.Keys)))
-	if e.o.Mix == MixPut || (e.o.Mix == MixMixed && h>>63 == 0) {
+	n, put := bench.KVOp(e.o.Mix, e.o.Keys, i)
+	key := e.key(n)
+	if put {
 		return e.post(ctx, "put", ep+etcdPutPath, e.putBody(key))
 	}
 	// A range over a missing key answers 200 with no kvs: still a read.
 	return e.post(ctx, "get", ep+etcdRangePath, e.rangeBody(key))
 }
 
-// Prepare implements Preparer: for reads, every key of the keyspace is
+// Prepare implements bench.Preparer: for reads, every key of the keyspace is
 // stored once, by workers goroutines.
 func (e *EtcdKV) Prepare(ctx context.Context, workers int) error {
-	if e.o.Mix == MixPut {
+	if e.o.Mix == bench.MixPut {
 		return nil
 	}
 	var next atomic.Int64
@@ -142,7 +124,7 @@ func (e *EtcdKV) Health(ctx context.Context, endpoint string) error {
 }
 
 // key names key number i, as KV does.
-func (e *EtcdKV) key(i int) string { return fmt.Sprintf("%s%08d", e.o.KeyPrefix, i) }
+func (e *EtcdKV) key(i int) string { return bench.KVKey(e.o.KeyPrefix, i) }
 
 // putBody returns the gateway's PutRequest for key and the value:
 // {"key":"<base64>","value":"<base64>"}.
@@ -181,7 +163,7 @@ func (e *EtcdKV) post(ctx context.Context, op, url string, body []byte) error {
 func (e *EtcdKV) do(req *http.Request, op string) error {
 	resp, err := e.o.HTTP.Do(req)
 	if err != nil {
-		return opError(op, err)
+		return bench.OpError(op, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 2 {

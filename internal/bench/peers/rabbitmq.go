@@ -1,42 +1,17 @@
-package bench
+package peers
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/parley-chat/parley/internal/bench"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
-
-// RabbitMQQueueOptions shape the RabbitMQ quorum queue workload.
-type RabbitMQQueueOptions struct {
-	// URLs are AMQP URLs of the cluster's nodes, e.g.
-	// "amqp://guest:guest@127.0.0.1:5672/"; consumer w connects to
-	// URLs[w % len(URLs)] and producer p to URLs[(p+1) % len(URLs)], as the
-	// queue workload spreads its clients over Parley nodes.
-	URLs []string
-	// Queues is the number of quorum queues; consumer w and producer p use
-	// queue w % Queues and p % Queues.
-	Queues int
-	// Producers is the number of producers (at least Queues).
-	Producers int
-	// Size is the length of every message body in bytes.
-	Size int
-	// Prefetch is each consumer's QoS prefetch count: how many unacked
-	// messages the broker may push ahead. 1 makes a consumer take one
-	// message at a time, as a Parley receive does.
-	Prefetch int
-	// Wait is how long a consumer waits for a delivery before the
-	// operation counts as failed.
-	Wait time.Duration
-	// QueuePrefix starts every queue name; a random run id follows.
-	QueuePrefix string
-}
 
 // RabbitMQQueue is the queue workload against RabbitMQ quorum queues
 // (x-queue-type=quorum: replicated with Raft on every node, durable):
@@ -48,7 +23,7 @@ type RabbitMQQueueOptions struct {
 // to compare Parley's queues with RabbitMQ's on the same machine in the
 // same run.
 type RabbitMQQueue struct {
-	o         RabbitMQQueueOptions
+	o         bench.RabbitMQQueueOptions
 	names     []string
 	run       string
 	body      []byte
@@ -66,22 +41,22 @@ type RabbitMQQueue struct {
 
 // Compile-time checks that RabbitMQQueue is a workload that prepares.
 var (
-	_ Workload = (*RabbitMQQueue)(nil)
-	_ Preparer = (*RabbitMQQueue)(nil)
+	_ bench.Workload = (*RabbitMQQueue)(nil)
+	_ bench.Preparer = (*RabbitMQQueue)(nil)
 )
 
 // rmqDialTimeout bounds a TCP connect and the AMQP handshake.
 const rmqDialTimeout = 5 * time.Second
 
 // NewRabbitMQQueue checks o and returns the workload.
-func NewRabbitMQQueue(o RabbitMQQueueOptions) (*RabbitMQQueue, error) {
+func NewRabbitMQQueue(o bench.RabbitMQQueueOptions) (*RabbitMQQueue, error) {
 	switch {
 	case len(o.URLs) == 0:
 		return nil, errors.New("rabbitmq queue workload: no URLs")
 	case o.Queues < 1:
 		return nil, fmt.Errorf("rabbitmq queue workload: queues %d: want at least 1", o.Queues)
 	case o.Producers < o.Queues:
-		return nil, fmt.Errorf("rabbitmq queue workload: %d producers for %d queues: want one per queue at least", o.Producers, o.Queues)
+		return nil, fmt.Errorf("rabbitmq queue workload: producers %d, queues %d: want a producer per queue at least", o.Producers, o.Queues)
 	case o.Size < 1:
 		return nil, fmt.Errorf("rabbitmq queue workload: size %d: want at least 1", o.Size)
 	case o.Prefetch < 1:
@@ -94,15 +69,15 @@ func NewRabbitMQQueue(o RabbitMQQueueOptions) (*RabbitMQQueue, error) {
 			return nil, fmt.Errorf("rabbitmq queue workload: URL %q: %w", u, err)
 		}
 	}
-	run := runID()
+	run := bench.RunID()
 	names := make([]string, o.Queues)
 	for i := range names {
 		names[i] = o.QueuePrefix + run + "-" + strconv.Itoa(i)
 	}
-	return &RabbitMQQueue{o: o, run: run, names: names, body: []byte(filler(o.Size))}, nil
+	return &RabbitMQQueue{o: o, run: run, names: names, body: []byte(bench.Filler(o.Size))}, nil
 }
 
-// Name implements Workload.
+// Name implements bench.Workload.
 func (r *RabbitMQQueue) Name() string { return "rabbitmq-queue" }
 
 // Queues returns the queue names.
@@ -115,11 +90,11 @@ func (r *RabbitMQQueue) Sent() (sent, failed int64, last string) {
 	return r.sent.Load(), r.sendErrs.Load(), last
 }
 
-// Prepare implements Preparer: it declares the quorum queues, connects a
+// Prepare implements bench.Preparer: it declares the quorum queues, connects a
 // consumer per worker and starts the producers, which run until Close.
 func (r *RabbitMQQueue) Prepare(ctx context.Context, workers int) error {
 	if workers < r.o.Queues {
-		return fmt.Errorf("%d consumers for %d queues: want one per queue at least", workers, r.o.Queues)
+		return fmt.Errorf("consumers %d, queues %d: want a consumer per queue at least", workers, r.o.Queues)
 	}
 	var err error
 	if r.admin, err = rmqDial(r.o.URLs[0]); err != nil {
@@ -138,7 +113,7 @@ func (r *RabbitMQQueue) Prepare(ctx context.Context, workers int) error {
 	}
 	_ = ch.Close()
 	r.consumers = make([]*rmqPeer, workers)
-	err = parallel(ctx, workers, 16, func(ctx context.Context, _, w int) error {
+	err = bench.Parallel(ctx, workers, 16, func(ctx context.Context, _, w int) error {
 		c := &rmqPeer{url: r.o.URLs[w%len(r.o.URLs)], setup: r.consume(r.names[w%r.o.Queues])}
 		r.consumers[w] = c
 		return c.open()
@@ -158,7 +133,7 @@ func (r *RabbitMQQueue) Prepare(ctx context.Context, workers int) error {
 		}
 	}
 	producers := make([]*rmqPeer, r.o.Producers)
-	err = parallel(ctx, r.o.Producers, 16, func(ctx context.Context, _, p int) error {
+	err = bench.Parallel(ctx, r.o.Producers, 16, func(ctx context.Context, _, p int) error {
 		producers[p] = &rmqPeer{url: r.o.URLs[(p+1)%len(r.o.URLs)], setup: confirmMode}
 		return producers[p].open()
 	})
@@ -231,7 +206,7 @@ func (r *RabbitMQQueue) produce(ctx context.Context, p int, pr *rmqPeer) {
 	}
 }
 
-// Op implements Workload: consumer worker takes the next delivery from its
+// Op implements bench.Workload: consumer worker takes the next delivery from its
 // queue and acks it; then its queue's producers may send one more.
 func (r *RabbitMQQueue) Op(ctx context.Context, worker, i int) error {
 	c := r.consumers[worker]
@@ -298,24 +273,9 @@ func (r *RabbitMQQueue) Close() error {
 func rmqDial(url string) (*amqp.Connection, error) {
 	c, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(rmqDialTimeout), Properties: amqp.Table{"connection_name": "parley bench"}})
 	if err != nil {
-		return nil, fmt.Errorf("connect %s: %w", RedactURL(url), err)
+		return nil, fmt.Errorf("connect %s: %w", bench.RedactURL(url), err)
 	}
 	return c, nil
-}
-
-// RedactURL returns url with the password of its user info, if any,
-// replaced by xxx, for messages and reports.
-func RedactURL(url string) string {
-	s := strings.Index(url, "://")
-	at := strings.LastIndex(url, "@")
-	if s < 0 || at < s {
-		return url
-	}
-	c := strings.Index(url[s+3:at], ":")
-	if c < 0 {
-		return url
-	}
-	return url[:s+3+c+1] + "xxx" + url[at:]
 }
 
 // rmqPeer is one client of the broker: its own connection and channel,

@@ -1,4 +1,4 @@
-package bench
+package peers
 
 import (
 	"context"
@@ -11,25 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/parley-chat/parley/internal/bench"
 )
-
-// NATSPublishOptions shape the NATS JetStream publish workload.
-type NATSPublishOptions struct {
-	// URLs are client URLs of the cluster's servers, e.g.
-	// "nats://127.0.0.1:4222"; worker w connects to URLs[w % len(URLs)],
-	// as KV spreads workers over Parley nodes.
-	URLs []string
-	// StreamPrefix starts the stream's name; a random run id follows. The
-	// stream takes the subjects <name>.>.
-	StreamPrefix string
-	// Replicas is the stream's replication factor (3 for R3).
-	Replicas int
-	// ValueSize is the size of every message in bytes.
-	ValueSize int
-	// Keys is the number of subjects: operation i publishes to subject
-	// <stream>.<key>, the key picked from i as KV picks its key.
-	Keys int
-}
 
 // NATSPublish is a publish workload against NATS JetStream: each operation
 // publishes one message to a file-backed stream of Replicas replicas and
@@ -38,7 +21,7 @@ type NATSPublishOptions struct {
 // write acknowledged to the client), to compare the two on the same
 // machine in the same run.
 type NATSPublish struct {
-	o      NATSPublishOptions
+	o      bench.NATSPublishOptions
 	stream string
 	value  []byte
 	conns  []*nats.Conn          // one per worker, from Prepare
@@ -49,12 +32,12 @@ type NATSPublish struct {
 
 // Compile-time checks that NATSPublish is a workload that prepares.
 var (
-	_ Workload = (*NATSPublish)(nil)
-	_ Preparer = (*NATSPublish)(nil)
+	_ bench.Workload = (*NATSPublish)(nil)
+	_ bench.Preparer = (*NATSPublish)(nil)
 )
 
 // NewNATSPublish checks o and returns the workload.
-func NewNATSPublish(o NATSPublishOptions) (*NATSPublish, error) {
+func NewNATSPublish(o bench.NATSPublishOptions) (*NATSPublish, error) {
 	switch {
 	case len(o.URLs) == 0:
 		return nil, errors.New("nats publish workload: no URLs")
@@ -72,26 +55,22 @@ func NewNATSPublish(o NATSPublishOptions) (*NATSPublish, error) {
 			return nil, fmt.Errorf("nats publish workload: URL %q: want nats://host:port", u)
 		}
 	}
-	v := make([]byte, o.ValueSize)
-	for i := range v {
-		v[i] = 'a' + byte(i%26) // the bytes KV stores
-	}
-	return &NATSPublish{o: o, stream: o.StreamPrefix + runID(), value: v}, nil
+	return &NATSPublish{o: o, stream: o.StreamPrefix + bench.RunID(), value: bench.KVValue(o.ValueSize)}, nil
 }
 
-// Name implements Workload.
+// Name implements bench.Workload.
 func (n *NATSPublish) Name() string { return "nats-publish" }
 
 // Stream returns the stream's name.
 func (n *NATSPublish) Stream() string { return n.stream }
 
-// Prepare implements Preparer: it connects a client per worker and
+// Prepare implements bench.Preparer: it connects a client per worker and
 // creates the stream: file storage, Replicas replicas, no limits (the
 // benchmark deletes it at Close).
 func (n *NATSPublish) Prepare(ctx context.Context, workers int) error {
 	n.conns = make([]*nats.Conn, workers)
 	n.js = make([]jetstream.JetStream, workers)
-	err := parallel(ctx, workers, 16, func(ctx context.Context, _, w int) error {
+	err := bench.Parallel(ctx, workers, 16, func(ctx context.Context, _, w int) error {
 		url := n.o.URLs[w%len(n.o.URLs)]
 		nc, err := nats.Connect(url, nats.Name("parley bench"), nats.Timeout(5*time.Second))
 		if err != nil {
@@ -122,10 +101,10 @@ func (n *NATSPublish) Prepare(ctx context.Context, workers int) error {
 	return nil
 }
 
-// Op implements Workload: one publish, acknowledged by the stream.
+// Op implements bench.Workload: one publish, acknowledged by the stream.
 func (n *NATSPublish) Op(ctx context.Context, worker, i int) error {
-	key := mix64(uint64(i)) % uint64(n.o.Keys)
-	subj := n.stream + "." + strconv.FormatUint(key, 10)
+	key, _ := bench.KVOp(bench.MixPut, n.o.Keys, i)
+	subj := n.stream + "." + strconv.Itoa(key)
 	if _, err := n.js[worker].Publish(ctx, subj, n.value); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestParseBenchNATS(t *testing.T) {
-	const path = "parley bench nats-publish"
+	const path = "parley-bench nats-publish"
 	t.Run("defaults match bench kv", func(t *testing.T) {
 		o, err := ParseBenchNATS(path, nil, nil)
 		if err != nil {

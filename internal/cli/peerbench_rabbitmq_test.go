@@ -8,7 +8,7 @@ import (
 )
 
 func TestParseBenchRabbitMQ(t *testing.T) {
-	const path = "parley bench rabbitmq-queue"
+	const path = "parley-bench rabbitmq-queue"
 	t.Run("defaults match bench queue", func(t *testing.T) {
 		o, err := ParseBenchRabbitMQ(path, nil, envMap(map[string]string{"PARLEY_SERVER": "http://h:1"}))
 		if err != nil {
