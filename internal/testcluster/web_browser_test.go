@@ -97,9 +97,24 @@ func newBrowser(t *testing.T) *browser {
 	t.Cleanup(cancelAlloc)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(cancel)
+	return watch(ctx, t, "start chromium "+path)
+}
+
+// tab opens another tab of b's Chromium for t (a subtest, say): cheaper
+// than a browser of its own. The tab closes when t ends.
+func (b *browser) tab(t *testing.T) *browser {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx)
+	t.Cleanup(cancel)
+	return watch(ctx, t, "open a tab")
+}
+
+// watch opens the tab of ctx and collects its console for t.
+func watch(ctx context.Context, t *testing.T, what string) *browser {
+	t.Helper()
 	b := &browser{t: t, ctx: ctx}
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Fatalf("start chromium %s: %v", path, err)
+	if err := chromedp.Do(ctx); err != nil { // starts the browser or opens the tab
+		t.Fatalf("%s: %v", what, err)
 	}
 	go func() {
 		for m, err := range chromedp.Console(ctx) {
