@@ -39,9 +39,17 @@ function buildLayout(v, main) {
   v.older = h('button', {type: 'button', class: 'older link-button', hidden: true, onclick: () => loadOlder(v)}, 'Load older messages');
   v.scroller = h('div', {class: 'scroller'}, v.older, v.list);
   v.scroller.addEventListener('scroll', () => {
+    v.stuck = nearBottom(v);
     if (v.scroller.scrollTop < 80) loadOlder(v);
-    if (nearBottom(v)) v.pill.hidden = true;
+    if (v.stuck) v.pill.hidden = true;
   });
+  // The board shrinks when the members' row appears above it on a phone,
+  // the composer grows or the on-screen keyboard opens: a reader at the
+  // bottom stays there, so the newest message is never hidden under the
+  // composer.
+  v.stuck = true;
+  v.resized = new ResizeObserver(() => { if (v.stuck) v.scroller.scrollTop = v.scroller.scrollHeight; });
+  v.resized.observe(v.scroller);
   v.pill = h('button', {type: 'button', class: 'new-pill', hidden: true, onclick: () => scrollToEnd(v)}, 'New messages ↓');
   v.members = h('ul', {class: 'people'});
   v.mode = h('span', {class: 'mode'});
@@ -82,6 +90,7 @@ async function start(v) {
 
 function stop(v) {
   v.stopped = true;
+  v.resized.disconnect();
   clearTimeout(v.readTimer);
   if (v.contiguous > v.markedRead) api.markRead(v.room, v.contiguous).catch(() => {}); // what was shown is read
   v.timers.forEach((t) => { clearInterval(t); clearTimeout(t); });
@@ -221,6 +230,7 @@ function nearBottom(v) {
 
 function scrollToEnd(v) {
   v.scroller.scrollTop = v.scroller.scrollHeight;
+  v.stuck = true;
   v.pill.hidden = true;
 }
 
