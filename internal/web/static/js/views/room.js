@@ -61,6 +61,9 @@ function buildLayout(v, main) {
   v.input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(v); }
   });
+  v.input.addEventListener('input', () => fit(v.input));
+  v.refit = () => fit(v.input); // the width, so the wrapping, changed
+  window.addEventListener('resize', v.refit);
   const leave = h('button', {type: 'button', class: 'link-button', onclick: async () => {
     try { await api.leaveRoom(v.room); v.ctx.go('#/rooms'); } catch (e) { v.ctx.notify(e.message, 'error'); }
   }}, 'Leave');
@@ -91,6 +94,7 @@ async function start(v) {
 function stop(v) {
   v.stopped = true;
   v.resized.disconnect();
+  window.removeEventListener('resize', v.refit);
   clearTimeout(v.readTimer);
   if (v.contiguous > v.markedRead) api.markRead(v.room, v.contiguous).catch(() => {}); // what was shown is read
   v.timers.forEach((t) => { clearInterval(t); clearTimeout(t); });
@@ -245,6 +249,15 @@ function markRead(v) {
   }, 1000);
 }
 
+// fit makes the composer as tall as what is typed, up to its CSS
+// max-height, beyond which it scrolls; the text wraps, so a long paste
+// never widens the page.
+function fit(ta) {
+  ta.style.height = 'auto';
+  const cs = getComputedStyle(ta);
+  ta.style.height = ta.scrollHeight + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth) + 'px';
+}
+
 async function send(v) {
   const {text, to} = parseComposer(v.input.value);
   if (!text) return;
@@ -253,6 +266,7 @@ async function send(v) {
   try {
     const r = await api.post(v.room, text, to);
     v.input.value = '';
+    fit(v.input);
     addEvents(v, [{room: v.room, seq: r.seq, ts: r.ts, sender: r.sender, kind: to.length ? 'whisper' : 'message', text, to}]);
     scrollToEnd(v);
   } catch (e) {
@@ -284,6 +298,7 @@ function renderMembers(v) {
   replace(v.members, list.map((m) => h('li', {},
     h('button', {type: 'button', class: 'member', title: `Whisper to ${m.username}`, onclick: () => {
       v.input.value = `/w ${m.username} ` + parseComposer(v.input.value).text;
+      fit(v.input);
       v.input.focus();
     }}, h('span', {class: 'dot' + (m.online ? ' on' : ''), 'aria-label': m.online ? 'online' : 'offline'}), m.username))));
 }
