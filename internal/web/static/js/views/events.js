@@ -34,9 +34,17 @@ export function eventElement(ev, me) {
 
 // parseComposer splits what was typed into text and whisper recipients:
 // "/w alice,bob hi" (or the chat command "WSP alice,bob hi") whispers "hi"
-// to alice and bob; anything else is a message to the room.
+// to alice and bob; anything else is a message to the room. problem says
+// what keeps it from being sent ('' when nothing does): a message of only
+// spaces and new lines, or a whisper without names or text.
 export function parseComposer(input) {
-  const m = /^(?:\/w|wsp)\s+([^\s]+)\s+([\s\S]+)$/i.exec(input.trim());
-  if (!m) return {text: input.trim(), to: []};
-  return {text: m[2].trim(), to: m[1].split(',').map((s) => s.trim()).filter(Boolean)};
+  const s = input.trim();
+  const w = /^(?:\/w|wsp)(?:\s+([^\s]+))?(?:\s+([\s\S]*))?$/i.exec(s);
+  if (!w) return {text: s, to: [], problem: s ? '' : 'Write something first: a message of only spaces is not sent.'};
+  const to = (w[1] || '').split(',').map((x) => x.trim()).filter(Boolean);
+  const text = (w[2] || '').trim();
+  let problem = '';
+  if (!to.length) problem = 'Name who to whisper to: /w alice,bob your text';
+  else if (!text) problem = `Write the whisper after the names: /w ${to.join(',')} your text`;
+  return {text, to, problem};
 }

@@ -259,9 +259,9 @@ function fit(ta) {
 }
 
 async function send(v) {
-  const {text, to} = parseComposer(v.input.value);
-  if (!text) return;
-  formError(v.form, '');
+  const {text, to, problem} = parseComposer(v.input.value);
+  formError(v.form, problem);
+  if (problem) { v.input.focus(); return; }
   v.input.disabled = true;
   try {
     const r = await api.post(v.room, text, to);
