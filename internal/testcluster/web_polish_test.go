@@ -303,6 +303,16 @@ func (p polish) longPaste(t *testing.T) {
 	b.checkConsole()
 }
 
+// click scrolls the element matching sel to the middle of the screen, out
+// from under the sticky top bar, and clicks it (chromedp.Click scrolls
+// only an element wholly off screen, and may hit the bar).
+func click(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.WaitVisible(chromedp.CSS(sel)),
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%s).scrollIntoView({block: 'center'})`, js(sel))),
+		chromedp.Click(chromedp.CSS(sel)))
+}
+
 // pressEnter presses Enter with the modifiers given as a keyboard does: a
 // key-down that carries the text, so a page that cancels the key-down gets
 // no new line (chromedp.KeyEvent sends the text apart, which no cancelling
@@ -394,19 +404,19 @@ func (p polish) kv(t *testing.T) {
 
 	b := p.open(t, user, cl, "#/rooms")
 	b.do("open the KV page from the top bar", chromedp.WaitVisible(S("form.create-room")),
-		chromedp.Click(S(`#nav a[data-nav=kv]`)), chromedp.WaitVisible(S("form.kv-browse")))
+		click(`#nav a[data-nav=kv]`), chromedp.WaitVisible(S("form.kv-browse")))
 	b.check("the KV page's address", `location.hash === '#/kv' ? '' : 'at ' + location.hash`)
-	b.do("list the prefix", chromedp.SendKeys(S("input[name=prefix]"), prefix), chromedp.Click(S("form.kv-browse button[type=submit]")))
+	b.do("list the prefix", chromedp.SendKeys(S("input[name=prefix]"), prefix), click("form.kv-browse button[type=submit]"))
 	b.waitFor("the first page", fmt.Sprintf(`%s === 20 && %s === %s`, rows, keyCell(0), js(prefix+"bin")))
-	b.do("the next page", chromedp.Click(S(".kv-pager .kv-next")))
+	b.do("the next page", click(".kv-pager .kv-next"))
 	b.waitFor("the second page", fmt.Sprintf(`%s === 8 && %s === %s`, rows, keyCell(7), js(prefix+"k24")))
 	b.check("no next page after the last", `document.querySelector('.kv-pager .kv-next').disabled ? '' : 'Next is enabled on the last page'`)
-	b.do("the previous page", chromedp.Click(S(".kv-pager .kv-prev")))
+	b.do("the previous page", click(".kv-pager .kv-prev"))
 	b.waitFor("the first page again", fmt.Sprintf(`%s === 20 && %s === %s`, rows, keyCell(0), js(prefix+"bin")))
 
 	open := func(key string) {
 		t.Helper()
-		b.do("open "+key, chromedp.Click(S(fmt.Sprintf(`.kv-keys tr[data-key=%s] button`, js(key)))))
+		b.do("open "+key, click(fmt.Sprintf(`.kv-keys tr[data-key=%s] button`, js(key))))
 		b.waitFor(key+" shown", hasText(".kv-detail h2", key))
 	}
 	open(prefix + "html")
@@ -422,9 +432,9 @@ func (p polish) kv(t *testing.T) {
 	key := prefix + "k03"
 	open(key)
 	b.waitFor("the value", hasText(".kv-value", "value 03"))
-	b.do("edit", chromedp.Click(S(".kv-detail .kv-edit")), chromedp.WaitVisible(S("textarea.kv-editor")))
+	b.do("edit", click(".kv-detail .kv-edit"), chromedp.WaitVisible(S("textarea.kv-editor")))
 	theirs := put(other, key, []byte("theirs"))
-	b.do("save", clear("textarea.kv-editor"), chromedp.SendKeys(S("textarea.kv-editor"), "mine"), chromedp.Click(S(".kv-detail .kv-save")))
+	b.do("save", clear("textarea.kv-editor"), chromedp.SendKeys(S("textarea.kv-editor"), "mine"), click(".kv-detail .kv-save"))
 	b.waitFor("the conflict", fmt.Sprintf(`document.querySelector('.kv-conflict') !== null &&
 		document.querySelector('.kv-conflict').textContent.includes('version %d') &&
 		document.querySelector('.kv-conflict .kv-theirs').textContent === 'theirs' &&
@@ -432,7 +442,7 @@ func (p polish) kv(t *testing.T) {
 	if v, _, err := cl.KVGet(apiCtx(t), key, client.GetOptions{}); err != nil || string(v) != "theirs" {
 		t.Errorf("after the conflict the key holds %q (%v), want theirs", v, err)
 	}
-	b.do("overwrite theirs", chromedp.Click(S(".kv-conflict .kv-overwrite")))
+	b.do("overwrite theirs", click(".kv-conflict .kv-overwrite"))
 	b.waitFor("mine saved", fmt.Sprintf(`document.querySelector('.kv-value') !== null && document.querySelector('.kv-value').textContent === 'mine' &&
 		document.querySelector('.kv-meta').textContent.includes('version %d')`, theirs+1))
 	if v, ver, err := cl.KVGet(apiCtx(t), key, client.GetOptions{}); err != nil || string(v) != "mine" || ver != theirs+1 {
@@ -440,14 +450,14 @@ func (p polish) kv(t *testing.T) {
 	}
 
 	// Deleting asks first.
-	b.do("delete, then cancel", chromedp.Click(S(".kv-detail .kv-delete")), chromedp.WaitVisible(S(".kv-confirm")),
-		chromedp.Click(S(".kv-confirm .kv-cancel")))
+	b.do("delete, then cancel", click(".kv-detail .kv-delete"), chromedp.WaitVisible(S(".kv-confirm")),
+		click(".kv-confirm .kv-cancel"))
 	b.check("the confirmation gone", `document.querySelector('.kv-confirm') === null ? '' : 'still asking'`)
 	if _, _, err := cl.KVGet(apiCtx(t), key, client.GetOptions{}); err != nil {
 		t.Errorf("the key is gone after cancelling: %v", err)
 	}
-	b.do("delete, confirmed", chromedp.Click(S(".kv-detail .kv-delete")), chromedp.WaitVisible(S(".kv-confirm")),
-		chromedp.Click(S(".kv-confirm .kv-confirm-delete")))
+	b.do("delete, confirmed", click(".kv-detail .kv-delete"), chromedp.WaitVisible(S(".kv-confirm")),
+		click(".kv-confirm .kv-confirm-delete"))
 	b.waitFor("the key out of the list", fmt.Sprintf(`document.querySelector('.kv-keys tr[data-key=%s]') === null && %s === 20`, js(key), rows))
 	var apiErr *client.Error
 	if _, _, err := cl.KVGet(apiCtx(t), key, client.GetOptions{}); !errors.As(err, &apiErr) || apiErr.Status != 404 {
@@ -455,14 +465,15 @@ func (p polish) kv(t *testing.T) {
 	}
 
 	// A new key is created only when it is new.
-	b.do("create an existing key", chromedp.Click(S(".kv-new")), chromedp.WaitVisible(S("form.kv-create")),
+	b.do("create an existing key", click(".kv-new"), chromedp.WaitVisible(S("form.kv-create")),
+		clear("form.kv-create input[name=key]"), // it starts as the prefix listed
 		chromedp.SendKeys(S("form.kv-create input[name=key]"), prefix+"k00"),
 		chromedp.SendKeys(S("form.kv-create textarea[name=value]"), "clobbered"),
-		chromedp.Click(S("form.kv-create button[type=submit]")))
+		click("form.kv-create button[type=submit]"))
 	b.waitFor("the existing key refused", `[...document.querySelectorAll('form.kv-create .field-error')].some((e) => !e.hidden && e.textContent.includes('exists'))`)
 	b.do("create a new key", clear("form.kv-create input[name=key]"),
 		chromedp.SendKeys(S("form.kv-create input[name=key]"), prefix+"new"),
-		chromedp.Click(S("form.kv-create button[type=submit]")))
+		click("form.kv-create button[type=submit]"))
 	b.waitFor("the new key shown", hasText(".kv-detail h2", prefix+"new")+` && document.querySelector('.kv-value').textContent === 'clobbered'`)
 	if v, ver, err := cl.KVGet(apiCtx(t), prefix+"new", client.GetOptions{}); err != nil || string(v) != "clobbered" || ver != 1 {
 		t.Errorf("the new key holds %q version %d (%v)", v, ver, err)
@@ -474,7 +485,10 @@ func (p polish) kv(t *testing.T) {
 	open(prefix + "config.json")
 	b.waitFor("the config", `document.querySelector('.kv-value') !== null && document.querySelector('.kv-value').textContent.includes('retention_days')`)
 	b.check("nothing wider than the screen", `document.documentElement.scrollWidth <= innerWidth ? '' : 'the page is ' + document.documentElement.scrollWidth + ' px wide'`)
-	if !p.s.phone {
+	b.waitFor("the banner gone", `document.getElementById('banner').hidden`)
+	if p.s.phone {
+		b.screenshot("kv-phone")
+	} else {
 		b.screenshot("kv")
 	}
 	b.checkConsole()

@@ -95,11 +95,11 @@ export function clearErrors(form) {
   for (const input of form.querySelectorAll('[aria-invalid=true]')) input.setAttribute('aria-invalid', 'false');
 }
 
-// field is a labelled input; extra attributes go to the input. Its error
-// (fieldError) goes as soon as it is edited, before the view's own input
-// listeners run.
-export function field(label, attrs) {
-  const input = h('input', attrs);
+// field is a labelled input (or textarea, with tag); extra attributes go
+// to the input. Its error (fieldError) goes as soon as it is edited, before
+// the view's own input listeners run.
+export function field(label, attrs, tag = 'input') {
+  const input = h(tag, attrs);
   clearOnEdit(input, () => { if (input.getAttribute('aria-invalid') === 'true') fieldError(input, ''); });
   return {input, el: h('label', {class: 'field'}, h('span', {class: 'label'}, label), input)};
 }
