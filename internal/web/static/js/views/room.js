@@ -7,7 +7,7 @@
 
 import * as api from '../api.js';
 import {h, replace, formError} from '../dom.js';
-import {eventElement, parseComposer} from './events.js';
+import {eventElement, parseComposer, regroup} from './events.js';
 
 const PAGE = 50;
 const POLL_MS = 2000;
@@ -226,6 +226,8 @@ function insertBySeq(list, el, seq) {
   let after = list.lastElementChild;
   while (after && after.dataset.seq && Number(after.dataset.seq) > seq) after = after.previousElementSibling;
   if (after) after.after(el); else list.prepend(el);
+  regroup(el);
+  regroup(el.nextElementSibling);
 }
 
 function nearBottom(v) {
