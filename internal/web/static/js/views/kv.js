@@ -97,14 +97,15 @@ function asText(bytes) {
   return /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(s) ? null : s;
 }
 
-// hexDump shows the first HEX_MAX bytes as offset, hex and ASCII lines.
+// hexDump shows the first HEX_MAX bytes as lines of offset, hex and ASCII,
+// eight bytes a line so that it fits a phone.
 function hexDump(bytes) {
   const lines = [];
-  for (let off = 0; off < Math.min(bytes.length, HEX_MAX); off += 16) {
-    const row = Array.from(bytes.subarray(off, Math.min(off + 16, HEX_MAX)));
+  for (let off = 0; off < Math.min(bytes.length, HEX_MAX); off += 8) {
+    const row = Array.from(bytes.subarray(off, Math.min(off + 8, HEX_MAX)));
     const hex = row.map((b) => b.toString(16).padStart(2, '0')).join(' ');
     const ascii = row.map((b) => (b >= 32 && b < 127 ? String.fromCharCode(b) : '.')).join('');
-    lines.push(`${off.toString(16).padStart(8, '0')}  ${hex.padEnd(47)}  ${ascii}`);
+    lines.push(`${off.toString(16).padStart(4, '0')}  ${hex.padEnd(23)}  ${ascii}`);
   }
   return lines.join('\n');
 }
@@ -174,8 +175,10 @@ function renderItem(st, key, item) {
 
 // editor replaces the value with a form that saves over item's version.
 function editor(st, key, item, body, binary) {
-  const value = h('textarea', {class: 'kv-editor', name: 'value', rows: 10, 'aria-label': 'Value', spellcheck: false},
-    binary ? '' : asText(item.bytes));
+  const text = binary ? '' : asText(item.bytes);
+  const rows = Math.min(16, Math.max(3, text.split('\n').length + 1));
+  const value = h('textarea', {class: 'kv-editor', name: 'value', rows, 'aria-label': 'Value', spellcheck: false}, text);
+  st.detail.querySelector('.kv-edit').disabled = true;
   const conflict = h('div', {class: 'kv-conflict-slot'});
   const form = h('form', {class: 'kv-edit-form stack'}, value, conflict,
     h('div', {class: 'buttons'}, h('button', {type: 'submit', class: 'primary kv-save'}, 'Save'),
@@ -195,6 +198,7 @@ function editor(st, key, item, body, binary) {
       if (now === undefined) { formError(form, 'Not saved: the key changed meanwhile, and reading it failed.'); return; }
       over = now ? now.version : 0;
       showConflict(conflict, key, now, save, () => renderItem(st, key, now));
+      conflict.scrollIntoView({block: 'nearest'});
     }
   };
   form.addEventListener('submit', (e) => { e.preventDefault(); save(); });
