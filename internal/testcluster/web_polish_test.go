@@ -375,121 +375,156 @@ func (p polish) blankMessage(t *testing.T) {
 // compare-and-swap and shows a conflict clearly, creates only new keys, and
 // deletes after a confirmation.
 func (p polish) kv(t *testing.T) {
-	S := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	user := p.name("kv")
-	cl := signUp(t, p.c, 0, 0, user)
-	other := signUp(t, p.c, 0, 0, p.name("kv-pal"))
-	prefix := p.name("app") + "/"
-	put := func(c *client.Client, key string, value []byte) uint64 {
-		t.Helper()
-		v, err := c.KVPut(apiCtx(t), key, value, client.PutOptions{})
-		if err != nil {
-			t.Fatalf("put %s: %v", key, err)
-		}
-		return v
-	}
+	k := kvPage{t: t, cl: signUp(t, p.c, 0, 0, user), other: signUp(t, p.c, 0, 0, p.name("kv-pal")), prefix: p.name("app") + "/"}
 	for i := range 25 {
-		put(cl, fmt.Sprintf("%sk%02d", prefix, i), fmt.Appendf(nil, "value %02d", i))
+		k.put(k.cl, fmt.Sprintf("%sk%02d", k.prefix, i), fmt.Appendf(nil, "value %02d", i))
 	}
-	const markup = `<img src="x" onerror="window.pwned = 1"><b>not bold</b>`
-	put(cl, prefix+"html", []byte(markup))
-	put(cl, prefix+"bin", []byte{0, 1, 2, 0xff, 0xfe})
-	config := "{\n  \"theme\": \"dark\",\n  \"retention_days\": 30,\n  \"features\": [\"whispers\", \"queues\", \"links\"]\n}\n"
-	put(cl, prefix+"config.json", []byte(config))
-	put(cl, p.name("elsewhere"), []byte("not under the prefix"))
-	keyCell := func(i int) string {
-		return fmt.Sprintf(`document.querySelectorAll('.kv-keys tbody tr')[%d].dataset.key`, i)
-	}
-	rows := `document.querySelectorAll('.kv-keys tbody tr').length`
+	k.put(k.cl, k.prefix+"html", []byte(kvMarkup))
+	k.put(k.cl, k.prefix+"bin", []byte{0, 1, 2, 0xff, 0xfe})
+	k.put(k.cl, k.prefix+"config.json", []byte("{\n  \"theme\": \"dark\",\n  \"retention_days\": 30,\n  \"features\": [\"whispers\", \"queues\", \"links\"]\n}\n"))
+	k.put(k.cl, p.name("elsewhere"), []byte("not under the prefix"))
 
-	b := p.open(t, user, cl, "#/rooms")
-	b.do("open the KV page from the top bar", chromedp.WaitVisible(S("form.create-room")),
-		click(`#nav a[data-nav=kv]`), chromedp.WaitVisible(S("form.kv-browse")))
-	b.check("the KV page's address", `location.hash === '#/kv' ? '' : 'at ' + location.hash`)
-	b.do("list the prefix", chromedp.SendKeys(S("input[name=prefix]"), prefix), click("form.kv-browse button[type=submit]"))
-	b.waitFor("the first page", fmt.Sprintf(`%s === 20 && %s === %s`, rows, keyCell(0), js(prefix+"bin")))
-	b.do("the next page", click(".kv-pager .kv-next"))
-	b.waitFor("the second page", fmt.Sprintf(`%s === 8 && %s === %s`, rows, keyCell(7), js(prefix+"k24")))
-	b.check("no next page after the last", `document.querySelector('.kv-pager .kv-next').disabled ? '' : 'Next is enabled on the last page'`)
-	b.do("the previous page", click(".kv-pager .kv-prev"))
-	b.waitFor("the first page again", fmt.Sprintf(`%s === 20 && %s === %s`, rows, keyCell(0), js(prefix+"bin")))
-
-	open := func(key string) {
-		t.Helper()
-		b.do("open "+key, click(fmt.Sprintf(`.kv-keys tr[data-key=%s] button`, js(key))))
-		b.waitFor(key+" shown", hasText(".kv-detail h2", key))
+	k.b = p.open(t, user, k.cl, "#/rooms")
+	k.browse()
+	k.values()
+	k.conflict(k.prefix + "k03")
+	k.delete(k.prefix + "k03")
+	k.create()
+	k.open(k.prefix + "config.json")
+	k.b.waitFor("the config", `document.querySelector('.kv-value') !== null && document.querySelector('.kv-value').textContent.includes('retention_days')`)
+	k.b.check("nothing wider than the screen", `document.documentElement.scrollWidth <= innerWidth ? '' : 'the page is ' + document.documentElement.scrollWidth + ' px wide'`)
+	k.b.waitFor("the banner gone", `document.getElementById('banner').hidden`)
+	if !p.s.phone {
+		k.b.screenshot("kv")
 	}
-	open(prefix + "html")
-	b.waitFor("the markup shown as text", fmt.Sprintf(`document.querySelector('.kv-value') !== null && document.querySelector('.kv-value').textContent === %s`, js(markup)))
-	b.check("the markup inert", `document.querySelector('.kv-detail img, .kv-detail b') === null && window.pwned === undefined ? '' : 'the value was parsed as markup'`)
-	open(prefix + "bin")
-	b.waitFor("the binary value as size and hex", `document.querySelector('.kv-binary') !== null &&
+	k.b.checkConsole()
+}
+
+// kvMarkup is a value that would run script if it were parsed as markup.
+const kvMarkup = `<img src="x" onerror="window.pwned = 1"><b>not bold</b>`
+
+// kvRows counts the rows of the KV page's list of keys.
+const kvRows = `document.querySelectorAll('.kv-keys tbody tr').length`
+
+// kvPage drives the KV page: its tab, its user, another user and the
+// prefix of the keys seeded (25 of kNN, html, bin and config.json).
+type kvPage struct {
+	t         *testing.T
+	b         *browser
+	cl, other *client.Client
+	prefix    string
+}
+
+// put stores value under key as c, unconditionally, and returns the version.
+func (k kvPage) put(c *client.Client, key string, value []byte) uint64 {
+	k.t.Helper()
+	v, err := c.KVPut(apiCtx(k.t), key, value, client.PutOptions{})
+	if err != nil {
+		k.t.Fatalf("put %s: %v", key, err)
+	}
+	return v
+}
+
+// get reads key through the API.
+func (k kvPage) get(key string) (string, uint64, error) {
+	v, ver, err := k.cl.KVGet(apiCtx(k.t), key, client.GetOptions{})
+	return string(v), ver, err
+}
+
+// open opens key from the list.
+func (k kvPage) open(key string) {
+	k.t.Helper()
+	k.b.do("open "+key, click(fmt.Sprintf(`.kv-keys tr[data-key=%s] button`, js(key))))
+	k.b.waitFor(key+" shown", hasText(".kv-detail h2", key))
+}
+
+// keyAt is an expression true when the list has n rows, the i-th (from 0)
+// being key.
+func keyAt(n, i int, key string) string {
+	return fmt.Sprintf(`%s === %d && document.querySelectorAll('.kv-keys tbody tr')[%d].dataset.key === %s`, kvRows, n, i, js(key))
+}
+
+// browse opens the page from the top bar and pages through the prefix.
+func (k kvPage) browse() {
+	k.b.do("open the KV page from the top bar", chromedp.WaitVisible(chromedp.CSS("form.create-room")),
+		click(`#nav a[data-nav=kv]`), chromedp.WaitVisible(chromedp.CSS("form.kv-browse")))
+	k.b.check("the KV page's address", `location.hash === '#/kv' ? '' : 'at ' + location.hash`)
+	k.b.do("list the prefix", chromedp.SendKeys(chromedp.CSS("input[name=prefix]"), k.prefix), click("form.kv-browse button[type=submit]"))
+	k.b.waitFor("the first page", keyAt(20, 0, k.prefix+"bin"))
+	k.b.do("the next page", click(".kv-pager .kv-next"))
+	k.b.waitFor("the second page", keyAt(8, 7, k.prefix+"k24"))
+	k.b.check("no next page after the last", `document.querySelector('.kv-pager .kv-next').disabled ? '' : 'Next is enabled on the last page'`)
+	k.b.do("the previous page", click(".kv-pager .kv-prev"))
+	k.b.waitFor("the first page again", keyAt(20, 0, k.prefix+"bin"))
+}
+
+// values checks markup is shown as text and binary as size and hex.
+func (k kvPage) values() {
+	k.open(k.prefix + "html")
+	k.b.waitFor("the markup shown as text", fmt.Sprintf(`document.querySelector('.kv-value') !== null && document.querySelector('.kv-value').textContent === %s`, js(kvMarkup)))
+	k.b.check("the markup inert", `document.querySelector('.kv-detail img, .kv-detail b') === null && window.pwned === undefined ? '' : 'the value was parsed as markup'`)
+	k.open(k.prefix + "bin")
+	k.b.waitFor("the binary value as size and hex", `document.querySelector('.kv-binary') !== null &&
 		document.querySelector('.kv-binary').textContent.includes('5 bytes') &&
 		document.querySelector('.kv-hex').textContent.includes('00 01 02 ff fe')`)
+}
 
-	// Someone else changes the key while it is being edited: the save is
-	// refused, nothing is lost, and overwriting is a choice.
-	key := prefix + "k03"
-	open(key)
-	b.waitFor("the value", hasText(".kv-value", "value 03"))
-	b.do("edit", click(".kv-detail .kv-edit"), chromedp.WaitVisible(S("textarea.kv-editor")))
-	theirs := put(other, key, []byte("theirs"))
-	b.do("save", clear("textarea.kv-editor"), chromedp.SendKeys(S("textarea.kv-editor"), "mine"), click(".kv-detail .kv-save"))
-	b.waitFor("the conflict", fmt.Sprintf(`document.querySelector('.kv-conflict') !== null &&
+// conflict: someone else changes key while it is being edited; the save
+// is refused, nothing is lost, and overwriting is a choice.
+func (k kvPage) conflict(key string) {
+	k.open(key)
+	k.b.waitFor("the value", hasText(".kv-value", "value 03"))
+	k.b.do("edit", click(".kv-detail .kv-edit"), chromedp.WaitVisible(chromedp.CSS("textarea.kv-editor")))
+	theirs := k.put(k.other, key, []byte("theirs"))
+	k.b.do("save", clear("textarea.kv-editor"), chromedp.SendKeys(chromedp.CSS("textarea.kv-editor"), "mine"), click(".kv-detail .kv-save"))
+	k.b.waitFor("the conflict", fmt.Sprintf(`document.querySelector('.kv-conflict') !== null &&
 		document.querySelector('.kv-conflict').textContent.includes('version %d') &&
 		document.querySelector('.kv-conflict .kv-theirs').textContent === 'theirs' &&
 		document.querySelector('textarea.kv-editor').value === 'mine'`, theirs))
-	if v, _, err := cl.KVGet(apiCtx(t), key, client.GetOptions{}); err != nil || string(v) != "theirs" {
-		t.Errorf("after the conflict the key holds %q (%v), want theirs", v, err)
+	if v, _, err := k.get(key); err != nil || v != "theirs" {
+		k.t.Errorf("after the conflict the key holds %q (%v), want theirs", v, err)
 	}
-	b.do("overwrite theirs", click(".kv-conflict .kv-overwrite"))
-	b.waitFor("mine saved", fmt.Sprintf(`document.querySelector('.kv-value') !== null && document.querySelector('.kv-value').textContent === 'mine' &&
+	k.b.do("overwrite theirs", click(".kv-conflict .kv-overwrite"))
+	k.b.waitFor("mine saved", fmt.Sprintf(`document.querySelector('.kv-value') !== null && document.querySelector('.kv-value').textContent === 'mine' &&
 		document.querySelector('.kv-meta').textContent.includes('version %d')`, theirs+1))
-	if v, ver, err := cl.KVGet(apiCtx(t), key, client.GetOptions{}); err != nil || string(v) != "mine" || ver != theirs+1 {
-		t.Errorf("after overwriting the key holds %q version %d (%v), want mine version %d", v, ver, err, theirs+1)
+	if v, ver, err := k.get(key); err != nil || v != "mine" || ver != theirs+1 {
+		k.t.Errorf("after overwriting the key holds %q version %d (%v), want mine version %d", v, ver, err, theirs+1)
 	}
+}
 
-	// Deleting asks first.
-	b.do("delete, then cancel", click(".kv-detail .kv-delete"), chromedp.WaitVisible(S(".kv-confirm")),
+// delete: deleting key asks first, and cancelling keeps it.
+func (k kvPage) delete(key string) {
+	k.b.do("delete, then cancel", click(".kv-detail .kv-delete"), chromedp.WaitVisible(chromedp.CSS(".kv-confirm")),
 		click(".kv-confirm .kv-cancel"))
-	b.check("the confirmation gone", `document.querySelector('.kv-confirm') === null ? '' : 'still asking'`)
-	if _, _, err := cl.KVGet(apiCtx(t), key, client.GetOptions{}); err != nil {
-		t.Errorf("the key is gone after cancelling: %v", err)
+	k.b.check("the confirmation gone", `document.querySelector('.kv-confirm') === null ? '' : 'still asking'`)
+	if _, _, err := k.get(key); err != nil {
+		k.t.Errorf("the key is gone after cancelling: %v", err)
 	}
-	b.do("delete, confirmed", click(".kv-detail .kv-delete"), chromedp.WaitVisible(S(".kv-confirm")),
+	k.b.do("delete, confirmed", click(".kv-detail .kv-delete"), chromedp.WaitVisible(chromedp.CSS(".kv-confirm")),
 		click(".kv-confirm .kv-confirm-delete"))
-	b.waitFor("the key out of the list", fmt.Sprintf(`document.querySelector('.kv-keys tr[data-key=%s]') === null && %s === 20`, js(key), rows))
+	k.b.waitFor("the key out of the list", fmt.Sprintf(`document.querySelector('.kv-keys tr[data-key=%s]') === null && %s === 20`, js(key), kvRows))
 	var apiErr *client.Error
-	if _, _, err := cl.KVGet(apiCtx(t), key, client.GetOptions{}); !errors.As(err, &apiErr) || apiErr.Status != 404 {
-		t.Errorf("after the delete the key reads %v, want 404", err)
+	if _, _, err := k.get(key); !errors.As(err, &apiErr) || apiErr.Status != 404 {
+		k.t.Errorf("after the delete the key reads %v, want 404", err)
 	}
+}
 
-	// A new key is created only when it is new.
-	b.do("create an existing key", click(".kv-new"), chromedp.WaitVisible(S("form.kv-create")),
+// create: a new key is created only when it is new.
+func (k kvPage) create() {
+	keyInput, valueInput := chromedp.CSS("form.kv-create input[name=key]"), chromedp.CSS("form.kv-create textarea[name=value]")
+	k.b.do("create an existing key", click(".kv-new"), chromedp.WaitVisible(chromedp.CSS("form.kv-create")),
 		clear("form.kv-create input[name=key]"), // it starts as the prefix listed
-		chromedp.SendKeys(S("form.kv-create input[name=key]"), prefix+"k00"),
-		chromedp.SendKeys(S("form.kv-create textarea[name=value]"), "clobbered"),
+		chromedp.SendKeys(keyInput, k.prefix+"k00"), chromedp.SendKeys(valueInput, "clobbered"),
 		click("form.kv-create button[type=submit]"))
-	b.waitFor("the existing key refused", `[...document.querySelectorAll('form.kv-create .field-error')].some((e) => !e.hidden && e.textContent.includes('exists'))`)
-	b.do("create a new key", clear("form.kv-create input[name=key]"),
-		chromedp.SendKeys(S("form.kv-create input[name=key]"), prefix+"new"),
+	k.b.waitFor("the existing key refused", `[...document.querySelectorAll('form.kv-create .field-error')].some((e) => !e.hidden && e.textContent.includes('exists'))`)
+	k.b.do("create a new key", clear("form.kv-create input[name=key]"), chromedp.SendKeys(keyInput, k.prefix+"new"),
 		click("form.kv-create button[type=submit]"))
-	b.waitFor("the new key shown", hasText(".kv-detail h2", prefix+"new")+` && document.querySelector('.kv-value').textContent === 'clobbered'`)
-	if v, ver, err := cl.KVGet(apiCtx(t), prefix+"new", client.GetOptions{}); err != nil || string(v) != "clobbered" || ver != 1 {
-		t.Errorf("the new key holds %q version %d (%v)", v, ver, err)
+	k.b.waitFor("the new key shown", hasText(".kv-detail h2", k.prefix+"new")+` && document.querySelector('.kv-value').textContent === 'clobbered'`)
+	if v, ver, err := k.get(k.prefix + "new"); err != nil || v != "clobbered" || ver != 1 {
+		k.t.Errorf("the new key holds %q version %d (%v)", v, ver, err)
 	}
-	if v, _, err := cl.KVGet(apiCtx(t), prefix+"k00", client.GetOptions{}); err != nil || string(v) != "value 00" {
-		t.Errorf("the existing key holds %q (%v), want it untouched", v, err)
+	if v, _, err := k.get(k.prefix + "k00"); err != nil || v != "value 00" {
+		k.t.Errorf("the existing key holds %q (%v), want it untouched", v, err)
 	}
-
-	open(prefix + "config.json")
-	b.waitFor("the config", `document.querySelector('.kv-value') !== null && document.querySelector('.kv-value').textContent.includes('retention_days')`)
-	b.check("nothing wider than the screen", `document.documentElement.scrollWidth <= innerWidth ? '' : 'the page is ' + document.documentElement.scrollWidth + ' px wide'`)
-	b.waitFor("the banner gone", `document.getElementById('banner').hidden`)
-	if p.s.phone {
-		b.screenshot("kv-phone")
-	} else {
-		b.screenshot("kv")
-	}
-	b.checkConsole()
 }
