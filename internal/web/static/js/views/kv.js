@@ -186,7 +186,10 @@ function editor(st, key, item, body, binary) {
     h('p', {class: 'muted small'}, binary ? 'Saving replaces the binary value with this text. ' : '',
       `Saved only over version ${item.version}: a change made meanwhile is shown, not overwritten.`));
   let over = item.version;
+  let busy = false; // a second click while saving would only meet a conflict
   const save = async () => {
+    if (busy) return;
+    busy = true;
     formError(form, '');
     try {
       const version = await api.kvPut(key, value.value, over);
@@ -199,6 +202,8 @@ function editor(st, key, item, body, binary) {
       over = now ? now.version : 0;
       showConflict(conflict, key, now, save, () => renderItem(st, key, now));
       conflict.scrollIntoView({block: 'nearest'});
+    } finally {
+      busy = false;
     }
   };
   form.addEventListener('submit', (e) => { e.preventDefault(); save(); });
