@@ -97,9 +97,24 @@ func newBrowser(t *testing.T) *browser {
 	t.Cleanup(cancelAlloc)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(cancel)
+	return watch(ctx, t, "start chromium "+path)
+}
+
+// tab opens another tab of b's Chromium for t (a subtest, say): cheaper
+// than a browser of its own. The tab closes when t ends.
+func (b *browser) tab(t *testing.T) *browser {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx)
+	t.Cleanup(cancel)
+	return watch(ctx, t, "open a tab")
+}
+
+// watch opens the tab of ctx and collects its console for t.
+func watch(ctx context.Context, t *testing.T, what string) *browser {
+	t.Helper()
 	b := &browser{t: t, ctx: ctx}
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Fatalf("start chromium %s: %v", path, err)
+	if err := chromedp.Do(ctx); err != nil { // starts the browser or opens the tab
+		t.Fatalf("%s: %v", what, err)
 	}
 	go func() {
 		for m, err := range chromedp.Console(ctx) {
@@ -248,14 +263,27 @@ func TestWeb_Browser(t *testing.T) {
 	b.waitFor("bob's whisper, marked", `[...document.querySelectorAll('.events .msg.whisper')].some((e) =>
 		e.querySelector('.text').textContent === 'just for you' && e.querySelector('.whisper-tag').textContent === 'whisper to you')`)
 	b.waitFor("bob among the members", hasText(".members .member", "bob"))
+	for _, text := range []string{"release 1.4 is cut", "the notes are in the KV store under release/1.4"} {
+		if _, err := bob.Post(apiCtx(t), "lobby", text, client.PostOptions{}); err != nil {
+			t.Fatalf("bob posts: %v", err)
+		}
+	}
+	b.waitFor("bob's two messages, the second under the first", `(() => { const m = [...document.querySelectorAll('.events .msg')];
+		return m.length >= 2 && m[m.length - 1].classList.contains('cont') && !m[m.length - 2].classList.contains('cont'); })()`)
+	b.do("reply",
+		chromedp.SendKeys(S("textarea[name=text]"), "great, starting the rollout now"),
+		chromedp.Click(S(".composer button[type=submit]")))
+	b.waitFor("alice's reply", hasText(".events .msg .text", "great, starting the rollout now"))
 	b.screenshot("room")
 
 	// On a phone the room still fits: nothing scrolls sideways and the
 	// input is on screen.
-	b.do("a phone's screen", chromedp.EmulateViewport(390, 740, chromedp.EmulateMobile, chromedp.EmulatePortrait))
+	b.do("a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulatePortrait))
 	b.waitFor("the room fits a phone", `document.documentElement.scrollWidth <= innerWidth &&
 		document.querySelector('.composer').getBoundingClientRect().bottom <= innerHeight &&
 		document.querySelector('.events').getBoundingClientRect().width > 300`)
+	time.Sleep(300 * time.Millisecond) // nothing to wait for: a late layout change
+	b.check("the room on a phone", newestShown)
 	b.screenshot("room-phone")
 	b.do("back to a desktop screen", chromedp.EmulateViewport(1100, 700))
 
@@ -321,6 +349,7 @@ func TestWeb_Browser(t *testing.T) {
 	b.waitFor("three nodes", `document.querySelectorAll('.dash-nodes tbody tr').length === 3`)
 	b.waitFor("every partition with a leader", `(() => { const rows = [...document.querySelectorAll('.dash-parts tbody tr')];
 		return rows.length > 0 && rows.every((r) => r.querySelector('.replica.leader')); })()`)
+	b.waitFor("the request rates charted", `document.querySelectorAll('.dash-rate .spark polyline').length === 3`)
 	b.screenshot("dashboard")
 	b.checkConsole()
 

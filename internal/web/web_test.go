@@ -181,3 +181,36 @@ func TestStatic_References(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStatic_NoMarkupParsing checks the app never parses strings as markup
+// (the DOM is built with dom.js, so text from users stays text) and draws
+// no emoji, which need an emoji font to show: icons are inline SVG.
+func TestStatic_NoMarkupParsing(t *testing.T) {
+	sub, err := fs.Sub(files, "static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsing := regexp.MustCompile(`\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write|createContextualFragment|DOMParser|\beval\(|new Function\(`)
+	emoji := regexp.MustCompile(`[\x{1F000}-\x{1FAFF}\x{2600}-\x{27BF}\x{FE0F}]`)
+	err = fs.WalkDir(sub, "js", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(sub, p)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := parsing.FindString(line); m != "" {
+				t.Errorf("%s:%d parses markup or code (%s): %s", p, i+1, m, strings.TrimSpace(line))
+			}
+			if m := emoji.FindString(line); m != "" && !strings.HasPrefix(strings.TrimSpace(line), "//") {
+				t.Errorf("%s:%d draws the symbol %q, which may need an emoji font: use an SVG icon", p, i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -50,12 +50,19 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // alive member. Calls safe to repeat, GETs and writes with an idempotency
 // key, are retried on the next node and on retryable answers (503), writes
 // with the same key so they apply once; any other call is sent once.
+//
+// opts: body is sent as JSON, raw (a string, sent as UTF-8, or bytes) as it
+// is; headers are added; with bytes the answer is {bytes, headers} instead
+// of JSON; idem is an idempotency key; anonymous leaves the token out.
 export async function request(method, path, opts = {}) {
-  const headers = {Accept: 'application/json'};
+  const headers = {Accept: 'application/json', ...opts.headers};
   const s = session();
   if (s && !opts.anonymous) headers.Authorization = 'Bearer ' + s.token;
   let body;
-  if (opts.body !== undefined) {
+  if (opts.raw !== undefined) {
+    headers['Content-Type'] = 'application/octet-stream';
+    body = opts.raw;
+  } else if (opts.body !== undefined) {
     headers['Content-Type'] = 'application/json';
     body = JSON.stringify(opts.body);
   }
@@ -69,7 +76,7 @@ export async function request(method, path, opts = {}) {
     if (tried.has(origin)) await sleep(300 * 2 ** Math.min(i, 4)); // a new node is tried at once
     tried.add(origin);
     try {
-      return await once(origin, method, path, headers, body);
+      return await once(origin, method, path, headers, body, opts.bytes);
     } catch (e) {
       last = e;
       if (e.status === 0) nodes.failed(origin);
@@ -80,7 +87,7 @@ export async function request(method, path, opts = {}) {
   throw last;
 }
 
-async function once(origin, method, path, headers, body) {
+async function once(origin, method, path, headers, body, bytes) {
   let res;
   try {
     res = await fetch(origin + path, {method, headers, body, cache: 'no-store'});
@@ -88,6 +95,7 @@ async function once(origin, method, path, headers, body) {
     throw new ApiError(0, 'network', 'Cannot reach the server: ' + e.message, true);
   }
   if (res.status === 204) return null;
+  if (res.ok && bytes) return {bytes: new Uint8Array(await res.arrayBuffer()), headers: res.headers};
   const text = await res.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch (e) { /* not JSON */ }
@@ -149,6 +157,24 @@ export const createLink = (url, code) =>
   request('POST', '/api/v1/links', {body: code ? {url, code} : {url}, idem: requestId()});
 export const myLinks = () => request('GET', '/api/v1/links?mine=true').then((r) => r.links);
 export const deleteLink = (code) => request('DELETE', `/api/v1/links/${enc(code)}`);
+
+// KV. Values are bytes. Writes are compare-and-swap: kvPut stores over
+// version only (412 when the key changed since), or with version 0 only
+// when the key does not exist yet (412 when it does); kvDelete likewise.
+// kvGet's version and modified are null when the browser hides the
+// answer's headers (another node's: CORS does not expose them).
+const kvPath = (key) => '/api/v1/kv/' + enc(key);
+export const kvList = (prefix, after, limit) =>
+  request('GET', '/api/v1/kv' + qs({prefix, after, limit})).then((r) => r.keys);
+export async function kvGet(key) {
+  const r = await request('GET', kvPath(key), {bytes: true});
+  const num = (name) => (r.headers.get(name) === null ? null : Number(r.headers.get(name)));
+  return {bytes: r.bytes, version: num('X-Parley-Version'), modified: num('X-Parley-Modified-Ms')};
+}
+export const kvPut = (key, value, version) => request('PUT', kvPath(key), {raw: value, idem: requestId(),
+  headers: version ? {'If-Match': String(version)} : {'If-None-Match': '*'}}).then((r) => r.version);
+export const kvDelete = (key, version) =>
+  request('DELETE', kvPath(key), {idem: requestId(), headers: {'If-Match': String(version)}});
 
 // Cluster. Every map read also refreshes the failover candidates.
 export const cluster = () => request('GET', '/api/v1/cluster').then((c) => { nodes.learn(c.nodes); return c; });

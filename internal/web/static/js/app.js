@@ -1,5 +1,5 @@
 // app.js: the web app's entry point. It keeps the session, routes by the
-// URL fragment (#/rooms, #/room/NAME, #/queues, #/links, #/cluster,
+// URL fragment (#/rooms, #/room/NAME, #/queues, #/kv, #/links, #/cluster,
 // #/login, #/signup) and owns the one live stream shared by the views.
 
 import * as api from './api.js';
@@ -8,6 +8,7 @@ import {authView} from './views/auth.js';
 import {roomsView} from './views/rooms.js';
 import {roomView} from './views/room.js';
 import {queuesView} from './views/queues.js';
+import {kvView} from './views/kv.js';
 import {linksView} from './views/links.js';
 import {clusterView} from './views/cluster.js';
 
@@ -73,6 +74,7 @@ const routes = {
   rooms: (el) => roomsView(el, ctx),
   room: (el, arg) => roomView(el, ctx, arg),
   queues: (el) => queuesView(el, ctx),
+  kv: (el) => kvView(el, ctx),
   links: (el) => linksView(el, ctx),
   cluster: (el) => clusterView(el, ctx),
 };

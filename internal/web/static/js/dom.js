@@ -46,8 +46,20 @@ export function fmtTime(ms) {
   return d.toLocaleDateString([], {month: 'short', day: 'numeric'}) + ' ' + time;
 }
 
+// Errors go once they are stale: a field's when the field is edited, a
+// form's when any of its fields is (a view that checks as the user types
+// may show a new one at once), and all of a form's when it succeeds
+// (clearErrors).
+const clearsOnEdit = new WeakSet();
+function clearOnEdit(el, clear) {
+  if (clearsOnEdit.has(el)) return;
+  clearsOnEdit.add(el);
+  el.addEventListener('input', clear);
+}
+
 // fieldError shows msg under an input (or clears it when msg is empty) and
-// marks the input invalid for assistive technology.
+// marks the input invalid for assistive technology. Editing the input
+// clears it.
 export function fieldError(input, msg) {
   let note = input.parentElement.querySelector('.field-error');
   if (!note) {
@@ -57,9 +69,11 @@ export function fieldError(input, msg) {
   note.textContent = msg || '';
   note.hidden = !msg;
   input.setAttribute('aria-invalid', msg ? 'true' : 'false');
+  if (msg) clearOnEdit(input, () => { if (input.getAttribute('aria-invalid') === 'true') fieldError(input, ''); });
 }
 
 // formError shows msg in a form's error line (created on first use).
+// Editing any field of the form clears it.
 export function formError(form, msg) {
   let note = form.querySelector('.form-error');
   if (!note) {
@@ -68,10 +82,36 @@ export function formError(form, msg) {
   }
   note.textContent = msg || '';
   note.hidden = !msg;
+  if (msg) clearOnEdit(form, () => formError(form, ''));
 }
 
-// field is a labelled input; extra attributes go to the input.
-export function field(label, attrs) {
-  const input = h('input', attrs);
+// clearErrors takes every error shown in form away: call it when the form
+// succeeded.
+export function clearErrors(form) {
+  for (const note of form.querySelectorAll('.field-error, .form-error')) {
+    note.textContent = '';
+    note.hidden = true;
+  }
+  for (const input of form.querySelectorAll('[aria-invalid=true]')) input.setAttribute('aria-invalid', 'false');
+}
+
+// field is a labelled input (or textarea, with tag); extra attributes go
+// to the input. Its error (fieldError) goes as soon as it is edited, before
+// the view's own input listeners run.
+export function field(label, attrs, tag = 'input') {
+  const input = h(tag, attrs);
+  clearOnEdit(input, () => { if (input.getAttribute('aria-invalid') === 'true') fieldError(input, ''); });
   return {input, el: h('label', {class: 'field'}, h('span', {class: 'label'}, label), input)};
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+// svg builds an SVG element as h builds an HTML one (attributes and
+// children only).
+export function svg(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== null && v !== undefined && v !== false) el.setAttribute(k, v === true ? '' : v);
+  }
+  return append(el, children);
 }

@@ -2,7 +2,7 @@
 // code), copy the short link, and my links with their hit counts.
 
 import * as api from '../api.js';
-import {h, replace, field, fieldError, formError, fmtTime} from '../dom.js';
+import {h, replace, field, fieldError, formError, clearErrors, fmtTime} from '../dom.js';
 
 export function linksView(main, ctx) {
   const mine = h('div', {class: 'table-wrap links-mine'});
@@ -34,7 +34,6 @@ function shortenForm(refresh) {
   const code = field('Code (optional)', {name: 'code', autocapitalize: 'none', spellcheck: false, maxlength: 64});
   const result = h('div', {class: 'short-result', 'aria-live': 'polite'});
   const form = h('form', {class: 'stack', novalidate: true}, url.el, code.el, h('button', {type: 'submit', class: 'primary'}, 'Shorten'), result);
-  url.input.addEventListener('input', () => fieldError(url.input, ''));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     formError(form, '');
@@ -43,6 +42,7 @@ function shortenForm(refresh) {
     if (bad) return;
     try {
       const l = await api.createLink(url.input.value.trim(), code.input.value.trim());
+      clearErrors(form);
       replace(result, h('span', {class: 'muted'}, 'Short link: '), h('a', {href: l.short_url, class: 'short', target: '_blank', rel: 'noopener'}, l.short_url), ' ', copyButton(l.short_url));
       url.input.value = '';
       code.input.value = '';

@@ -3,7 +3,7 @@
 // and deleting queues, and sending, peeking at and receiving messages.
 
 import * as api from '../api.js';
-import {h, replace, field, fieldError, formError, fmtTime} from '../dom.js';
+import {h, replace, field, fieldError, formError, clearErrors, fmtTime} from '../dom.js';
 import {checkRoomName} from './rooms.js';
 
 export function queuesView(main, ctx) {
@@ -57,6 +57,7 @@ function createForm(refresh) {
     if (bad) return;
     try {
       await api.createQueue(name.input.value);
+      clearErrors(form);
       name.input.value = '';
       refresh();
     } catch (err) {
@@ -78,6 +79,7 @@ function openQueue(detail, queue, refresh) {
     formError(sendForm, '');
     try {
       const r = await api.send(queue, body.value, to.input.value.trim());
+      clearErrors(sendForm);
       body.value = '';
       replace(out, h('p', {class: 'muted'}, `Sent message ${r.id}.`));
       refresh();

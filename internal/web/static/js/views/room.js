@@ -7,7 +7,7 @@
 
 import * as api from '../api.js';
 import {h, replace, formError} from '../dom.js';
-import {eventElement, parseComposer} from './events.js';
+import {eventElement, parseComposer, regroup} from './events.js';
 
 const PAGE = 50;
 const POLL_MS = 2000;
@@ -39,9 +39,17 @@ function buildLayout(v, main) {
   v.older = h('button', {type: 'button', class: 'older link-button', hidden: true, onclick: () => loadOlder(v)}, 'Load older messages');
   v.scroller = h('div', {class: 'scroller'}, v.older, v.list);
   v.scroller.addEventListener('scroll', () => {
+    v.stuck = nearBottom(v);
     if (v.scroller.scrollTop < 80) loadOlder(v);
-    if (nearBottom(v)) v.pill.hidden = true;
+    if (v.stuck) v.pill.hidden = true;
   });
+  // The board shrinks when the members' row appears above it on a phone,
+  // the composer grows or the on-screen keyboard opens: a reader at the
+  // bottom stays there, so the newest message is never hidden under the
+  // composer.
+  v.stuck = true;
+  v.resized = new ResizeObserver(() => { if (v.stuck) v.scroller.scrollTop = v.scroller.scrollHeight; });
+  v.resized.observe(v.scroller);
   v.pill = h('button', {type: 'button', class: 'new-pill', hidden: true, onclick: () => scrollToEnd(v)}, 'New messages ↓');
   v.members = h('ul', {class: 'people'});
   v.mode = h('span', {class: 'mode'});
@@ -53,6 +61,9 @@ function buildLayout(v, main) {
   v.input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(v); }
   });
+  v.input.addEventListener('input', () => fit(v.input));
+  v.refit = () => fit(v.input); // the width, so the wrapping, changed
+  window.addEventListener('resize', v.refit);
   const leave = h('button', {type: 'button', class: 'link-button', onclick: async () => {
     try { await api.leaveRoom(v.room); v.ctx.go('#/rooms'); } catch (e) { v.ctx.notify(e.message, 'error'); }
   }}, 'Leave');
@@ -82,6 +93,8 @@ async function start(v) {
 
 function stop(v) {
   v.stopped = true;
+  v.resized.disconnect();
+  window.removeEventListener('resize', v.refit);
   clearTimeout(v.readTimer);
   if (v.contiguous > v.markedRead) api.markRead(v.room, v.contiguous).catch(() => {}); // what was shown is read
   v.timers.forEach((t) => { clearInterval(t); clearTimeout(t); });
@@ -213,6 +226,8 @@ function insertBySeq(list, el, seq) {
   let after = list.lastElementChild;
   while (after && after.dataset.seq && Number(after.dataset.seq) > seq) after = after.previousElementSibling;
   if (after) after.after(el); else list.prepend(el);
+  regroup(el);
+  regroup(el.nextElementSibling);
 }
 
 function nearBottom(v) {
@@ -221,6 +236,7 @@ function nearBottom(v) {
 
 function scrollToEnd(v) {
   v.scroller.scrollTop = v.scroller.scrollHeight;
+  v.stuck = true;
   v.pill.hidden = true;
 }
 
@@ -235,14 +251,24 @@ function markRead(v) {
   }, 1000);
 }
 
+// fit makes the composer as tall as what is typed, up to its CSS
+// max-height, beyond which it scrolls; the text wraps, so a long paste
+// never widens the page.
+function fit(ta) {
+  ta.style.height = 'auto';
+  const cs = getComputedStyle(ta);
+  ta.style.height = ta.scrollHeight + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth) + 'px';
+}
+
 async function send(v) {
-  const {text, to} = parseComposer(v.input.value);
-  if (!text) return;
-  formError(v.form, '');
+  const {text, to, problem} = parseComposer(v.input.value);
+  formError(v.form, problem);
+  if (problem) { v.input.focus(); return; }
   v.input.disabled = true;
   try {
     const r = await api.post(v.room, text, to);
     v.input.value = '';
+    fit(v.input);
     addEvents(v, [{room: v.room, seq: r.seq, ts: r.ts, sender: r.sender, kind: to.length ? 'whisper' : 'message', text, to}]);
     scrollToEnd(v);
   } catch (e) {
@@ -274,6 +300,7 @@ function renderMembers(v) {
   replace(v.members, list.map((m) => h('li', {},
     h('button', {type: 'button', class: 'member', title: `Whisper to ${m.username}`, onclick: () => {
       v.input.value = `/w ${m.username} ` + parseComposer(v.input.value).text;
+      fit(v.input);
       v.input.focus();
     }}, h('span', {class: 'dot' + (m.online ? ' on' : ''), 'aria-label': m.online ? 'online' : 'offline'}), m.username))));
 }

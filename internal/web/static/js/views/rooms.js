@@ -4,6 +4,7 @@
 
 import * as api from '../api.js';
 import {h, replace, field, fieldError, formError} from '../dom.js';
+import {lockIcon} from './icons.js';
 
 const REFRESH_MS = 5000;
 
@@ -39,7 +40,7 @@ function renderRooms(list, rooms, ctx) {
     const unread = r.member ? Math.max(0, r.last_seq - r.last_read) : 0;
     const row = h('li', {class: 'room-row' + (r.member ? ' member' : ''), 'data-room': r.name},
       h('button', {type: 'button', class: 'room-open', onclick: () => openRoom(r, row, ctx)},
-        h('span', {class: 'room-name'}, r.private ? h('span', {class: 'lock', title: 'Private room', 'aria-label': 'private'}, '🔒') : '#', r.name),
+        h('span', {class: 'room-name'}, r.private ? lockIcon() : h('span', {class: 'hash', 'aria-hidden': 'true'}, '#'), r.name),
         h('span', {class: 'room-meta'},
           `${r.members} member${r.members === 1 ? '' : 's'}`,
           r.online ? ` · ${r.online} online` : '',
