@@ -20,8 +20,13 @@ import (
 // answer.
 const corsMaxAge = "600"
 
-// corsHeaders are the request headers a cross-origin call may send.
-const corsHeaders = "Authorization, Content-Type, Idempotency-Key"
+// corsHeaders are the request headers a cross-origin call may send: the
+// KV page's conditional writes need If-Match and If-None-Match.
+const corsHeaders = "Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match"
+
+// corsExposed are the response headers a cross-origin page may read: the
+// KV versions, and Retry-After of 429 and 503 answers.
+const corsExposed = "X-Parley-Version, X-Parley-Modified-Ms, X-Parley-Stale-Ms, ETag, Retry-After"
 
 // corsMethods are the methods a cross-origin call may use.
 const corsMethods = "GET, POST, PUT, DELETE"
@@ -45,6 +50,7 @@ func (s *Server) withCORS(next http.Handler) http.Handler {
 		}
 		if allowed {
 			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Expose-Headers", corsExposed)
 		}
 		next.ServeHTTP(w, r)
 	})
