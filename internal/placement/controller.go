@@ -111,19 +111,19 @@ type Step struct {
 	Reason string
 }
 
-// Command returns the metadata command that carries out s, or nil for
-// TransferLeader, which is not a map change: the wiring asks the group's
-// leader to hand over.
-func (s Step) Command() *Command {
+// Command returns the metadata command that carries out s, fenced by the
+// metadata leader's term, or nil for TransferLeader, which is not a map
+// change: the wiring asks the group's leader to hand over.
+func (s Step) Command(term uint64) Command {
 	switch s.Kind {
 	case StepAddReplica:
-		return &Command{Op: OpAddReplica, Group: s.Group, NodeID: s.Node, Role: RoleLearner}
+		return AddReplica{Term: term, Group: s.Group, NodeID: s.Node, Role: RoleLearner}
 	case StepPromote:
-		return &Command{Op: OpSetRole, Group: s.Group, Replica: s.Replica, Role: RoleVoter}
+		return SetRole{Term: term, Group: s.Group, Replica: s.Replica, Role: RoleVoter}
 	case StepDemote:
-		return &Command{Op: OpSetRole, Group: s.Group, Replica: s.Replica, Role: RoleLearner}
+		return SetRole{Term: term, Group: s.Group, Replica: s.Replica, Role: RoleLearner}
 	case StepRemoveReplica:
-		return &Command{Op: OpRemoveReplica, Group: s.Group, Replica: s.Replica}
+		return RemoveReplica{Term: term, Group: s.Group, Replica: s.Replica}
 	}
 	return nil
 }

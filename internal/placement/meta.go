@@ -8,100 +8,7 @@ import (
 	"github.com/parley-chat/parley/internal/state"
 )
 
-// Tag is the first byte of every metadata command.
-const Tag byte = 'M'
-
 var keyMap = []byte("map")
-
-// Commands of the metadata group.
-const (
-	OpCreate        = "create"
-	OpAddNode       = "add_node"
-	OpAddReplica    = "add_replica"
-	OpSetRole       = "set_role"
-	OpRemoveReplica = "remove_replica"
-	// OpFence raises the map's term to the proposer's: a new metadata
-	// leader proposes it before deciding anything, so every command of a
-	// deposed leader that was still in the log is applied first, and any
-	// later one is refused.
-	OpFence = "fence"
-	// OpSetNodeState marks a node draining (or active again).
-	OpSetNodeState = "set_node_state"
-	// OpRemoveNode forgets a node and every replica it holds: only a
-	// drained node, or one the proposer saw dead (Dead).
-	OpRemoveNode = "remove_node"
-	// OpUpdateNode refreshes the addresses of a member of the same
-	// incarnation (a gossip port picked at start); it never adds one.
-	OpUpdateNode = "update_node"
-	// OpAddToken records a join token (its hash); OpRevokeToken forgets
-	// one. OpRotateGossipKey puts a new gossip key in use.
-	OpAddToken        = "add_token"
-	OpRevokeToken     = "revoke_token"
-	OpRotateGossipKey = "rotate_gossip_key"
-)
-
-// Command changes the cluster map. Fields beyond Op depend on the op.
-type Command struct {
-	Op string `json:"op"`
-	// Create: the new cluster's identity and the first node.
-	ClusterID         string `json:"cluster_id,omitempty"`
-	Partitions        int    `json:"partitions,omitempty"`
-	ReplicationFactor int    `json:"replication_factor,omitempty"`
-	MetaVoters        int    `json:"meta_voters,omitempty"`
-	// Create and AddNode: the node.
-	Node *Node `json:"node,omitempty"`
-	// Create: the cluster CA (none in an insecure cluster or one on the
-	// operator's PKI). Create, RotateGossipKey: a gossip key.
-	CA        *CASecret `json:"ca,omitempty"`
-	GossipKey []byte    `json:"gossip_key,omitempty"`
-	// Create, AddToken: a join token; RevokeToken: its id.
-	Token   *JoinToken `json:"token,omitempty"`
-	TokenID string     `json:"token_id,omitempty"`
-	// AddNode: the certificate (DER) the node joins with; Node.CertFP is
-	// its fingerprint. Kept so that a retried join gets it again.
-	NodeCert []byte `json:"node_cert,omitempty"`
-	// AddReplica, SetRole, RemoveReplica.
-	Group   uint64 `json:"group,omitempty"`
-	Replica uint64 `json:"replica,omitempty"`
-	NodeID  string `json:"node_id,omitempty"`
-	Role    string `json:"role,omitempty"`
-	// SetNodeState: the node's new state (NodeID names it).
-	State string `json:"state,omitempty"`
-	// RemoveNode: the proposer's gossip saw the node dead, so it may go
-	// with its replicas.
-	Dead bool `json:"dead,omitempty"`
-	// Term is the metadata leader's Raft term when the placement controller
-	// decided the command (AddReplica, SetRole, RemoveReplica, Fence); a
-	// command whose term is below the map's was decided by a deposed leader
-	// and is refused. Zero means unfenced (joins, operator commands).
-	Term uint64 `json:"term,omitempty"`
-}
-
-// Result is what applying a Command returns.
-type Result struct {
-	// Replica is the replica id created or found (AddNode: the node's
-	// metadata replica).
-	Replica uint64 `json:"replica,omitempty"`
-	// Error is set when the command was refused; the map is unchanged.
-	Error string `json:"error,omitempty"`
-	// Map is the map after the command (AddNode only, for the joining node).
-	Map *Map `json:"map,omitempty"`
-}
-
-// Encode returns the command's wire form.
-func (c *Command) Encode() []byte {
-	b, _ := json.Marshal(c) // cannot fail: plain fields
-	return append([]byte{Tag}, b...)
-}
-
-// DecodeResult parses an Apply result.
-func DecodeResult(b []byte) (Result, error) {
-	var r Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return r, fmt.Errorf("placement: bad result: %w", err)
-	}
-	return r, nil
-}
 
 // BootstrapReplicas returns the replica ids a new cluster's first node gets:
 // the metadata group's first, then partition p's at index p.
@@ -132,101 +39,103 @@ type StateMachine struct{}
 
 var _ state.Applier = StateMachine{}
 
-// Apply applies one command deterministically.
-func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
-	var c Command
-	if len(cmd) == 0 || cmd[0] != Tag || json.Unmarshal(cmd[1:], &c) != nil {
-		return json.Marshal(Result{Error: "malformed metadata command"})
-	}
-	if c.Op != OpCreate {
-		if res, handled, err := applySecrets(w, &c); handled || err != nil {
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(res)
-		}
-	}
-	m, exists, err := LoadMap(w)
+// Apply applies one command deterministically: a refused command leaves
+// the state as it was and says why in its Result. The result of a legacy
+// JSON command keeps the legacy form (no code), so that a log entry applied
+// by the version before the codec on one replica and by this one on another
+// records the same result (DESIGN.md).
+func (StateMachine) Apply(w state.Writer, _ state.Meta, cmd []byte) ([]byte, error) {
+	c, term, err := decode(cmd)
+	var res Result
 	if err != nil {
+		res = refused(CodeMalformed, "malformed metadata command: %v", err)
+	} else if res, err = applyCommand(w, c, term); err != nil {
 		return nil, err
 	}
-	if !exists && c.Op != OpCreate {
-		return json.Marshal(Result{Error: "cluster not created yet"})
-	}
-	if !exists {
-		m = &Map{}
-	}
-	res := apply(m, &c)
-	if res.Error == "" {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return nil, err
-		}
-		if err := w.Set(keyMap, b); err != nil {
-			return nil, err
-		}
-		switch {
-		case c.Op == OpCreate:
-			if _, _, err := applySecrets(w, &c); err != nil {
-				return nil, err
-			}
-		case c.Op == OpAddNode && len(c.NodeCert) > 0:
-			if err := w.Set(nodeCertKey(c.Node.ID), c.NodeCert); err != nil {
-				return nil, err
-			}
-		}
+	if len(cmd) > 1 && cmd[1] != codecVersion {
+		res.Code = CodeOK
 	}
 	return json.Marshal(res)
 }
 
-// ErrNodeIDTaken is the Result.Error of a join that claims the id of a
-// member it cannot prove to be.
-const ErrNodeIDTaken = "node id taken: a member of the cluster has it (a node that lost its data directory must be removed first: parley cluster remove ID)"
-
-// ErrStaleTerm is the Result.Error of a command fenced off by a newer
-// metadata leader.
-const ErrStaleTerm = "stale term: decided by a deposed metadata leader"
-
-func apply(m *Map, c *Command) Result {
-	if c.Term != 0 {
-		if c.Term < m.Term {
-			return Result{Error: ErrStaleTerm}
-		}
-		m.Term = c.Term
+func applyCommand(w state.Writer, c Command, term uint64) (Result, error) {
+	if res, handled, err := applySecrets(w, c); handled || err != nil {
+		return res, err
 	}
-	switch c.Op {
-	case OpFence:
+	m, exists, err := LoadMap(w)
+	if err != nil {
+		return Result{}, err
+	}
+	create, isCreate := c.(CreateCluster)
+	if !exists && !isCreate {
+		return refused(CodeNotCreated, "cluster not created yet"), nil
+	}
+	if !exists {
+		m = &Map{}
+	}
+	res := applyMap(m, c, term)
+	if res.Code != CodeOK {
+		return res, nil
+	}
+	if err := setJSON(w, keyMap, m); err != nil {
+		return Result{}, err
+	}
+	switch c := c.(type) {
+	case CreateCluster:
+		err = storeCreateSecrets(w, create)
+	case AddNode:
+		if len(c.Cert) > 0 {
+			err = w.Set(nodeCertKey(c.Node.ID), c.Cert)
+		}
+	}
+	return res, err
+}
+
+// ReasonStaleTerm is the reason given for CodeStaleTerm.
+const ReasonStaleTerm = "stale term: decided by a deposed metadata leader"
+
+// applyMap applies a command that changes the map: first the fence (term,
+// see Command), then the command.
+func applyMap(m *Map, c Command, term uint64) Result {
+	if term != 0 {
+		if term < m.Term {
+			return refused(CodeStaleTerm, ReasonStaleTerm)
+		}
+		m.Term = term
+	}
+	switch c := c.(type) {
+	case Fence:
 		return Result{}
-	case OpSetNodeState:
+	case SetNodeState:
 		return applySetNodeState(m, c)
-	case OpRemoveNode:
+	case RemoveNode:
 		return applyRemoveNode(m, c)
-	case OpUpdateNode:
+	case UpdateNode:
 		return applyUpdateNode(m, c)
-	case OpCreate:
+	case CreateCluster:
 		return applyCreate(m, c)
-	case OpAddNode:
+	case AddNode:
 		return applyAddNode(m, c)
-	case OpAddReplica:
+	case AddReplica:
 		return applyAddReplica(m, c)
-	case OpSetRole:
+	case SetRole:
 		for i, r := range m.groupReplicas(c.Group) {
 			if r.ID == c.Replica {
 				m.Groups[c.Group].Replicas[i].Role = c.Role
 				return Result{Replica: r.ID}
 			}
 		}
-		return Result{Error: "no such replica"}
-	case OpRemoveReplica:
+		return refused(CodeNoSuchReplica, "no such replica")
+	case RemoveReplica:
 		rs := m.groupReplicas(c.Group)
 		i := slices.IndexFunc(rs, func(r Replica) bool { return r.ID == c.Replica })
 		if i < 0 {
-			return Result{Error: "no such replica"}
+			return refused(CodeNoSuchReplica, "no such replica")
 		}
 		m.Groups[c.Group].Replicas = slices.Delete(rs, i, i+1)
 		return Result{Replica: c.Replica}
 	}
-	return Result{Error: "unknown metadata command " + c.Op}
+	return refused(CodeMalformed, "unknown metadata command %s", c.Op())
 }
 
 func (m *Map) groupReplicas(g uint64) []Replica {
@@ -240,15 +149,15 @@ func (m *Map) groupReplicas(g uint64) []Replica {
 // configuration's limit, config.Validate).
 const MaxPartitions = 4096
 
-func applyCreate(m *Map, c *Command) Result {
+func applyCreate(m *Map, c CreateCluster) Result {
 	if m.ClusterID != "" {
-		return Result{Error: "cluster already created"}
+		return refused(CodeAlreadyCreated, "cluster already created")
 	}
-	if c.Node == nil || c.Partitions < 1 || c.ReplicationFactor < 1 || c.ClusterID == "" {
-		return Result{Error: "create needs a cluster id, a node, partitions and a replication factor"}
+	if c.Partitions < 1 || c.ReplicationFactor < 1 || c.ClusterID == "" {
+		return refused(CodeInvalid, "create needs a cluster id, a node, partitions and a replication factor")
 	}
 	if c.Partitions > MaxPartitions {
-		return Result{Error: fmt.Sprintf("create: %d partitions, at most %d", c.Partitions, MaxPartitions)}
+		return refused(CodeInvalid, "create: %d partitions, at most %d", c.Partitions, MaxPartitions)
 	}
 	*m = Map{
 		ClusterID:         c.ClusterID,
@@ -257,7 +166,7 @@ func applyCreate(m *Map, c *Command) Result {
 		ReplicationFactor: c.ReplicationFactor,
 		MetaVoters:        max(1, c.MetaVoters),
 	}
-	n := *c.Node
+	n := c.Node
 	n.State = NodeActive
 	m.Nodes = []Node{n}
 	for i, id := range BootstrapReplicas(c.Partitions) {
@@ -267,14 +176,14 @@ func applyCreate(m *Map, c *Command) Result {
 	return Result{Replica: 1}
 }
 
-func applyAddNode(m *Map, c *Command) Result {
-	if c.Node == nil || c.Node.ID == "" || c.Node.Addr == "" {
-		return Result{Error: "add_node needs a node id and address"}
+func applyAddNode(m *Map, c AddNode) Result {
+	if c.Node.ID == "" || c.Node.Addr == "" {
+		return refused(CodeInvalid, "add_node needs a node id and address")
 	}
-	n := *c.Node
+	n := c.Node
 	n.State = NodeActive
 	if slices.ContainsFunc(m.Revoked, func(r Revocation) bool { return r.Fingerprint == n.CertFP && n.CertFP != "" }) {
-		return Result{Error: "the certificate of node " + n.ID + " is revoked"}
+		return refused(CodeCertRevoked, "the certificate of node %s is revoked", n.ID)
 	}
 	if old, ok := m.Node(n.ID); ok {
 		// An id belongs to the certificate it joined with: the same join
@@ -285,7 +194,7 @@ func applyAddNode(m *Map, c *Command) Result {
 			r, _ := m.ReplicaOn(MetaGroup, n.ID)
 			return Result{Replica: r.ID, Map: m.Clone()}
 		}
-		return Result{Error: ErrNodeIDTaken}
+		return refused(CodeNodeIDTaken, ReasonNodeIDTaken)
 	} else {
 		i, _ := slices.BinarySearchFunc(m.Nodes, n.ID, func(a Node, id string) int {
 			if a.ID < id {
@@ -306,12 +215,12 @@ func applyAddNode(m *Map, c *Command) Result {
 	return Result{Replica: id, Map: m.Clone()}
 }
 
-func applyAddReplica(m *Map, c *Command) Result {
+func applyAddReplica(m *Map, c AddReplica) Result {
 	if c.Group >= uint64(len(m.Groups)) {
-		return Result{Error: "no such group"}
+		return refused(CodeNoSuchGroup, "no such group")
 	}
 	if _, ok := m.Node(c.NodeID); !ok {
-		return Result{Error: "no such node"}
+		return refused(CodeNoSuchNode, "no such node")
 	}
 	if r, ok := m.ReplicaOn(c.Group, c.NodeID); ok {
 		return Result{Replica: r.ID}
@@ -340,25 +249,22 @@ func (m *Map) voters(g uint64) int {
 	return n
 }
 
-func applySetNodeState(m *Map, c *Command) Result {
+func applySetNodeState(m *Map, c SetNodeState) Result {
 	n, ok := m.Node(c.NodeID)
 	if !ok {
-		return Result{Error: "no such node"}
+		return refused(CodeNoSuchNode, "no such node")
 	}
 	if c.State != NodeActive && c.State != NodeDraining {
-		return Result{Error: "unknown node state " + c.State}
+		return refused(CodeInvalid, "unknown node state %s", c.State)
 	}
 	n.State = c.State
 	return Result{}
 }
 
-func applyUpdateNode(m *Map, c *Command) Result {
-	if c.Node == nil {
-		return Result{Error: "update_node needs a node"}
-	}
+func applyUpdateNode(m *Map, c UpdateNode) Result {
 	old, ok := m.Node(c.Node.ID)
 	if !ok || old.Incarnation != c.Node.Incarnation {
-		return Result{Error: "no such node"}
+		return refused(CodeNoSuchNode, "no such node")
 	}
 	if c.Node.Addr != "" {
 		old.Addr = c.Node.Addr
@@ -376,17 +282,17 @@ func applyUpdateNode(m *Map, c *Command) Result {
 // no voter of any group, nor any partition replica) or that the proposer
 // saw dead. Its remaining replicas leave the map with it; each group's
 // leader then removes them from Raft.
-func applyRemoveNode(m *Map, c *Command) Result {
+func applyRemoveNode(m *Map, c RemoveNode) Result {
 	n, ok := m.Node(c.NodeID)
 	if !ok {
-		return Result{Error: "no such node"}
+		return refused(CodeNoSuchNode, "no such node")
 	}
 	if !c.Dead {
 		if n.State != NodeDraining {
-			return Result{Error: "node " + c.NodeID + " is neither drained nor dead: drain it first"}
+			return refused(CodeNotDrained, "node %s is neither drained nor dead: drain it first", c.NodeID)
 		}
 		if held := m.Holding(c.NodeID); held > 0 {
-			return Result{Error: fmt.Sprintf("node %s is still draining: it holds %d replicas", c.NodeID, held)}
+			return refused(CodeNotDrained, "node %s is still draining: it holds %d replicas", c.NodeID, held)
 		}
 	}
 	for gi := range m.Groups {
