@@ -7,10 +7,11 @@ import (
 	"time"
 )
 
-// The placement controller decides, on the metadata leader, how the cluster
-// map moves towards its target layout. Plan is a pure function of a View (the
-// map, what gossip says about each node and what each group has applied), so
-// tests drive it step by step. Its rules, in priority order:
+// The planner decides, for the placement controller on the metadata leader
+// (node/controller.go), how the cluster map moves towards its target layout.
+// Plan is a pure function of a View (the map, what gossip says about each
+// node and what each group has applied), so tests drive it step by step. Its
+// rules, in priority order:
 //
 //   - Eligible nodes are active, not standby, not draining and not dead for
 //     DeadAfter or longer. Standby nodes join the pool only while there are
@@ -98,7 +99,7 @@ const (
 	StepTransferLeader StepKind = "transfer_leader"
 )
 
-// Step is one decision of the controller.
+// Step is one decision of the planner.
 type Step struct {
 	Kind  StepKind
 	Group uint64
