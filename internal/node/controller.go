@@ -204,17 +204,7 @@ func (n *Node) groupViews(ctx context.Context, m *placement.Map, health map[stri
 	wg.Wait()
 	out := make(map[uint64]placement.GroupView, len(best))
 	for g, st := range best {
-		cs := st.ConfState
-		gv := placement.GroupView{
-			Voters: cs.Voters, Learners: cs.Learners, Leader: st.Replica,
-			Pending: len(cs.VotersOutgoing) > 0 || len(cs.LearnersNext) > 0,
-		}
-		for id := range st.Progress {
-			if id == st.Replica || caughtUp(st, id) {
-				gv.CaughtUp = append(gv.CaughtUp, id)
-			}
-		}
-		out[g] = gv
+		out[g] = groupView(st)
 	}
 	return out
 }
