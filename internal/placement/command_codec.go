@@ -136,13 +136,17 @@ func DecodeCommand(cmd []byte) (Command, error) {
 	return c, err
 }
 
+// legacyForm reports whether cmd is a metadata command in the legacy JSON
+// form (or garbage after the tag, which that decoder refuses).
+func legacyForm(cmd []byte) bool { return len(cmd) >= 2 && cmd[0] == Tag && cmd[1] != codecVersion }
+
 // decode is DecodeCommand that also returns the term the command is fenced
 // by: a legacy command could carry one on any op.
 func decode(cmd []byte) (Command, uint64, error) {
 	if len(cmd) < 2 || cmd[0] != Tag {
 		return nil, 0, fmt.Errorf("%w: missing tag", errMalformed)
 	}
-	if cmd[1] != codecVersion {
+	if legacyForm(cmd) {
 		return decodeLegacy(cmd[1:])
 	}
 	c, err := decodeBinary(cmd[2:])

@@ -79,6 +79,9 @@ func (e *Refusal) Error() string { return e.Reason }
 // Unwrap returns the code, for errors.Is.
 func (e *Refusal) Unwrap() error { return e.Code }
 
+// ReasonStaleTerm is the reason given for CodeStaleTerm.
+const ReasonStaleTerm = "stale term: decided by a deposed metadata leader"
+
 // ReasonNodeIDTaken is the reason given for CodeNodeIDTaken.
 const ReasonNodeIDTaken = "node id taken: a member of the cluster has it (a node that lost its data directory must be removed first: parley cluster remove ID)"
 

@@ -48,11 +48,11 @@ func (StateMachine) Apply(w state.Writer, _ state.Meta, cmd []byte) ([]byte, err
 	c, term, err := decode(cmd)
 	var res Result
 	if err != nil {
-		res = refused(CodeMalformed, "malformed metadata command: %v", err)
+		res = refused(CodeMalformed, "%v", err)
 	} else if res, err = applyCommand(w, c, term); err != nil {
 		return nil, err
 	}
-	if len(cmd) > 1 && cmd[1] != codecVersion {
+	if legacyForm(cmd) {
 		res.Code = CodeOK
 	}
 	return json.Marshal(res)
@@ -66,8 +66,7 @@ func applyCommand(w state.Writer, c Command, term uint64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	create, isCreate := c.(CreateCluster)
-	if !exists && !isCreate {
+	if _, create := c.(CreateCluster); !exists && !create {
 		return refused(CodeNotCreated, "cluster not created yet"), nil
 	}
 	if !exists {
@@ -82,7 +81,7 @@ func applyCommand(w state.Writer, c Command, term uint64) (Result, error) {
 	}
 	switch c := c.(type) {
 	case CreateCluster:
-		err = storeCreateSecrets(w, create)
+		err = storeCreateSecrets(w, c)
 	case AddNode:
 		if len(c.Cert) > 0 {
 			err = w.Set(nodeCertKey(c.Node.ID), c.Cert)
@@ -90,9 +89,6 @@ func applyCommand(w state.Writer, c Command, term uint64) (Result, error) {
 	}
 	return res, err
 }
-
-// ReasonStaleTerm is the reason given for CodeStaleTerm.
-const ReasonStaleTerm = "stale term: decided by a deposed metadata leader"
 
 // applyMap applies a command that changes the map: first the fence (term,
 // see Command), then the command.
