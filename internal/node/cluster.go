@@ -109,13 +109,12 @@ func (n *Node) finishCreate(ctx context.Context, rec *nodeRecord) error {
 			return err
 		}
 	}
-	cmd := &placement.Command{
-		Op:                placement.OpCreate,
+	cmd := placement.CreateCluster{
 		ClusterID:         rec.ClusterID,
 		Partitions:        n.cfg.Partitions,
 		ReplicationFactor: n.cfg.ReplicationFactor,
 		MetaVoters:        3,
-		Node:              n.nodeInfo(rec),
+		Node:              *n.nodeInfo(rec),
 	}
 	if p := rec.Pending; p != nil {
 		cmd.GossipKey = p.GossipKey
@@ -136,12 +135,16 @@ func (n *Node) finishCreate(ctx context.Context, rec *nodeRecord) error {
 			_ = n.engine.Campaign(ctx, g)
 		}
 	}
-	res, err := n.router.Propose(ctx, placement.MetaGroup, "create/"+rec.ClusterID, cmd.Encode())
+	res, err := n.router.Propose(ctx, placement.MetaGroup, "create/"+rec.ClusterID, placement.Encode(cmd))
 	if err != nil {
 		return fmt.Errorf("create cluster: %w", err)
 	}
-	if r, err := placement.DecodeResult(res); err != nil || (r.Error != "" && r.Error != "cluster already created") {
-		return fmt.Errorf("create cluster: %v %s", err, r.Error)
+	r, err := placement.DecodeResult(res)
+	if err == nil && r.Code != placement.CodeAlreadyCreated {
+		err = r.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("create cluster: %w", err)
 	}
 	rec2 := *rec
 	rec2.Creator, rec2.Pending = false, nil

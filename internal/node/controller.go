@@ -25,10 +25,6 @@ const (
 	methodTransfer = "transfer"
 )
 
-// errStaleTerm stops a round whose commands a newer metadata leader fenced
-// off.
-var errStaleTerm = errors.New(placement.ErrStaleTerm)
-
 // controlLoop runs the placement controller while this node leads the
 // metadata group: every round it gathers each group's applied membership
 // from the groups' leaders, plans with placement.Plan and carries out the
@@ -64,7 +60,7 @@ func (n *Node) controlOnce(ctx context.Context) error {
 		// A new leader first fences: once its term is in the map, the map
 		// holds every command a deposed leader got into the log, and any
 		// later one of theirs is refused.
-		return n.proposeMeta(ctx, &placement.Command{Op: placement.OpFence, Term: st.Term})
+		return n.proposeMeta(ctx, placement.Fence{Term: st.Term})
 	}
 	health := n.health(m)
 	view := placement.View{
@@ -77,8 +73,8 @@ func (n *Node) controlOnce(ctx context.Context) error {
 	}
 	for _, s := range steps {
 		if err := n.execStep(ctx, m, view.Applied, s, st.Term); err != nil {
-			if errors.Is(err, errStaleTerm) {
-				return err
+			if errors.Is(err, placement.CodeStaleTerm) {
+				return err // a newer metadata leader fenced this round off
 			}
 			n.log.Debug("placement step failed", "step", s.String(), "err", err)
 		}
@@ -101,9 +97,7 @@ func (n *Node) execStep(ctx context.Context, m *placement.Map, applied map[uint6
 		n.heal.events.add(EventLeaderMoved, s.Node, s.Group, fmt.Sprintf("from %s: %s", from, s.Reason))
 		return nil
 	}
-	cmd := s.Command()
-	cmd.Term = term
-	if err := n.proposeMeta(ctx, cmd); err != nil {
+	if err := n.proposeMeta(ctx, s.Command(term)); err != nil {
 		return err
 	}
 	kind := map[placement.StepKind]string{
@@ -118,19 +112,17 @@ func (n *Node) execStep(ctx context.Context, m *placement.Map, applied map[uint6
 // proposeMeta proposes a fenced command to the metadata group through the
 // local replica, which must lead it: a command is never forwarded to
 // another leader, who decides for itself.
-func (n *Node) proposeMeta(ctx context.Context, cmd *placement.Command) error {
-	b, err := n.engine.Propose(ctx, placement.MetaGroup, multiraft.NewProposalID(), cmd.Encode())
+func (n *Node) proposeMeta(ctx context.Context, cmd placement.Command) error {
+	b, err := n.engine.Propose(ctx, placement.MetaGroup, multiraft.NewProposalID(), placement.Encode(cmd))
 	if err != nil {
 		return err
 	}
 	res, err := placement.DecodeResult(b)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case res.Error == placement.ErrStaleTerm:
-		return errStaleTerm
-	case res.Error != "":
-		return fmt.Errorf("%s refused: %s", cmd.Op, res.Error)
+	}
+	if err := res.Err(); err != nil {
+		return fmt.Errorf("%s refused: %w", cmd.Op(), err)
 	}
 	return nil
 }
@@ -212,17 +204,7 @@ func (n *Node) groupViews(ctx context.Context, m *placement.Map, health map[stri
 	wg.Wait()
 	out := make(map[uint64]placement.GroupView, len(best))
 	for g, st := range best {
-		cs := st.ConfState
-		gv := placement.GroupView{
-			Voters: cs.Voters, Learners: cs.Learners, Leader: st.Replica,
-			Pending: len(cs.VotersOutgoing) > 0 || len(cs.LearnersNext) > 0,
-		}
-		for id := range st.Progress {
-			if id == st.Replica || caughtUp(st, id) {
-				gv.CaughtUp = append(gv.CaughtUp, id)
-			}
-		}
-		out[g] = gv
+		out[g] = groupView(st)
 	}
 	return out
 }

@@ -27,8 +27,7 @@ func (n *Node) DrainNode(ctx context.Context, id string) ([]api.Move, error) {
 		}
 		return nil, errs.New(errs.Invalid, "%s", err.Error())
 	}
-	cmd := &placement.Command{Op: placement.OpSetNodeState, NodeID: id, State: placement.NodeDraining}
-	if err := n.proposeAdmin(ctx, cmd); err != nil {
+	if err := n.proposeAdmin(ctx, placement.SetNodeState{NodeID: id, State: placement.NodeDraining}); err != nil {
 		return nil, err
 	}
 	n.log.Info("drain started", "drained", id)
@@ -55,8 +54,7 @@ func (n *Node) RemoveNode(ctx context.Context, id string) error {
 	if held := m.HeldBy(id); !dead && (nd.State != placement.NodeDraining || held.Total() > 0) {
 		return errs.New(errs.Conflict, "node %s is %s and holds %s: drain it first (or it must be dead)", id, state, held)
 	}
-	cmd := &placement.Command{Op: placement.OpRemoveNode, NodeID: id, Dead: dead}
-	if err := n.proposeAdmin(ctx, cmd); err != nil {
+	if err := n.proposeAdmin(ctx, placement.RemoveNode{NodeID: id, Dead: dead}); err != nil {
 		return err
 	}
 	n.log.Info("node removed from the cluster", "removed", id, "was", state)
@@ -65,9 +63,10 @@ func (n *Node) RemoveNode(ctx context.Context, id string) error {
 }
 
 // proposeAdmin proposes an operator's command to the metadata group through
-// its leader; a refusal is an errs.Conflict with the map's reason.
-func (n *Node) proposeAdmin(ctx context.Context, cmd *placement.Command) error {
-	b, err := n.router.Propose(ctx, placement.MetaGroup, "", cmd.Encode())
+// its leader; a refusal is an errs.Conflict with the map's reason, wrapping
+// the refusal's placement.Code (errors.Is).
+func (n *Node) proposeAdmin(ctx context.Context, cmd placement.Command) error {
+	b, err := n.router.Propose(ctx, placement.MetaGroup, "", placement.Encode(cmd))
 	if err != nil {
 		return err
 	}
@@ -75,8 +74,8 @@ func (n *Node) proposeAdmin(ctx context.Context, cmd *placement.Command) error {
 	if err != nil {
 		return err
 	}
-	if res.Error != "" {
-		return errs.New(errs.Conflict, "%s", res.Error)
+	if res.Err() != nil {
+		return errs.Wrap(errs.Conflict, res.Code, "%s", res.Error)
 	}
 	return nil
 }

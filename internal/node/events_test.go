@@ -26,3 +26,21 @@ func TestMergeEvents(t *testing.T) {
 		t.Fatalf("%d events, from %d to %d", len(got), got[0].Ts, got[len(got)-1].Ts)
 	}
 }
+
+func TestEventLog_KeepsTheNewestInOrder(t *testing.T) {
+	l := newEventLog()
+	for i := range eventCapacity + 10 {
+		l.add(EventReplicaAdded, "n1", uint64(i), "")
+	}
+	l.add(EventNodeDead, "n2", 0, "")
+	evs := l.list()
+	if len(evs) != eventCapacity {
+		t.Fatalf("%d events kept", len(evs))
+	}
+	if evs[0].Group != 11 || evs[len(evs)-1].Kind != EventNodeDead {
+		t.Fatalf("oldest %+v, newest %+v", evs[0], evs[len(evs)-1])
+	}
+	if c := l.Counts(); c[EventReplicaAdded] != eventCapacity+10 || c[EventNodeDead] != 1 {
+		t.Fatalf("counts %v", c)
+	}
+}

@@ -90,7 +90,7 @@ func (n *Node) joined(ctx context.Context, rec *nodeRecord, key *ecdsa.PrivateKe
 	}
 	res := jr.Result
 	switch {
-	case res.Error != "":
+	case res.Err() != nil:
 		return fmt.Errorf("%w by %s: %s", errJoinRefused, addr, res.Error)
 	case res.Map == nil:
 		return errors.New("join answer without cluster map")
@@ -169,7 +169,7 @@ func (n *Node) handleJoin(ctx context.Context, from string, body []byte) callRep
 		if sec.existing.Incarnation == req.Node.Incarnation && pki.SameKey(sec.oldCert, pub) {
 			return n.proposeJoin(ctx, req, sec.oldCert, sec)
 		}
-		return n.refuseJoin(req.Node.ID, from, errs.Conflict, placement.ErrNodeIDTaken)
+		return n.refuseJoin(req.Node.ID, from, errs.Conflict, placement.ReasonNodeIDTaken)
 	}
 	ca, err := pki.ParseCA(sec.ca.Cert, sec.ca.Key)
 	if err != nil {
@@ -216,8 +216,8 @@ func (n *Node) proposeJoin(ctx context.Context, req joinRequest, cert []byte, se
 	if cert != nil {
 		nd.CertFP = pki.Fingerprint(cert)
 	}
-	cmd := &placement.Command{Op: placement.OpAddNode, Node: &nd, NodeCert: cert}
-	out, err := n.router.Propose(ctx, placement.MetaGroup, "", cmd.Encode())
+	cmd := placement.AddNode{Node: nd, Cert: cert}
+	out, err := n.router.Propose(ctx, placement.MetaGroup, "", placement.Encode(cmd))
 	if err != nil {
 		return replyOf(nil, err)
 	}
@@ -225,7 +225,7 @@ func (n *Node) proposeJoin(ctx context.Context, req joinRequest, cert []byte, se
 	if err != nil {
 		return replyOf(nil, err)
 	}
-	if res.Error != "" {
+	if res.Err() != nil {
 		return n.refuseJoin(nd.ID, "", errs.Conflict, res.Error)
 	}
 	b, _ := json.Marshal(joinReply{Result: res, Cert: cert, CA: sec.ca.Cert, GossipKeys: sec.gossip})

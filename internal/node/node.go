@@ -71,7 +71,7 @@ type Node struct {
 	reconcile chan struct{}
 	closeOnce sync.Once
 
-	heal healState // gossip, events and placement control (membership.go)
+	heal healState // gossip, events and placement control (gossip.go)
 
 	// ident is this node's certificate and the cluster CA (nil while
 	// joining, and without the cluster's own PKI); joinTok is the join
@@ -114,7 +114,7 @@ type mapView struct {
 	m          *placement.Map
 	addrOf     map[uint64]string   // replica id -> node internal address
 	replicasOf map[uint64][]string // group -> node addresses of its replicas
-	retired    map[uint64]string   // replica id -> node id, dropped from the map (controller_retired.go)
+	retired    map[uint64]string   // replica id -> node id, dropped from the map (retired_replicas.go)
 	// revoked holds the fingerprints of revoked certificates; revokedNodes
 	// maps each to its node.
 	revoked      map[string]bool

@@ -13,18 +13,19 @@ import (
 	"github.com/parley-chat/parley/internal/placement"
 )
 
-// reconcileInterval is how often the node re-checks membership without
-// being woken by a map change.
+// reconcileInterval is how often the node re-checks the Raft configuration
+// of the groups it leads without being woken by a map change.
 const reconcileInterval = 250 * time.Millisecond
 
 // orphanSweepEvery is how often a node looks for local replicas the map no
 // longer lists (removed while the node was away).
 const orphanSweepEvery = 2 * time.Second
 
-// reconcileLoop makes the Raft membership of every group this node leads
-// follow the cluster map, one change at a time, and deletes local replicas
-// that were removed while the node was away. Placement itself is decided by
-// the controller (controller.go) on the metadata leader.
+// reconcileLoop makes the Raft configuration of every group this node leads
+// follow the cluster map, one change at a time (placement.NextConfChange),
+// and deletes local replicas that were removed while the node was away.
+// Placement itself is decided by the controller (controller.go) on the
+// metadata leader.
 func (n *Node) reconcileLoop() {
 	t := time.NewTicker(reconcileInterval)
 	defer t.Stop()
@@ -58,13 +59,14 @@ func (n *Node) reconcileOnce() {
 		if !ok {
 			continue
 		}
-		if cc, ok := membershipChange(st, g); ok {
-			if err := n.engine.ProposeConfChange(ctx, st.Group, cc); err != nil {
-				n.log.Debug("membership change failed", "group", st.Group, "err", err)
+		v := groupView(st)
+		if cc, ok := placement.NextConfChange(v, g); ok {
+			if err := n.engine.ProposeConfChange(ctx, st.Group, raftConfChange(cc)); err != nil {
+				n.log.Debug("raft configuration change failed", "group", st.Group, "err", err)
 			} else {
-				n.log.Info("membership changed", "group", st.Group, "change", cc.Changes[0].Type.String(), "replica", cc.Changes[0].NodeID)
+				n.log.Info("raft configuration changed", "group", st.Group, "change", string(cc.Kind), "replica", cc.Replica)
 			}
-		} else if to, ok := retiredLeaderHandOff(st, g); ok {
+		} else if to, ok := placement.LeaderHandOff(v, g); ok {
 			_ = n.engine.TransferLeader(ctx, st.Group, to)
 		}
 	}
@@ -74,57 +76,33 @@ func (n *Node) reconcileOnce() {
 	}
 }
 
-// membershipChange returns the next Raft membership change that makes a
-// group follow the map: add missing replicas as learners, promote learners
-// the map wants as voters once they have caught up, demote voters the map
-// lists as learners, remove replicas the map no longer lists (never the
-// leader itself: the controller hands leadership over first). It is judged
-// against the applied membership; the library would turn a second pending
-// change into a no-op, so nothing is proposed while a joint change is being
-// left, and the next round re-reads the applied membership.
-func membershipChange(st multiraft.GroupStatus, g *placement.Group) (raftpb.ConfChangeV2, bool) {
+// groupView is the applied state of a group as its leader reports it, for
+// the placement rules.
+func groupView(st multiraft.GroupStatus) placement.GroupView {
 	cs := st.ConfState
-	one := func(t raftpb.ConfChangeType, id uint64) (raftpb.ConfChangeV2, bool) {
-		return raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: t, NodeID: id}}}, true
+	v := placement.GroupView{
+		Voters: cs.Voters, Learners: cs.Learners, Leader: st.Replica,
+		Pending: len(cs.VotersOutgoing) > 0 || len(cs.LearnersNext) > 0,
 	}
-	if len(cs.VotersOutgoing) > 0 || len(cs.LearnersNext) > 0 {
-		return raftpb.ConfChangeV2{}, false // a joint change is still in progress
-	}
-	voter := func(id uint64) bool { return slices.Contains(cs.Voters, id) }
-	learner := func(id uint64) bool { return slices.Contains(cs.Learners, id) }
-	for _, r := range g.Replicas {
-		if !voter(r.ID) && !learner(r.ID) {
-			return one(raftpb.ConfChangeAddLearnerNode, r.ID)
+	for id, pr := range st.Progress {
+		if id == st.Replica || placement.CaughtUp(placement.Progress{Match: pr.Match, Active: pr.Active}, st.Commit) {
+			v.CaughtUp = append(v.CaughtUp, id)
 		}
 	}
-	for _, r := range g.Replicas {
-		if r.Role == placement.RoleVoter && learner(r.ID) && caughtUp(st, r.ID) {
-			return one(raftpb.ConfChangeAddNode, r.ID)
-		}
-	}
-	for _, r := range g.Replicas {
-		if r.Role == placement.RoleLearner && voter(r.ID) && r.ID != st.Replica {
-			return one(raftpb.ConfChangeAddLearnerNode, r.ID) // demote
-		}
-	}
-	for _, id := range slices.Concat(cs.Voters, cs.Learners) {
-		if _, ok := replicaNodeOf(g, id); !ok && id != st.Replica {
-			return one(raftpb.ConfChangeRemoveNode, id)
-		}
-	}
-	return raftpb.ConfChangeV2{}, false
+	slices.Sort(v.CaughtUp)
+	return v
 }
 
-// catchUpSlack is how many entries a replica may trail the leader's commit
-// index and still count as caught up: under steady writes a healthy
-// follower is always a few entries behind.
-const catchUpSlack = 64
-
-// caughtUp reports whether a replica has (nearly) everything the leader
-// committed and answers it.
-func caughtUp(st multiraft.GroupStatus, id uint64) bool {
-	pr, ok := st.Progress[id]
-	return ok && pr.Active && pr.Match+catchUpSlack >= st.Commit && pr.Match > 0
+// raftConfChange is the Raft form of a configuration change.
+func raftConfChange(c placement.ConfChange) raftpb.ConfChangeV2 {
+	t := raftpb.ConfChangeAddLearnerNode // add a learner, or demote a voter
+	switch c.Kind {
+	case placement.ConfPromote:
+		t = raftpb.ConfChangeAddNode
+	case placement.ConfRemove:
+		t = raftpb.ConfChangeRemoveNode
+	}
+	return raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: t, NodeID: c.Replica}}}
 }
 
 // sweepOrphans deletes local partition replicas the map no longer assigns

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"reflect"
 	"testing"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -9,91 +10,34 @@ import (
 	"github.com/parley-chat/parley/internal/placement"
 )
 
-// status is a leader's view of a group: replica 1 leads; voters and
-// learners as given; every replica caught up unless listed in behind.
-func status(voters, learners []uint64, behind ...uint64) multiraft.GroupStatus {
+// A leader's status becomes the view the placement rules judge: its own
+// replica and the replicas close enough to its commit count as caught up,
+// a joint configuration as pending.
+func TestGroupView(t *testing.T) {
 	st := multiraft.GroupStatus{Group: 1, Replica: 1, IsLeader: true, Commit: 1000,
-		ConfState: raftpb.ConfState{Voters: voters, Learners: learners}, Progress: map[uint64]multiraft.ReplicaProgress{}}
-	for _, id := range append(append([]uint64(nil), voters...), learners...) {
-		st.Progress[id] = multiraft.ReplicaProgress{Match: 1000, Active: true}
+		ConfState: raftpb.ConfState{Voters: []uint64{1, 2, 3}, Learners: []uint64{4, 5}, VotersOutgoing: []uint64{1, 2}},
+		Progress: map[uint64]multiraft.ReplicaProgress{
+			1: {Match: 0}, 2: {Match: 1000, Active: true}, 3: {Match: 10, Active: true},
+			4: {Match: 999, Active: true}, 5: {Match: 1000, Active: false}}}
+	want := placement.GroupView{Voters: []uint64{1, 2, 3}, Learners: []uint64{4, 5}, Leader: 1, CaughtUp: []uint64{1, 2, 4}, Pending: true}
+	if got := groupView(st); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
 	}
-	for _, id := range behind {
-		st.Progress[id] = multiraft.ReplicaProgress{Match: 10, Active: true}
-	}
-	return st
 }
 
-func group(rs ...placement.Replica) *placement.Group {
-	return &placement.Group{ID: 1, Replicas: rs}
-}
-
-func voter(id uint64) placement.Replica {
-	return placement.Replica{ID: id, Node: "n", Role: placement.RoleVoter}
-}
-
-func learner(id uint64) placement.Replica {
-	return placement.Replica{ID: id, Node: "n", Role: placement.RoleLearner}
-}
-
-func TestMembershipChange_FollowsTheMapOneStepAtATime(t *testing.T) {
+func TestRaftConfChange(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		st   multiraft.GroupStatus
-		g    *placement.Group
+		kind placement.ConfChangeKind
 		want raftpb.ConfChangeType
-		id   uint64
-		none bool
 	}{
-		{"new replica joins as a learner", status([]uint64{1, 2}, nil), group(voter(1), voter(2), voter(3)),
-			raftpb.ConfChangeAddLearnerNode, 3, false},
-		{"caught-up learner promoted", status([]uint64{1, 2}, []uint64{3}), group(voter(1), voter(2), voter(3)),
-			raftpb.ConfChangeAddNode, 3, false},
-		{"learner far behind waits", status([]uint64{1, 2}, []uint64{3}, 3), group(voter(1), voter(2), voter(3)),
-			0, 0, true},
-		{"voter the map lists as learner demoted", status([]uint64{1, 2, 3}, nil), group(voter(1), voter(2), learner(3)),
-			raftpb.ConfChangeAddLearnerNode, 3, false},
-		{"the leader is never demoted", status([]uint64{1, 2, 3}, nil), group(learner(1), voter(2), voter(3)),
-			0, 0, true},
-		{"replica the map dropped removed", status([]uint64{1, 2, 3, 4}, nil), group(voter(1), voter(2), voter(3)),
-			raftpb.ConfChangeRemoveNode, 4, false},
-		{"the leader never removes itself", status([]uint64{1, 2, 3}, nil), group(voter(2), voter(3)),
-			0, 0, true},
-		{"nothing during a joint change", func() multiraft.GroupStatus {
-			st := status([]uint64{1, 2, 3}, nil)
-			st.ConfState.VotersOutgoing = []uint64{1, 2}
-			return st
-		}(), group(voter(1), voter(2)), 0, 0, true},
-		{"in step", status([]uint64{1, 2}, []uint64{3}), group(voter(1), voter(2), learner(3)), 0, 0, true},
+		{placement.ConfAddLearner, raftpb.ConfChangeAddLearnerNode},
+		{placement.ConfPromote, raftpb.ConfChangeAddNode},
+		{placement.ConfDemote, raftpb.ConfChangeAddLearnerNode},
+		{placement.ConfRemove, raftpb.ConfChangeRemoveNode},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cc, ok := membershipChange(tc.st, tc.g)
-			if tc.none {
-				if ok {
-					t.Fatalf("got %v, want no change", cc)
-				}
-				return
-			}
-			if !ok || len(cc.Changes) != 1 || cc.Changes[0].Type != tc.want || cc.Changes[0].NodeID != tc.id {
-				t.Fatalf("got %v (%v), want %v of %d", cc, ok, tc.want, tc.id)
-			}
-		})
-	}
-}
-
-func TestEventLog_KeepsTheNewestInOrder(t *testing.T) {
-	l := newEventLog()
-	for i := range eventCapacity + 10 {
-		l.add(EventReplicaAdded, "n1", uint64(i), "")
-	}
-	l.add(EventNodeDead, "n2", 0, "")
-	evs := l.list()
-	if len(evs) != eventCapacity {
-		t.Fatalf("%d events kept", len(evs))
-	}
-	if evs[0].Group != 11 || evs[len(evs)-1].Kind != EventNodeDead {
-		t.Fatalf("oldest %+v, newest %+v", evs[0], evs[len(evs)-1])
-	}
-	if c := l.Counts(); c[EventReplicaAdded] != eventCapacity+10 || c[EventNodeDead] != 1 {
-		t.Fatalf("counts %v", c)
+		cc := raftConfChange(placement.ConfChange{Kind: tc.kind, Replica: 7})
+		if len(cc.Changes) != 1 || cc.Changes[0].Type != tc.want || cc.Changes[0].NodeID != 7 {
+			t.Errorf("%s: %v", tc.kind, cc)
+		}
 	}
 }

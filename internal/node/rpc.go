@@ -117,15 +117,17 @@ func metaProposalRefusal(from string, req proposeRequest) string {
 	if req.Group != placement.MetaGroup {
 		return ""
 	}
-	var c placement.Command
-	if len(req.Cmd) == 0 || req.Cmd[0] != placement.Tag || json.Unmarshal(req.Cmd[1:], &c) != nil {
-		return ""
+	c, err := placement.DecodeCommand(req.Cmd)
+	if err != nil {
+		return "" // the state machine refuses it
 	}
-	switch {
-	case c.Op == placement.OpCreate:
+	switch c := c.(type) {
+	case placement.CreateCluster:
 		return "a cluster is created by its first node only"
-	case c.Op == placement.OpUpdateNode && (c.Node == nil || c.Node.ID != from):
-		return "a node may change only its own addresses"
+	case placement.UpdateNode:
+		if c.Node.ID != from {
+			return "a node may change only its own addresses"
+		}
 	}
 	return ""
 }

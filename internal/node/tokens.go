@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/parley-chat/parley/internal/api"
@@ -59,7 +58,7 @@ func (n *Node) CreateJoinToken(ctx context.Context, name string, ttl time.Durati
 	if ttl > 0 {
 		rec.ExpiresMs = now.Add(ttl).UnixMilli()
 	}
-	if err := n.proposeAdmin(ctx, &placement.Command{Op: placement.OpAddToken, Token: &rec}); err != nil {
+	if err := n.proposeAdmin(ctx, placement.AddToken{Token: rec}); err != nil {
 		return api.JoinToken{}, err
 	}
 	n.audit.Record(audit.Event{Kind: audit.KindJoinToken, Target: tok.ID, Detail: "join token created"})
@@ -71,8 +70,8 @@ func (n *Node) RevokeJoinToken(ctx context.Context, id string) error {
 	if n.ident.Load() == nil {
 		return errNoClusterCA
 	}
-	err := n.proposeAdmin(ctx, &placement.Command{Op: placement.OpRevokeToken, TokenID: id})
-	if errs.Is(err, errs.Conflict) && strings.Contains(err.Error(), "no such join token") {
+	err := n.proposeAdmin(ctx, placement.RevokeToken{ID: id})
+	if errors.Is(err, placement.CodeNoSuchToken) {
 		return errs.New(errs.NotFound, "no join token %q", id)
 	}
 	if err != nil {
@@ -103,7 +102,7 @@ func (n *Node) RotateJoinTokens(ctx context.Context) (api.JoinToken, error) {
 	if err != nil {
 		return api.JoinToken{}, err
 	}
-	if err := n.proposeAdmin(ctx, &placement.Command{Op: placement.OpRotateGossipKey, GossipKey: key}); err != nil {
+	if err := n.proposeAdmin(ctx, placement.RotateGossipKey{Key: key}); err != nil {
 		return api.JoinToken{}, err
 	}
 	n.audit.Record(audit.Event{Kind: audit.KindJoinToken, Target: fresh.ID, Detail: "join tokens rotated: every other token revoked, new gossip key in use"})

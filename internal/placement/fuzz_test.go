@@ -11,8 +11,8 @@ import (
 // cluster with one node.
 func createdState(t testing.TB) *state.Mem {
 	st := state.NewMem()
-	c := Command{Op: OpCreate, ClusterID: "c1", Partitions: 4, ReplicationFactor: 3, Node: &Node{ID: "n1", Addr: "127.0.0.1:7071"}}
-	if _, err := (StateMachine{}).Apply(st, state.Meta{Index: 1}, c.Encode()); err != nil {
+	c := CreateCluster{ClusterID: "c1", Partitions: 4, ReplicationFactor: 3, Node: Node{ID: "n1", Addr: "127.0.0.1:7071"}}
+	if _, err := (StateMachine{}).Apply(st, state.Meta{Index: 1}, Encode(c)); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -25,15 +25,16 @@ func createdState(t testing.TB) *state.Mem {
 // configuration's limit).
 func FuzzStateMachine_Apply(f *testing.F) {
 	for _, c := range []Command{
-		{Op: OpCreate, ClusterID: "c2", Partitions: 8, ReplicationFactor: 3, Node: &Node{ID: "n1", Addr: "a:1"}},
-		{Op: OpAddNode, Node: &Node{ID: "n2", Addr: "127.0.0.1:7081", Incarnation: "i2"}},
-		{Op: OpAddReplica, Group: 2, NodeID: "n1", Role: RoleLearner},
-		{Op: OpSetRole, Group: 1, Replica: 2, Role: RoleVoter},
-		{Op: OpRemoveReplica, Group: 3, Replica: 4},
-		{Op: OpAddReplica, Group: 1 << 40, NodeID: "n1"},
+		CreateCluster{ClusterID: "c2", Partitions: 8, ReplicationFactor: 3, Node: Node{ID: "n1", Addr: "a:1"}},
+		AddNode{Node: Node{ID: "n2", Addr: "127.0.0.1:7081", Incarnation: "i2"}},
+		AddReplica{Group: 2, NodeID: "n1", Role: RoleLearner},
+		SetRole{Group: 1, Replica: 2, Role: RoleVoter},
+		RemoveReplica{Group: 3, Replica: 4},
+		AddReplica{Group: 1 << 40, NodeID: "n1"},
 	} {
-		f.Add(c.Encode())
+		f.Add(Encode(c))
 	}
+	f.Add(oracleEncode(&oracleCommand{Op: "add_replica", Group: 2, NodeID: "n1", Role: RoleLearner, Term: 3}))
 	f.Add([]byte("M{"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, cmd []byte) {
@@ -46,7 +47,7 @@ func FuzzStateMachine_Apply(f *testing.F) {
 			if err != nil {
 				t.Fatalf("result %q: %v", res, err)
 			}
-			if r.Error != "" {
+			if r.Code != CodeOK {
 				continue
 			}
 			m, ok, err := LoadMap(st)

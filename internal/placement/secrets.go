@@ -26,6 +26,8 @@ var (
 
 func nodeCertKey(id string) []byte { return append(slices.Clone(nodeCertPrefix), id...) }
 
+func tokenKey(id string) []byte { return append(slices.Clone(tokenPrefix), id...) }
+
 // LoadNodeCert reads the certificate (DER) a member joined with.
 func LoadNodeCert(r state.Reader, id string) ([]byte, bool, error) {
 	return r.Get(nodeCertKey(id))
@@ -88,7 +90,7 @@ func LoadGossipKeys(r state.Reader) ([][]byte, error) {
 // LoadToken reads one join token by id.
 func LoadToken(r state.Reader, id string) (JoinToken, bool, error) {
 	var t JoinToken
-	ok, err := loadJSON(r, append(slices.Clone(tokenPrefix), id...), &t)
+	ok, err := loadJSON(r, tokenKey(id), &t)
 	return t, ok, err
 }
 
@@ -131,53 +133,56 @@ func setJSON(w state.Writer, key []byte, v any) error {
 }
 
 // applySecrets applies the commands that change secrets, not the map
-// (handled reports false for any other), and writes the secrets a create
-// brings once the map was created.
-func applySecrets(w state.Writer, c *Command) (res Result, handled bool, err error) {
-	switch c.Op {
-	case OpCreate:
-		// Called after the map was created: store what came with it.
-		if c.CA != nil {
-			if err := setJSON(w, keyCA, c.CA); err != nil {
-				return res, true, err
-			}
-		}
-		if len(c.GossipKey) > 0 {
-			if err := setJSON(w, keyGossip, [][]byte{c.GossipKey}); err != nil {
-				return res, true, err
-			}
-		}
-		if c.Token != nil {
-			err = setJSON(w, append(slices.Clone(tokenPrefix), c.Token.ID...), c.Token)
-		}
-		return res, true, err
-	case OpAddToken:
-		if c.Token == nil || c.Token.ID == "" || c.Token.Hash == "" {
-			return Result{Error: "add_token needs a token id and hash"}, true, nil
+// (handled reports false for any other). They need no cluster and are never
+// fenced.
+func applySecrets(w state.Writer, c Command) (res Result, handled bool, err error) {
+	switch c := c.(type) {
+	case AddToken:
+		if c.Token.ID == "" || c.Token.Hash == "" {
+			return refused(CodeInvalid, "add_token needs a token id and hash"), true, nil
 		}
 		if _, ok, err := LoadToken(w, c.Token.ID); err != nil || ok {
-			return Result{Error: "a join token with this id exists"}, true, err
+			return refused(CodeTokenExists, "a join token with this id exists"), true, err
 		}
-		return res, true, setJSON(w, append(slices.Clone(tokenPrefix), c.Token.ID...), c.Token)
-	case OpRevokeToken:
-		k := append(slices.Clone(tokenPrefix), c.TokenID...)
+		return res, true, setJSON(w, tokenKey(c.Token.ID), c.Token)
+	case RevokeToken:
+		k := tokenKey(c.ID)
 		if _, ok, err := w.Get(k); err != nil || !ok {
-			return Result{Error: "no such join token"}, true, err
+			return refused(CodeNoSuchToken, "no such join token"), true, err
 		}
 		return res, true, w.Delete(k)
-	case OpRotateGossipKey:
-		if len(c.GossipKey) == 0 {
-			return Result{Error: "rotate_gossip_key needs a key"}, true, nil
+	case RotateGossipKey:
+		if len(c.Key) == 0 {
+			return refused(CodeInvalid, "rotate_gossip_key needs a key"), true, nil
 		}
 		keys, err := LoadGossipKeys(w)
 		if err != nil {
 			return res, true, err
 		}
 		if len(keys) == 0 {
-			return Result{Error: "this cluster has no gossip key to rotate (insecure)"}, true, nil
+			return refused(CodeNoGossipKey, "this cluster has no gossip key to rotate (insecure)"), true, nil
 		}
-		keys = append([][]byte{c.GossipKey}, keys...)
+		keys = append([][]byte{c.Key}, keys...)
 		return res, true, setJSON(w, keyGossip, keys[:min(len(keys), maxGossipKeys)])
 	}
 	return res, false, nil
+}
+
+// storeCreateSecrets stores the secrets a create brings, once the map was
+// created.
+func storeCreateSecrets(w state.Writer, c CreateCluster) error {
+	if c.CA != nil {
+		if err := setJSON(w, keyCA, c.CA); err != nil {
+			return err
+		}
+	}
+	if len(c.GossipKey) > 0 {
+		if err := setJSON(w, keyGossip, [][]byte{c.GossipKey}); err != nil {
+			return err
+		}
+	}
+	if c.Token != nil {
+		return setJSON(w, tokenKey(c.Token.ID), c.Token)
+	}
+	return nil
 }

@@ -9,10 +9,10 @@ import (
 
 func TestStateMachine_Secrets(t *testing.T) {
 	w := state.NewMem()
-	if r := mustApply(t, w, &Command{Op: OpCreate, ClusterID: "c1", Partitions: 1, ReplicationFactor: 1,
-		Node: &Node{ID: "n1", Incarnation: "i1", Addr: "a1", CertFP: "fp1"},
+	if r := mustApply(t, w, CreateCluster{ClusterID: "c1", Partitions: 1, ReplicationFactor: 1,
+		Node: Node{ID: "n1", Incarnation: "i1", Addr: "a1", CertFP: "fp1"},
 		CA:   &CASecret{Cert: []byte("cert"), Key: []byte("key")}, GossipKey: []byte("k1"),
-		Token: &JoinToken{ID: "t1", Hash: "h1", CreatedMs: 1}}); r.Error != "" {
+		Token: &JoinToken{ID: "t1", Hash: "h1", CreatedMs: 1}}); r.Code != CodeOK {
 		t.Fatal(r.Error)
 	}
 	if ca, ok, err := LoadCA(w); err != nil || !ok || string(ca.Key) != "key" {
@@ -23,17 +23,17 @@ func TestStateMachine_Secrets(t *testing.T) {
 		t.Fatalf("node %+v", m.Nodes[0])
 	}
 	t.Run("tokens", func(t *testing.T) {
-		if r := mustApply(t, w, &Command{Op: OpAddToken, Token: &JoinToken{ID: "t1", Hash: "other"}}); r.Error == "" {
+		if r := mustApply(t, w, AddToken{Token: JoinToken{ID: "t1", Hash: "other"}}); r.Code == CodeOK {
 			t.Fatal("a second token with the same id replaced the first")
 		}
-		mustApply(t, w, &Command{Op: OpAddToken, Token: &JoinToken{ID: "t2", Hash: "h2", ExpiresMs: 9}})
+		mustApply(t, w, AddToken{Token: JoinToken{ID: "t2", Hash: "h2", ExpiresMs: 9}})
 		if toks, err := LoadTokens(w); err != nil || len(toks) != 2 {
 			t.Fatalf("tokens %+v %v", toks, err)
 		}
-		if r := mustApply(t, w, &Command{Op: OpRevokeToken, TokenID: "t1"}); r.Error != "" {
+		if r := mustApply(t, w, RevokeToken{ID: "t1"}); r.Code != CodeOK {
 			t.Fatal(r.Error)
 		}
-		if r := mustApply(t, w, &Command{Op: OpRevokeToken, TokenID: "t1"}); r.Error != "no such join token" {
+		if r := mustApply(t, w, RevokeToken{ID: "t1"}); r.Code != CodeNoSuchToken {
 			t.Fatalf("revoking twice: %q", r.Error)
 		}
 		if _, ok, _ := LoadToken(w, "t1"); ok {
@@ -42,7 +42,7 @@ func TestStateMachine_Secrets(t *testing.T) {
 	})
 	t.Run("gossip keys keep the one in use and the one before", func(t *testing.T) {
 		for _, k := range []string{"k2", "k3"} {
-			if r := mustApply(t, w, &Command{Op: OpRotateGossipKey, GossipKey: []byte(k)}); r.Error != "" {
+			if r := mustApply(t, w, RotateGossipKey{Key: []byte(k)}); r.Code != CodeOK {
 				t.Fatal(r.Error)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,7 +61,7 @@ func newAttacker(t *testing.T, claim string, tc *tls.Config, identify func(tls.C
 func attackBody(method string) []byte {
 	switch method {
 	case "propose":
-		cmd := (&placement.Command{Op: placement.OpAddNode, Node: &placement.Node{ID: "rogue", Incarnation: "x", Addr: "127.0.0.1:1"}}).Encode()
+		cmd := placement.Encode(placement.AddNode{Node: placement.Node{ID: "rogue", Incarnation: "x", Addr: "127.0.0.1:1"}})
 		b, _ := json.Marshal(map[string]any{"g": 0, "id": []byte("forged-1"), "cmd": cmd})
 		return b
 	case "get", "scan":
@@ -242,13 +243,24 @@ func TestSecurity_MemberCannotClaimAnotherID(t *testing.T) {
 		t.Error("a member's join claiming n3 was accepted")
 	}
 	evilCert := rep.Result.Cert
-	for name, cmd := range map[string]*placement.Command{
-		"update n3": {Op: placement.OpUpdateNode, Node: &placement.Node{ID: "n3", Incarnation: before.Incarnation, Addr: joiner.Addr()}},
-		"add n3":    {Op: placement.OpAddNode, Node: &placement.Node{ID: "n3", Incarnation: "new", Addr: joiner.Addr(), CertFP: pki.Fingerprint(evilCert)}, NodeCert: evilCert},
+	update := placement.Node{ID: "n3", Incarnation: before.Incarnation, Addr: joiner.Addr()}
+	add := placement.Node{ID: "n3", Incarnation: "new", Addr: joiner.Addr(), CertFP: pki.Fingerprint(evilCert)}
+	for name, cmd := range map[string][]byte{
+		"update n3": placement.Encode(placement.UpdateNode{Node: update}),
+		"add n3":    placement.Encode(placement.AddNode{Node: add, Cert: evilCert}),
+		// The JSON form older versions proposed, still applied from logs.
+		"update n3 (legacy)": legacyMetaCommand(map[string]any{"op": "update_node", "node": update}),
+		"add n3 (legacy)":    legacyMetaCommand(map[string]any{"op": "add_node", "node": add, "node_cert": evilCert}),
 	} {
-		b, _ := json.Marshal(map[string]any{"g": 0, "id": []byte("forged-1"), "cmd": cmd.Encode()})
+		b, _ := json.Marshal(map[string]any{"g": 0, "id": []byte("forged-" + name), "cmd": cmd})
 		out, err := member.Call(context.Background(), c.Node(c.LeaderOf(0)).ClusterAddr(), "propose", b)
-		if err == nil && !refusedReply(out) && metaRefusal(out) != placement.ErrNodeIDTaken {
+		if err != nil || refusedReply(out) {
+			continue
+		}
+		// Proposed: the state machine must refuse it, a binary join for
+		// the id taken (a legacy command's result has no code).
+		res := metaResult(out)
+		if res.Err() == nil || !strings.HasSuffix(name, "(legacy)") && res.Code != placement.CodeNodeIDTaken {
 			t.Errorf("%s: %.300s", name, out)
 		}
 	}
@@ -347,20 +359,24 @@ func tokPin(t *testing.T, c *testcluster.Cluster) string {
 	return tok.Pin
 }
 
-// metaRefusal returns the Error of a metadata command's result in a
-// propose call's answer.
-func metaRefusal(b []byte) string {
+// metaResult returns the result of a metadata command in a propose call's
+// answer; an answer without one counts as applied.
+func metaResult(b []byte) placement.Result {
 	var rep struct {
 		R []byte `json:"r"`
 	}
 	if json.Unmarshal(b, &rep) != nil {
-		return ""
+		return placement.Result{}
 	}
-	res, err := placement.DecodeResult(rep.R)
-	if err != nil {
-		return ""
-	}
-	return res.Error
+	res, _ := placement.DecodeResult(rep.R)
+	return res
+}
+
+// legacyMetaCommand encodes a metadata command in the JSON form of the
+// versions before the binary codec.
+func legacyMetaCommand(fields map[string]any) []byte {
+	b, _ := json.Marshal(fields)
+	return append([]byte{placement.Tag}, b...)
 }
 
 // Removing a node revokes its certificate: the connections it had are

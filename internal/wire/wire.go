@@ -29,6 +29,30 @@ func Uvarint(b []byte, malformed error) (uint64, []byte, error) {
 	return v, b[n:], nil
 }
 
+// AppendBytes appends v to b as a uvarint length and its bytes; v may be
+// empty.
+func AppendBytes(b, v []byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(v))), v...)
+}
+
+// Bytes reads a uvarint length and that many bytes from b (zero bytes is
+// nil) and returns them, aliasing b, with the bytes after them. It is the
+// reader for AppendBytes, and for AppendString where a string may be
+// empty; errors wrap malformed.
+func Bytes(b []byte, malformed error) ([]byte, []byte, error) {
+	n, rest, err := Uvarint(b, malformed)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n > uint64(len(rest)) {
+		return nil, nil, fmt.Errorf("%w: length %d with %d bytes left", malformed, n, len(rest))
+	}
+	if n == 0 {
+		return nil, rest, nil
+	}
+	return rest[:n:n], rest[n:], nil
+}
+
 // String reads a uvarint length and that many bytes of non-empty string
 // from b and returns it with the bytes after it; errors wrap malformed.
 func String(b []byte, malformed error) (string, []byte, error) {

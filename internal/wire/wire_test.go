@@ -65,3 +65,35 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+func TestBytes(t *testing.T) {
+	b := wire.AppendBytes(wire.AppendBytes(nil, nil), []byte("key"))
+	v, rest, err := wire.Bytes(b, errBad)
+	if err != nil || v != nil {
+		t.Fatalf("Bytes = %q, %v; want nil", v, err)
+	}
+	if v, rest, err = wire.Bytes(rest, errBad); err != nil || string(v) != "key" || len(rest) != 0 {
+		t.Fatalf("second Bytes = %q, %x, %v", v, rest, err)
+	}
+	for _, bad := range [][]byte{nil, {5, 'a'}, {0x80, 0}} {
+		if _, _, err := wire.Bytes(bad, errBad); !errors.Is(err, errBad) {
+			t.Errorf("Bytes(%x) = %v, want a malformed error", bad, err)
+		}
+	}
+}
+
+// FuzzBytes checks that whatever Bytes accepts re-encodes to the bytes it
+// consumed and that it never panics.
+func FuzzBytes(f *testing.F) {
+	f.Add([]byte{3, 'k', 'e', 'y'})
+	f.Add([]byte{0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, rest, err := wire.Bytes(b, errBad)
+		if err != nil {
+			return
+		}
+		if got := wire.AppendBytes(nil, v); !bytes.Equal(got, b[:len(b)-len(rest)]) {
+			t.Fatalf("Bytes(%x) = %q re-encodes to %x", b, v, got)
+		}
+	})
+}

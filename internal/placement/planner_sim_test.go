@@ -38,7 +38,7 @@ type sim struct {
 func newSim(t testing.TB, partitions, rf, metaVoters, maxMoves int, first Node) *sim {
 	t.Helper()
 	s := &sim{t: t, m: &Map{}, health: map[string]NodeHealth{}, maxMoves: maxMoves}
-	mustOK(t, apply(s.m, &Command{Op: OpCreate, ClusterID: "c", Partitions: partitions, ReplicationFactor: rf, MetaVoters: metaVoters, Node: &first}))
+	mustOK(t, applyMap(s.m, CreateCluster{ClusterID: "c", Partitions: partitions, ReplicationFactor: rf, MetaVoters: metaVoters, Node: first}, 0))
 	for _, g := range s.m.Groups {
 		id := g.Replicas[0].ID
 		s.groups = append(s.groups, &simGroup{voters: map[uint64]bool{id: true}, learners: map[uint64]bool{}, leader: id, caught: map[uint64]bool{id: true}})
@@ -48,14 +48,14 @@ func newSim(t testing.TB, partitions, rf, metaVoters, maxMoves int, first Node) 
 
 func mustOK(t testing.TB, r Result) {
 	t.Helper()
-	if r.Error != "" {
+	if r.Code != CodeOK {
 		t.Fatal(r.Error)
 	}
 }
 
 func (s *sim) addNode(n Node) {
 	s.t.Helper()
-	mustOK(s.t, apply(s.m, &Command{Op: OpAddNode, Node: &n}))
+	mustOK(s.t, applyMap(s.m, AddNode{Node: n}, 0))
 }
 
 func (s *sim) up(node string) bool {
@@ -207,7 +207,7 @@ func (s *sim) apply(st Step) {
 		s.groups[st.Group].leader = st.Replica
 		return
 	}
-	if r := apply(s.m, st.Command()); r.Error != "" {
+	if r := applyMap(s.m, st.Command(0), 0); r.Code != CodeOK {
 		s.fail("step %v refused: %s", st, r.Error)
 	}
 }

@@ -3,9 +3,6 @@ package node
 import (
 	"testing"
 
-	"go.etcd.io/raft/v3/raftpb"
-
-	"github.com/parley-chat/parley/internal/multiraft"
 	"github.com/parley-chat/parley/internal/placement"
 )
 
@@ -43,23 +40,5 @@ func TestDirectory_ResolvesRetiredReplicas(t *testing.T) {
 	}
 	if _, ok := v.addrOf[1]; ok {
 		t.Fatal("a replica of a removed node still resolves")
-	}
-}
-
-// A leader the map no longer lists as a voter hands leadership to a
-// caught-up voter of the map; a leader the map keeps does not.
-func TestRetiredLeaderHandOff(t *testing.T) {
-	g := &placement.Group{ID: 1, Replicas: []placement.Replica{
-		{ID: 3, Node: "n2", Role: placement.RoleVoter}, {ID: 4, Node: "n3", Role: placement.RoleVoter}}}
-	st := multiraft.GroupStatus{Group: 1, Replica: 2, Leader: 2, IsLeader: true, Commit: 100,
-		ConfState: raftpb.ConfState{Voters: []uint64{2, 3, 4}},
-		Progress: map[uint64]multiraft.ReplicaProgress{
-			2: {Match: 100, Active: true}, 3: {Match: 10, Active: true}, 4: {Match: 99, Active: true}}}
-	if to, ok := retiredLeaderHandOff(st, g); !ok || to != 4 {
-		t.Fatalf("retired leader hands over to %d, %v; want 4 (3 is behind)", to, ok)
-	}
-	st.Replica, st.Leader = 4, 4
-	if to, ok := retiredLeaderHandOff(st, g); ok {
-		t.Fatalf("a leader the map keeps hands over to %d", to)
 	}
 }

@@ -252,17 +252,16 @@ func TestCheckDrain(t *testing.T) {
 func TestStep_Command(t *testing.T) {
 	cases := []struct {
 		step Step
-		want *Command
+		want Command
 	}{
-		{Step{Kind: StepAddReplica, Group: 2, Node: "n3"}, &Command{Op: OpAddReplica, Group: 2, NodeID: "n3", Role: RoleLearner}},
-		{Step{Kind: StepPromote, Group: 2, Replica: 9}, &Command{Op: OpSetRole, Group: 2, Replica: 9, Role: RoleVoter}},
-		{Step{Kind: StepDemote, Group: 0, Replica: 9}, &Command{Op: OpSetRole, Replica: 9, Role: RoleLearner}},
-		{Step{Kind: StepRemoveReplica, Group: 2, Replica: 9}, &Command{Op: OpRemoveReplica, Group: 2, Replica: 9}},
+		{Step{Kind: StepAddReplica, Group: 2, Node: "n3"}, AddReplica{Term: 7, Group: 2, NodeID: "n3", Role: RoleLearner}},
+		{Step{Kind: StepPromote, Group: 2, Replica: 9}, SetRole{Term: 7, Group: 2, Replica: 9, Role: RoleVoter}},
+		{Step{Kind: StepDemote, Group: 0, Replica: 9}, SetRole{Term: 7, Replica: 9, Role: RoleLearner}},
+		{Step{Kind: StepRemoveReplica, Group: 2, Replica: 9}, RemoveReplica{Term: 7, Group: 2, Replica: 9}},
 		{Step{Kind: StepTransferLeader, Group: 2, Replica: 9}, nil},
 	}
 	for _, c := range cases {
-		got := c.step.Command()
-		if (got == nil) != (c.want == nil) || got != nil && !reflect.DeepEqual(*got, *c.want) {
+		if got := c.step.Command(7); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%v: got %+v, want %+v", c.step, got, c.want)
 		}
 	}

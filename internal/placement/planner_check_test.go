@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Expectations, computed independently of the controller.
+// Expectations, computed independently of the planner.
 
 // shape is a cluster shape the checks derive targets from.
 type shape struct {

@@ -139,7 +139,7 @@ func (n *Node) publishGossipAddr() {
 		info := n.nodeInfo(n.rec.Load())
 		info.Addr, info.HTTPAddr = "", ""
 		ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
-		_, err := n.router.Propose(ctx, placement.MetaGroup, "", (&placement.Command{Op: placement.OpUpdateNode, Node: info}).Encode())
+		_, err := n.router.Propose(ctx, placement.MetaGroup, "", placement.Encode(placement.UpdateNode{Node: *info}))
 		cancel()
 		if err == nil {
 			n.log.Info("gossip address recorded in the cluster map", "gossip", info.GossipAddr)

@@ -3,9 +3,6 @@ package node
 import (
 	"maps"
 	"slices"
-
-	"github.com/parley-chat/parley/internal/multiraft"
-	"github.com/parley-chat/parley/internal/placement"
 )
 
 // maxRetired bounds how many replicas dropped from the map a node still
@@ -47,32 +44,4 @@ func (v *mapView) keepRetired(prev *mapView) *mapView {
 		v.addrOf[id] = addr
 	}
 	return v
-}
-
-// retiredLeaderHandOff returns the replica a group's leader should hand
-// leadership to when the map no longer lists the leader's own replica as a
-// voter: a retired replica that is still reachable may win an election
-// before its removal applies, and a leader never removes itself, so
-// without a hand-over the group would keep it for good. It picks the
-// caught-up voter of the map that is a voter in Raft too, lowest id first.
-func retiredLeaderHandOff(st multiraft.GroupStatus, g *placement.Group) (uint64, bool) {
-	if self, ok := replicaOf(g, st.Replica); ok && self.Role == placement.RoleVoter {
-		return 0, false
-	}
-	for _, r := range g.Replicas {
-		if r.Role == placement.RoleVoter && slices.Contains(st.ConfState.Voters, r.ID) && caughtUp(st, r.ID) {
-			return r.ID, true
-		}
-	}
-	return 0, false
-}
-
-// replicaOf returns replica id of group g in the map.
-func replicaOf(g *placement.Group, id uint64) (placement.Replica, bool) {
-	for _, r := range g.Replicas {
-		if r.ID == id {
-			return r, true
-		}
-	}
-	return placement.Replica{}, false
 }

@@ -7,10 +7,11 @@ import (
 	"time"
 )
 
-// The placement controller decides, on the metadata leader, how the cluster
-// map moves towards its target layout. Plan is a pure function of a View (the
-// map, what gossip says about each node and what each group has applied), so
-// tests drive it step by step. Its rules, in priority order:
+// The planner decides, for the placement controller on the metadata leader
+// (node/controller.go), how the cluster map moves towards its target layout.
+// Plan is a pure function of a View (the map, what gossip says about each
+// node and what each group has applied), so tests drive it step by step. Its
+// rules, in priority order:
 //
 //   - Eligible nodes are active, not standby, not draining and not dead for
 //     DeadAfter or longer. Standby nodes join the pool only while there are
@@ -98,7 +99,7 @@ const (
 	StepTransferLeader StepKind = "transfer_leader"
 )
 
-// Step is one decision of the controller.
+// Step is one decision of the planner.
 type Step struct {
 	Kind  StepKind
 	Group uint64
@@ -111,19 +112,19 @@ type Step struct {
 	Reason string
 }
 
-// Command returns the metadata command that carries out s, or nil for
-// TransferLeader, which is not a map change: the wiring asks the group's
-// leader to hand over.
-func (s Step) Command() *Command {
+// Command returns the metadata command that carries out s, fenced by the
+// metadata leader's term, or nil for TransferLeader, which is not a map
+// change: the wiring asks the group's leader to hand over.
+func (s Step) Command(term uint64) Command {
 	switch s.Kind {
 	case StepAddReplica:
-		return &Command{Op: OpAddReplica, Group: s.Group, NodeID: s.Node, Role: RoleLearner}
+		return AddReplica{Term: term, Group: s.Group, NodeID: s.Node, Role: RoleLearner}
 	case StepPromote:
-		return &Command{Op: OpSetRole, Group: s.Group, Replica: s.Replica, Role: RoleVoter}
+		return SetRole{Term: term, Group: s.Group, Replica: s.Replica, Role: RoleVoter}
 	case StepDemote:
-		return &Command{Op: OpSetRole, Group: s.Group, Replica: s.Replica, Role: RoleLearner}
+		return SetRole{Term: term, Group: s.Group, Replica: s.Replica, Role: RoleLearner}
 	case StepRemoveReplica:
-		return &Command{Op: OpRemoveReplica, Group: s.Group, Replica: s.Replica}
+		return RemoveReplica{Term: term, Group: s.Group, Replica: s.Replica}
 	}
 	return nil
 }
