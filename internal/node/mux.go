@@ -59,7 +59,7 @@ var _ state.Applier = notifyingMux{}
 func (m notifyingMux) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
 	res, err := m.mux.Apply(w, meta, cmd)
 	if err == nil {
-		if q, ok := queue.NotifyQueue(cmd); ok {
+		if q, ok := queue.TouchedKey(cmd); ok {
 			m.notes.record(meta.Partition, q, meta.Index)
 		} else if room, ok := changedRoom(cmd); ok && m.rooms != nil {
 			m.rooms.record(meta.Partition, room, meta.Index)

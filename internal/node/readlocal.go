@@ -2,18 +2,15 @@ package node
 
 import (
 	"context"
-	"errors"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/multiraft"
 	"github.com/parley-chat/parley/internal/state"
 )
 
-// errNoLocalReplica says this node holds no replica of the group read.
-var errNoLocalReplica = errors.New("no local replica")
-
 // readLocal runs fn on this node's replica of group p: after a read index
 // when linearizable, else with how stale the replica may be (ms). It
-// returns errNoLocalReplica when the node holds no replica, a read-index
+// returns a multiraft.NoReplicaError when the node holds no replica, a read-index
 // failure as it came, and an Unavailable error when the replica was closed
 // — its state destroyed, perhaps opened again empty — while fn read it
 // (what fn saw is then worthless and the read must be tried again; see
@@ -21,7 +18,7 @@ var errNoLocalReplica = errors.New("no local replica")
 func (n *Node) readLocal(ctx context.Context, p uint64, linearizable bool, fn func(state.Reader) error) (staleMs int64, fnErr, err error) {
 	replica := n.engine.Incarnation(p)
 	if !replica.Held() {
-		return 0, nil, errNoLocalReplica
+		return 0, nil, &multiraft.NoReplicaError{Group: p}
 	}
 	if linearizable {
 		if err := n.engine.ReadIndex(ctx, p); err != nil {

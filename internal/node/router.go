@@ -91,12 +91,13 @@ func (r *Router) propose(ctx context.Context, p uint64, id, cmd []byte) ([]byte,
 func retryable(err error) bool {
 	var nl *multiraft.NotLeaderError
 	switch {
-	case errors.As(err, &nl), errors.Is(err, transport.ErrUnreachable), errors.Is(err, multiraft.ErrClosed):
+	case errors.As(err, &nl), multiraft.IsNoReplica(err), errors.Is(err, transport.ErrUnreachable), errors.Is(err, multiraft.ErrClosed):
+		// NoReplica: the node asked holds no replica (the map moved on).
+		// A user's NotFound is an answer, never a reason to ask elsewhere.
 		return true
 	}
 	switch errs.CodeOf(err) {
-	case errs.Unavailable, errs.Timeout, errs.NotFound:
-		// NotFound: the node asked holds no replica (the map moved on).
+	case errs.Unavailable, errs.Timeout:
 		return true
 	}
 	return false
@@ -152,15 +153,21 @@ type proposeRequest struct {
 	Cmd   []byte `json:"cmd"`
 }
 
-// callReply carries a result or a typed error back from another node.
+// callReply carries a result or a typed error back from another node. Code
+// is a user-facing errs.Code; Engine a condition of the replication engine
+// (engineNoReplica), which the caller acts on and never shows.
 type callReply struct {
 	Result    []byte    `json:"r,omitempty"`
 	Code      errs.Code `json:"code,omitempty"`
 	Message   string    `json:"msg,omitempty"`
 	NotLeader bool      `json:"nl,omitempty"`
 	Leader    uint64    `json:"lead,omitempty"`
+	Engine    string    `json:"eng,omitempty"`
 	StaleMs   int64     `json:"stale,omitempty"`
 }
+
+// engineNoReplica is the Engine code of multiraft.NoReplicaError.
+const engineNoReplica = "no_replica"
 
 func replyOf(res []byte, err error) callReply {
 	if err == nil {
@@ -169,6 +176,9 @@ func replyOf(res []byte, err error) callReply {
 	var nl *multiraft.NotLeaderError
 	if errors.As(err, &nl) {
 		return callReply{NotLeader: true, Leader: nl.Leader, Code: errs.Unavailable, Message: err.Error()}
+	}
+	if multiraft.IsNoReplica(err) {
+		return callReply{Engine: engineNoReplica, Message: err.Error()}
 	}
 	var e *errs.Error
 	if errors.As(err, &e) {
@@ -181,6 +191,10 @@ func (c callReply) err(group uint64) error {
 	switch {
 	case c.NotLeader:
 		return &multiraft.NotLeaderError{Group: group, Leader: c.Leader}
+	case c.Engine == engineNoReplica:
+		return &multiraft.NoReplicaError{Group: group}
+	case c.Engine != "":
+		return errs.New(errs.Unavailable, "%s", c.Message)
 	case c.Code != "":
 		return errs.New(c.Code, "%s", c.Message)
 	}
@@ -212,7 +226,7 @@ func (r *Router) Read(ctx context.Context, p uint64, stale bool, fn func(state.R
 		switch {
 		case err == nil:
 			return ms, fnErr
-		case !errors.Is(err, errNoLocalReplica):
+		case !multiraft.IsNoReplica(err):
 			// The local replica may be closing (the controller moved it
 			// away): try again, here if it is still held, else remotely.
 			lastErr = err

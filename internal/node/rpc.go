@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -140,8 +139,6 @@ func (n *Node) localRead(ctx context.Context, method string, req readRequest) ca
 		return nil
 	})
 	switch {
-	case errors.Is(err, errNoLocalReplica):
-		return callReply{Code: errs.NotFound, Message: fmt.Sprintf("no replica of partition %d here", req.Group)}
 	case err != nil:
 		return replyOf(nil, err)
 	}

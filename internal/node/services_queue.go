@@ -26,7 +26,7 @@ const notifyRecheck = time.Second
 
 // queueNotifier implements queue.Notifier from the commands this node's
 // replicas apply: notifyingMux records the index of every command that may
-// wake a receiver (queue.NotifyQueue), and applied, called once the engine
+// wake a receiver (queue.TouchedKey), and applied, called once the engine
 // reports a batch durable and visible to reads, wakes the waiters of those
 // queues. Indexes are kept per partition, where they are comparable, and per
 // bucket of queue names, so memory stays bounded however many queues exist.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/multiraft"
 )
 
 // methodTail is the internal call an upstream feed makes to a replica node:
@@ -74,7 +75,7 @@ func (n *Node) handleTail(ctx context.Context, body []byte) ([]byte, error) {
 	defer recheck.Stop()
 	for {
 		if !n.engine.HasGroup(p) {
-			return json.Marshal(callReply{Code: errs.NotFound, Message: fmt.Sprintf("no replica of partition %d here", p)})
+			return json.Marshal(replyOf(nil, &multiraft.NoReplicaError{Group: p}))
 		}
 		changed := n.streams.signals.changed(req.Room)
 		res, err := tailState(n.db.State(p), req.Room, req.After, req.Known)
