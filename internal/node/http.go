@@ -21,7 +21,7 @@ func (n *Node) startHTTP() error {
 	}
 	n.httpLn = ln
 	n.metrics = n.newMetrics()
-	n.metrics.RegisterStreams(n.streams.metricStats)
+	n.metrics.RegisterStreams(n.streamStats)
 	svc, err := n.newServices()
 	if err != nil {
 		_ = ln.Close()
@@ -43,7 +43,7 @@ func (n *Node) startHTTP() error {
 		MaxURL:          svc.links.Config().MaxURL,
 		LoginRateLimit:  n.cfg.RateLimit,
 		Observe:         n.observeHTTP,
-		Streams:         n.streams,
+		Streams:         streamService{hub: n.feeds.Hub(), router: n.router},
 		StreamOrigins:   n.streamOrigins,
 		StreamConnected: n.presence.Connected,
 		Admin:           n,
