@@ -16,7 +16,8 @@ import (
 const module = "github.com/parley-chat/parley/"
 
 // domainImports lists, for each package that must stay a pure domain
-// package, the non-standard-library imports it may use. Every package here
+// package (internal/presence is the presence domain; its service,
+// internal/presence/tracker, is a package of its own, see layers), the non-standard-library imports it may use. Every package here
 // may also use internal/state, internal/errs and internal/wire, and no package here may
 // use net/http or math/rand (Apply must be deterministic; randomness comes
 // from the proposer).
@@ -98,5 +99,45 @@ func TestImports_EngineStaysDomainFree(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join("..", "..", "internal", "multiraft")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// layers lists, for packages above the engine, the packages of this module
+// each may not import: dependencies point inward, from the wiring root
+// (node) to the request path (partition) to the engine, and the services
+// beside the request path reach it only through the interfaces they declare.
+var layers = map[string][]string{
+	// The request path takes a Deps, never the node that wires it.
+	"internal/partition": {"internal/node", "internal/api", "internal/cli", "internal/web", "internal/presence/tracker"},
+	// The presence service proposes and reads through its Replicator (the
+	// partition Router): no engine, store or transport of its own.
+	"internal/presence/tracker": {"internal/node", "internal/partition", "internal/api", "internal/multiraft", "internal/storage", "internal/transport"},
+}
+
+func TestImports_Layers(t *testing.T) {
+	for dir, forbidden := range layers {
+		t.Run(dir, func(t *testing.T) {
+			files, err := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
+			if err != nil || len(files) == 0 {
+				t.Fatalf("no Go files in %s (%v)", dir, err)
+			}
+			for _, name := range files {
+				if strings.HasSuffix(name, "_test.go") {
+					continue
+				}
+				f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, imp := range f.Imports {
+					path, _ := strconv.Unquote(imp.Path.Value)
+					for _, bad := range forbidden {
+						if path == module+bad {
+							t.Errorf("%s imports %s", filepath.Base(name), path)
+						}
+					}
+				}
+			}
+		})
 	}
 }

@@ -3,8 +3,6 @@ package multiraft
 import (
 	"context"
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -65,21 +63,6 @@ type Stats struct {
 	// CommitNanos is the time spent committing round batches (fsync
 	// included); SyncNanos the part spent in synced commits.
 	CommitNanos, SyncNanos atomic.Uint64
-}
-
-// ErrClosed is returned by calls on a closed engine.
-var ErrClosed = errors.New("multiraft: engine closed")
-
-// NotLeaderError says this node's replica of a group is not its leader; Leader
-// is the replica id of the leader it knows of, or 0.
-type NotLeaderError struct {
-	Group  uint64
-	Leader uint64
-}
-
-// Error implements error.
-func (e *NotLeaderError) Error() string {
-	return fmt.Sprintf("multiraft: not the leader of group %d (leader replica %d)", e.Group, e.Leader)
 }
 
 // New returns an engine; call Start to run its loop.
@@ -357,7 +340,7 @@ func (e *Engine) ProposeConfChange(ctx context.Context, id uint64, cc raftpb.Con
 	derr := e.do(ctx, func() {
 		g := e.groups[id]
 		if g == nil {
-			err = errs.New(errs.NotFound, "no replica of group %d here", id)
+			err = &NoReplicaError{Group: id}
 			return
 		}
 		if g.leader.Load() != g.replica {

@@ -58,7 +58,7 @@ func (e *Engine) Propose(ctx context.Context, groupID uint64, id, cmd []byte) ([
 	}
 	g := e.group(groupID)
 	if g == nil {
-		return nil, errs.New(errs.NotFound, "no replica of group %d on this node", groupID)
+		return nil, &NoReplicaError{Group: groupID}
 	}
 	if l := g.leader.Load(); l != g.replica {
 		return nil, &NotLeaderError{Group: groupID, Leader: l}
@@ -102,7 +102,7 @@ func (e *Engine) Propose(ctx context.Context, groupID uint64, id, cmd []byte) ([
 func (e *Engine) startProposal(p *proposal) {
 	g := e.groups[p.group]
 	if g == nil {
-		p.finish(nil, errs.New(errs.NotFound, "no replica of group %d on this node", p.group))
+		p.finish(nil, &NoReplicaError{Group: p.group})
 		return
 	}
 	if !g.isLeader {

@@ -43,7 +43,7 @@ func (b *readBatch) finish(err error) {
 // returning old data.
 func (e *Engine) ReadIndex(ctx context.Context, groupID uint64) error {
 	if e.group(groupID) == nil {
-		return errs.New(errs.NotFound, "no replica of group %d on this node", groupID)
+		return &NoReplicaError{Group: groupID}
 	}
 	r := &readRequest{group: groupID, done: make(chan error, 1)}
 	e.mu.Lock()
@@ -68,7 +68,7 @@ func (e *Engine) ReadIndex(ctx context.Context, groupID uint64) error {
 func (e *Engine) queueRead(r *readRequest) {
 	g := e.groups[r.group]
 	if g == nil {
-		r.finish(errs.New(errs.NotFound, "no replica of group %d on this node", r.group))
+		r.finish(&NoReplicaError{Group: r.group})
 		return
 	}
 	g.pendingReads = append(g.pendingReads, r)

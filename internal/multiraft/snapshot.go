@@ -9,7 +9,6 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
-	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/storage"
 	"github.com/parley-chat/parley/internal/transport"
 )
@@ -67,7 +66,7 @@ func (e *Engine) HandleSnapshot(ctx context.Context, msg transport.GroupMessage,
 		g := e.groups[msg.Group]
 		if g == nil {
 			if e.cfg.Accept == nil || !e.cfg.Accept(msg.Group, msg.Msg.To) {
-				refuse = errs.New(errs.NotFound, "this node holds no replica %d of group %d", msg.Msg.To, msg.Group)
+				refuse = fmt.Errorf("replica %d refused: %w", msg.Msg.To, &NoReplicaError{Group: msg.Group})
 				return
 			}
 			if g, refuse = e.openGroup(msg.Group, msg.Msg.To, nil); refuse != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/parley-chat/parley/internal/partition"
 	"slices"
 	"sync"
 	"time"
@@ -15,7 +16,6 @@ import (
 
 // methodAudit asks a node for its audit events; the body is an
 // audit.Filter, the result a JSON array of audit.Event.
-const methodAudit = "audit"
 
 // auditBudget bounds the wait for one other node's audit events.
 const auditBudget = 2 * time.Second
@@ -86,11 +86,11 @@ func (n *Node) AuditEvents(ctx context.Context, f audit.Filter) (*api.AuditRepor
 func (n *Node) remoteAudit(ctx context.Context, addr string, body []byte) ([]audit.Event, error) {
 	ctx, cancel := context.WithTimeout(ctx, auditBudget)
 	defer cancel()
-	var rep callReply
+	var rep partition.Reply
 	if err := n.call(ctx, addr, methodAudit, body, &rep); err != nil {
 		return nil, err
 	}
-	if err := rep.err(0); err != nil {
+	if err := rep.Err(0); err != nil {
 		return nil, err
 	}
 	var evs []audit.Event
@@ -100,25 +100,17 @@ func (n *Node) remoteAudit(ctx context.Context, addr string, body []byte) ([]aud
 	return evs, nil
 }
 
-// auditCall answers the internal audit call; handled is false for any
-// other method.
-func (n *Node) auditCall(_ context.Context, method string, body []byte) (reply []byte, handled bool, err error) {
-	if method != methodAudit {
-		return nil, false, nil
-	}
+// callAudit answers an audit call: this node's events that pass the
+// filter.
+func (n *Node) callAudit(_ context.Context, _ string, body []byte) (partition.Reply, error) {
 	var f audit.Filter
 	if err := json.Unmarshal(body, &f); err != nil {
-		return nil, true, fmt.Errorf("bad audit request: %w", err)
+		return partition.Reply{}, fmt.Errorf("bad audit request: %w", err)
 	}
 	evs, err := n.Audit().Query(f)
 	if err != nil {
-		reply, err = json.Marshal(replyOf(nil, err))
-		return reply, true, err
+		return partition.ReplyOf(nil, err), nil
 	}
 	res, err := json.Marshal(evs)
-	if err != nil {
-		return nil, true, err
-	}
-	reply, err = json.Marshal(callReply{Result: res})
-	return reply, true, err
+	return partition.Reply{Result: res}, err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/parley-chat/parley/internal/partition"
 	"sync"
 	"time"
 
@@ -18,12 +19,6 @@ const controlInterval = 300 * time.Millisecond
 // maxMoves bounds the replicas being added at once, cluster-wide, and the
 // leadership transfers per round.
 const maxMoves = 4
-
-// Internal calls of self-healing.
-const (
-	methodEvents   = "events"
-	methodTransfer = "transfer"
-)
 
 // controlLoop runs the placement controller while this node leads the
 // metadata group: every round it gathers each group's applied membership
@@ -138,11 +133,11 @@ func (n *Node) transferLeader(ctx context.Context, m *placement.Map, from string
 		return fmt.Errorf("no node %s", from)
 	}
 	body, _ := json.Marshal(transferRequest{Group: g, To: to})
-	var rep callReply
+	var rep partition.Reply
 	if err := n.call(ctx, nd.Addr, methodTransfer, body, &rep); err != nil {
 		return err
 	}
-	return rep.err(g)
+	return rep.Err(g)
 }
 
 // transferRequest asks a group's leader to hand leadership over.
@@ -151,26 +146,14 @@ type transferRequest struct {
 	To    uint64 `json:"to"`
 }
 
-// healCall answers the internal calls of self-healing; ok is false for
-// other methods.
-func (n *Node) healCall(ctx context.Context, method string, body []byte) (out []byte, ok bool, err error) {
-	switch method {
-	case methodEvents:
-		b, err := n.localEvents()
-		if err != nil {
-			return nil, true, err
-		}
-		out, err = json.Marshal(callReply{Result: b})
-		return out, true, err
-	case methodTransfer:
-		var req transferRequest
-		if err := json.Unmarshal(body, &req); err != nil {
-			return nil, true, fmt.Errorf("bad transfer request: %w", err)
-		}
-		out, err = json.Marshal(replyOf(nil, n.engine.TransferLeader(ctx, req.Group, req.To)))
-		return out, true, err
+// callTransfer answers a transfer call: this node's replica, the group's
+// leader, hands leadership over.
+func (n *Node) callTransfer(ctx context.Context, _ string, body []byte) (partition.Reply, error) {
+	var req transferRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return partition.Reply{}, fmt.Errorf("bad transfer request: %w", err)
 	}
-	return nil, false, nil
+	return partition.ReplyOf(nil, n.engine.TransferLeader(ctx, req.Group, req.To)), nil
 }
 
 // groupViews gathers the applied state of every group from its leader:

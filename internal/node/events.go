@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"github.com/parley-chat/parley/internal/partition"
 	"slices"
 	"sync"
 	"time"
@@ -122,9 +123,9 @@ func (n *Node) peerAddrs() []string {
 func (n *Node) remoteEvents(ctx context.Context, addr string) []api.ClusterEvent {
 	cctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	var rep callReply
+	var rep partition.Reply
 	var theirs []api.ClusterEvent
-	if n.call(cctx, addr, methodEvents, nil, &rep) != nil || rep.err(placement.MetaGroup) != nil ||
+	if n.call(cctx, addr, methodEvents, nil, &rep) != nil || rep.Err(placement.MetaGroup) != nil ||
 		json.Unmarshal(rep.Result, &theirs) != nil {
 		return nil
 	}
@@ -145,7 +146,8 @@ func mergeEvents(evs []api.ClusterEvent) []api.ClusterEvent {
 	return evs
 }
 
-// localEvents answers the internal events call.
-func (n *Node) localEvents() ([]byte, error) {
-	return json.Marshal(n.heal.events.list())
+// callEvents answers the internal events call: this node's event ring.
+func (n *Node) callEvents(context.Context, string, []byte) (partition.Reply, error) {
+	b, err := json.Marshal(n.heal.events.list())
+	return partition.Reply{Result: b}, err
 }

@@ -21,7 +21,7 @@ func (n *Node) startHTTP() error {
 	}
 	n.httpLn = ln
 	n.metrics = n.newMetrics()
-	n.metrics.RegisterStreams(n.streams.metricStats)
+	n.metrics.RegisterStreams(n.streamStats)
 	limits := n.newLimiter()
 	n.limits.Store(limits)
 	svc, err := n.newServices(limits)
@@ -45,7 +45,7 @@ func (n *Node) startHTTP() error {
 		MaxURL:          svc.links.Config().MaxURL,
 		Limiter:         limits,
 		Observe:         n.observeHTTP,
-		Streams:         n.streams,
+		Streams:         streamService{hub: n.feeds.Hub(), router: n.router},
 		StreamOrigins:   n.streamOrigins,
 		StreamConnected: n.presence.Connected,
 		Admin:           n,

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/parley-chat/parley/internal/partition"
 	"regexp"
 	"time"
 
@@ -63,8 +64,8 @@ func (n *Node) joinRequest(rec *nodeRecord) (joinRequest, *ecdsa.PrivateKey, err
 // callJoin sends the join call on a connection of its own: the node gets
 // its certificate from the answer, and no pooled connection may keep the
 // credentials it had before.
-func (n *Node) callJoin(ctx context.Context, addr string, body []byte) (callReply, error) {
-	var rep callReply
+func (n *Node) callJoin(ctx context.Context, addr string, body []byte) (partition.Reply, error) {
+	var rep partition.Reply
 	b, err := n.tr.CallOnce(ctx, addr, methodJoin, body)
 	if err != nil {
 		return rep, err
@@ -77,8 +78,8 @@ func (n *Node) callJoin(ctx context.Context, addr string, body []byte) (callRepl
 
 // joined takes a join answer: it saves the node's record (with its new
 // credentials) and opens its metadata replica.
-func (n *Node) joined(ctx context.Context, rec *nodeRecord, key *ecdsa.PrivateKey, rep callReply, addr string) error {
-	if err := rep.err(placement.MetaGroup); err != nil {
+func (n *Node) joined(ctx context.Context, rec *nodeRecord, key *ecdsa.PrivateKey, rep partition.Reply, addr string) error {
+	if err := rep.Err(placement.MetaGroup); err != nil {
 		if errs.Is(err, errs.Forbidden) || errs.Is(err, errs.Conflict) || errs.Is(err, errs.Invalid) {
 			return fmt.Errorf("%w by %s: %s", errJoinRefused, addr, rep.Message)
 		}
@@ -137,17 +138,22 @@ type joinSecrets struct {
 // nodeIDRE is the node id rule of config.Validate.
 var nodeIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
+// callJoinRequest answers a join call (handleJoin).
+func (n *Node) callJoinRequest(ctx context.Context, from string, body []byte) (partition.Reply, error) {
+	return n.handleJoin(ctx, from, body), nil
+}
+
 // handleJoin answers a join call from a candidate (from "", no
 // certificate) or, in a cluster without its own CA, from any node.
-func (n *Node) handleJoin(ctx context.Context, from string, body []byte) callReply {
+func (n *Node) handleJoin(ctx context.Context, from string, body []byte) partition.Reply {
 	var req joinRequest
 	if err := json.Unmarshal(body, &req); err != nil || !nodeIDRE.MatchString(req.Node.ID) || req.Node.Addr == "" {
 		return n.refuseJoin(req.Node.ID, from, errs.Invalid, "a join names the node (id of letters, digits, '_', '.', '-') and its address")
 	}
 	var sec joinSecrets
-	_, fnErr, err := n.readLocal(ctx, placement.MetaGroup, true, func(r state.Reader) error { return sec.load(r, req) })
+	_, fnErr, err := n.router.ReadLocal(ctx, placement.MetaGroup, true, func(r state.Reader) error { return sec.load(r, req) })
 	if err = errors.Join(err, fnErr); err != nil {
-		return replyOf(nil, errs.Wrap(errs.Unavailable, err, "cannot read the cluster map"))
+		return partition.ReplyOf(nil, errs.Wrap(errs.Unavailable, err, "cannot read the cluster map"))
 	}
 	if !sec.hasCA {
 		return n.proposeJoin(ctx, req, nil, sec)
@@ -173,11 +179,11 @@ func (n *Node) handleJoin(ctx context.Context, from string, body []byte) callRep
 	}
 	ca, err := pki.ParseCA(sec.ca.Cert, sec.ca.Key)
 	if err != nil {
-		return replyOf(nil, errs.Wrap(errs.Internal, err, "cluster CA"))
+		return partition.ReplyOf(nil, errs.Wrap(errs.Internal, err, "cluster CA"))
 	}
 	cert, err := ca.Issue(sec.clusterID, req.Node.ID, pub, now)
 	if err != nil {
-		return replyOf(nil, errs.Wrap(errs.Internal, err, "issue certificate"))
+		return partition.ReplyOf(nil, errs.Wrap(errs.Internal, err, "issue certificate"))
 	}
 	return n.proposeJoin(ctx, req, cert, sec)
 }
@@ -210,7 +216,7 @@ func (s *joinSecrets) load(r state.Reader, req joinRequest) error {
 
 // proposeJoin adds the node to the map (with its certificate, if any) and
 // builds the answer.
-func (n *Node) proposeJoin(ctx context.Context, req joinRequest, cert []byte, sec joinSecrets) callReply {
+func (n *Node) proposeJoin(ctx context.Context, req joinRequest, cert []byte, sec joinSecrets) partition.Reply {
 	nd := req.Node
 	nd.CertFP = ""
 	if cert != nil {
@@ -219,22 +225,22 @@ func (n *Node) proposeJoin(ctx context.Context, req joinRequest, cert []byte, se
 	cmd := placement.AddNode{Node: nd, Cert: cert}
 	out, err := n.router.Propose(ctx, placement.MetaGroup, "", placement.Encode(cmd))
 	if err != nil {
-		return replyOf(nil, err)
+		return partition.ReplyOf(nil, err)
 	}
 	res, err := placement.DecodeResult(out)
 	if err != nil {
-		return replyOf(nil, err)
+		return partition.ReplyOf(nil, err)
 	}
 	if res.Err() != nil {
 		return n.refuseJoin(nd.ID, "", errs.Conflict, res.Error)
 	}
 	b, _ := json.Marshal(joinReply{Result: res, Cert: cert, CA: sec.ca.Cert, GossipKeys: sec.gossip})
 	n.audit.Record(audit.Event{Kind: audit.KindJoin, Actor: nd.ID, Target: nd.ID, Detail: "joined from " + nd.Addr})
-	return callReply{Result: b}
+	return partition.Reply{Result: b}
 }
 
 // refuseJoin audits a refused join and answers it.
-func (n *Node) refuseJoin(node, from string, code errs.Code, why string) callReply {
+func (n *Node) refuseJoin(node, from string, code errs.Code, why string) partition.Reply {
 	n.audit.Record(audit.Event{Kind: audit.KindJoin, Outcome: audit.Refused, Actor: from, Target: node, Detail: why})
-	return callReply{Code: code, Message: why}
+	return partition.Reply{Code: code, Message: why}
 }

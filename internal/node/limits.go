@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/parley-chat/parley/internal/partition"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -18,10 +19,6 @@ import (
 	"github.com/parley-chat/parley/internal/presence"
 	"github.com/parley-chat/parley/internal/ratelimit"
 )
-
-// methodLimit is the internal call a node sends the owner of limited keys:
-// take tokens, or set this node's slot counts (limitRequest).
-const methodLimit = "limit"
 
 // Limiter timing.
 const (
@@ -104,15 +101,15 @@ func (n *Node) newLimiter() *limiter {
 	return newLimiterWith(limitConfig(n.cfg), n.cfg.ID+"/"+hex.EncodeToString(nonce[:]), limitRoute{
 		partitionOf: n.router.PartitionOf,
 		owner: func(p uint64, attempt int) (string, bool) {
-			addr := n.router.leaderAddr(p, attempt)
+			addr := n.router.LeaderAddr(p, attempt)
 			return addr, addr != "" && addr == n.self()
 		},
 		leads: n.engine.Leader,
-		hint:  n.hintLeader,
+		hint:  n.router.HintLeader,
 		peers: func(p uint64) []string {
 			self := n.self()
 			var out []string
-			for _, addr := range n.replicaAddrs(p) {
+			for _, addr := range n.dir.ReplicaAddrs(p) {
 				if addr != self {
 					out = append(out, addr)
 				}
@@ -372,37 +369,30 @@ func (l *limiter) send(ctx context.Context, addr string, req limitRequest) ([]li
 func (n *Node) limitSend(ctx context.Context, addr string, body []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, limitCallTimeout)
 	defer cancel()
-	var rep callReply
+	var rep partition.Reply
 	if err := n.call(ctx, addr, methodLimit, body, &rep); err != nil {
 		return nil, err
 	}
-	if err := rep.err(0); err != nil {
+	if err := rep.Err(0); err != nil {
 		return nil, err
 	}
 	return rep.Result, nil
 }
 
-// limitCall answers a limit call from another node (HandleCall).
-func (n *Node) limitCall(ctx context.Context, method string, body []byte) (reply []byte, handled bool, err error) {
-	if method != methodLimit {
-		return nil, false, nil
-	}
+// callLimit answers a limit call: this node owns the keys of the
+// partitions it leads (limiter.serve).
+func (n *Node) callLimit(ctx context.Context, _ string, body []byte) (partition.Reply, error) {
 	l := n.limits.Load()
 	if l == nil {
-		reply, err = json.Marshal(callReply{Code: errs.Unavailable, Message: "limiter not started"})
-		return reply, true, err
+		return partition.Reply{Code: errs.Unavailable, Message: "limiter not started"}, nil
 	}
 	var req limitRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, true, fmt.Errorf("bad limit request: %w", err)
+		return partition.Reply{}, fmt.Errorf("bad limit request: %w", err)
 	}
 	if len(req.Ops) > maxLimitOps {
-		return nil, true, fmt.Errorf("bad limit request: %d operations, at most %d", len(req.Ops), maxLimitOps)
+		return partition.Reply{}, fmt.Errorf("bad limit request: %d operations, at most %d", len(req.Ops), maxLimitOps)
 	}
 	res, err := json.Marshal(l.serve(ctx, req))
-	if err != nil {
-		return nil, true, err
-	}
-	reply, err = json.Marshal(callReply{Result: res})
-	return reply, true, err
+	return partition.Reply{Result: res}, err
 }

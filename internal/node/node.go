@@ -1,8 +1,13 @@
-// Package node wires one Parley node together: the Pebble store, the internal
-// transport, the multi-Raft engine, the cluster map kept by the metadata
-// group, the router that forwards requests to partition leaders, the
-// reconciler that makes Raft membership follow the map, and the HTTP API.
-// New(cfg) -> Start(ctx) -> Close(); the node owns every goroutine it starts.
+// Package node is the wiring root of one Parley node: New(cfg) -> Start(ctx)
+// -> Close(); the node owns every goroutine it starts. It opens the Pebble
+// store, the internal transport and the multi-Raft engine, and hands the
+// request path (internal/partition: router, server of forwarded calls, apply
+// notifier, live feeds) and the presence tracker (internal/presence/tracker)
+// what they need. What stays here is the node's own business: start-up and
+// shutdown, the cluster map kept by the metadata group, self-healing (gossip,
+// the placement controller, the reconciler that makes Raft membership follow
+// the map), identity and join, the table of internal call methods (rpc.go)
+// and the operator endpoints. See DESIGN.md.
 package node
 
 import (
@@ -24,8 +29,10 @@ import (
 	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/metrics"
 	"github.com/parley-chat/parley/internal/multiraft"
+	"github.com/parley-chat/parley/internal/partition"
 	"github.com/parley-chat/parley/internal/pki"
 	"github.com/parley-chat/parley/internal/placement"
+	"github.com/parley-chat/parley/internal/presence/tracker"
 	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/storage"
 	"github.com/parley-chat/parley/internal/transport"
@@ -39,24 +46,25 @@ type Node struct {
 	tr     *transport.Transport
 	engine *multiraft.Engine
 	// live is the engine as the transport's handlers see it: the transport
-	// listens before the engine exists, so they read it atomically.
-	live   atomic.Pointer[multiraft.Engine]
-	router *Router
-	dir    *directory
-	// queueNotes wakes queue long polls from applied commands
-	// (services_queue.go).
-	queueNotes *queueNotifier
-	presence   *Presence // who is online through this node (presence.go)
-	// streams serves live streams (stream.go).
-	streams *streams
-	limits  atomic.Pointer[limiter] // per-user limits (limits.go), set by startHTTP
+	// listens before the engine exists, so they read it atomically. It is
+	// stored once the request path below exists.
+	live atomic.Pointer[multiraft.Engine]
+	dir  directory
+	// The request path (internal/partition), made in Start once the
+	// engine exists; notes before it, as the engine's state machines
+	// record into it.
+	notes    *partition.Notifier
+	router   *partition.Router
+	server   *partition.Server
+	feeds    *partition.Feeds
+	presence *tracker.Tracker // who is online through this node
+	// calls is the table of internal call methods (rpc.go).
+	calls  map[string]callHandler
+	limits atomic.Pointer[limiter] // per-user limits (limits.go), set by startHTTP
 
 	rec   atomic.Pointer[nodeRecord]
 	cmap  atomic.Pointer[mapView]
 	ready atomic.Bool
-
-	hintMu sync.Mutex
-	hints  map[uint64]uint64 // partition -> leader replica last heard of
 
 	fs vfs.FS // nil: the operating system's
 
@@ -160,26 +168,28 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	n := &Node{
 		cfg:       cfg,
 		log:       log.With("node", cfg.ID),
-		hints:     map[uint64]uint64{},
 		reconcile: make(chan struct{}, 1),
 	}
-	n.router = &Router{n: n}
+	n.dir = directory{view: &n.cmap, partitions: cfg.Partitions}
 	n.audit = audit.NewLog(cfg.ID, n.log)
 	n.heal.init()
-	n.dir = &directory{n: n}
-	n.queueNotes = newQueueNotifier(n.router.PartitionOf, func(p uint64) bool {
-		return n.engine != nil && n.engine.HasGroup(p)
+	n.calls = n.callTable()
+	n.notes = partition.NewNotifier(func(p uint64) bool {
+		e := n.live.Load()
+		return e != nil && e.HasGroup(p)
 	})
-	n.presence = newPresence(cfg.ID, cfg.PresenceTTL, n.router, n.leads, n.log)
-	n.streams = newStreams(n)
 	for _, o := range opts {
 		o(n)
 	}
 	return n, nil
 }
 
-// Router returns the node's request path for the product layer.
-func (n *Node) Router() *Router { return n.router }
+// Router returns the node's request path for the product layer (nil
+// before Start).
+func (n *Node) Router() *partition.Router { return n.router }
+
+// Presence returns the node's presence tracker (nil before Start).
+func (n *Node) Presence() *tracker.Tracker { return n.presence }
 
 // Engine returns the node's multi-Raft engine.
 func (n *Node) Engine() *multiraft.Engine { return n.engine }
@@ -250,7 +260,7 @@ func (n *Node) Start(ctx context.Context) error {
 	}
 	n.tr = tr
 	ecfg := multiraft.DefaultConfig()
-	ecfg.DB, ecfg.Sender, ecfg.Directory, ecfg.Logger = db, tr, n.dir, n.log
+	ecfg.DB, ecfg.Sender, ecfg.Directory, ecfg.Logger = db, tr, &n.dir, n.log
 	ecfg.Applier = n.applierFor
 	ecfg.TickInterval, ecfg.ElectionTicks = n.cfg.TickInterval, n.cfg.ElectionTicks
 	ecfg.DedupWindow = n.cfg.DedupWindow
@@ -264,6 +274,7 @@ func (n *Node) Start(ctx context.Context) error {
 		n.Close()
 		return err
 	}
+	n.startRequestPath()
 	n.live.Store(n.engine)
 	n.engine.Start()
 	if err := n.startHTTP(); err != nil {
@@ -279,7 +290,7 @@ func (n *Node) Start(ctx context.Context) error {
 		return err
 	}
 	n.goBackground(n.reconcileLoop)
-	n.goBackground(func() { n.streams.presenceFrames(n.ctx, n.presence, presenceFrameInterval) })
+	n.goBackground(func() { n.presence.Frames(n.ctx, n.feeds, tracker.FrameInterval) })
 	n.goBackground(n.controlLoop)
 	return nil
 }
@@ -292,7 +303,9 @@ func (n *Node) Close() {
 		if n.cancel != nil {
 			n.cancel()
 		}
-		n.streams.close() // streams outlive http.Server.Close (hijacked)
+		if n.feeds != nil {
+			n.feeds.Close() // streams outlive http.Server.Close (hijacked)
+		}
 		if n.httpSrv != nil {
 			_ = n.httpSrv.Close()
 		}
@@ -303,6 +316,9 @@ func (n *Node) Close() {
 		}
 		if n.tr != nil {
 			_ = n.tr.Close()
+		}
+		if n.server != nil {
+			n.server.Close() // no call reaches it any more
 		}
 		if n.db != nil {
 			_ = n.db.Close()
@@ -318,7 +334,7 @@ func (n *Node) Close() {
 func (n *Node) Shutdown(ctx context.Context) {
 	if n.engine != nil {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		if err := n.presence.releaseAll(pctx); err != nil {
+		if err := n.presence.ReleaseAll(pctx); err != nil {
 			n.log.Debug("presence leases not released before exit; they expire", "err", err)
 		}
 		cancel()
@@ -360,31 +376,20 @@ func (n *Node) clusterID() string {
 	return ""
 }
 
-func (n *Node) partitions() int {
-	if m := n.Map(); m != nil {
-		return m.Partitions
-	}
-	return n.cfg.Partitions
+// startRequestPath makes the request path over the engine: the router, the
+// server of forwarded calls, the live feeds and the presence tracker.
+func (n *Node) startRequestPath() {
+	d := partition.Deps{Engine: n.engine, DB: n.db, Directory: &n.dir, Caller: n.tr, Self: n.self()}
+	n.router = partition.NewRouter(d)
+	n.server = partition.NewServer(d)
+	n.feeds = partition.NewFeeds(n.ctx, n.router, n.notes)
+	n.presence = tracker.New(n.cfg.ID, n.cfg.PresenceTTL, n.router, n.leads, n.log)
 }
 
-// replicaAddrs returns the node addresses of a group's replicas.
-func (n *Node) replicaAddrs(g uint64) []string {
-	if v := n.cmap.Load(); v != nil {
-		return v.replicasOf[g]
-	}
-	return nil
-}
-
-func (n *Node) hintLeader(g, replica uint64) {
-	n.hintMu.Lock()
-	n.hints[g] = replica
-	n.hintMu.Unlock()
-}
-
-func (n *Node) leaderHint(g uint64) uint64 {
-	n.hintMu.Lock()
-	defer n.hintMu.Unlock()
-	return n.hints[g]
+// leads reports whether this node's replica leads partition p.
+func (n *Node) leads(p uint64) bool {
+	_, local := n.engine.Leader(p)
+	return local
 }
 
 func (n *Node) loadRecord() error {
@@ -420,7 +425,7 @@ func (n *Node) applierFor(group uint64) state.Applier {
 	if group == placement.MetaGroup {
 		return placement.StateMachine{}
 	}
-	return notifyingMux{mux: partitionMux, notes: n.queueNotes, rooms: n.streams.signals}
+	return partition.StateMachine(n.notes)
 }
 
 // accept lets a message create a replica that the cluster map assigns to
@@ -438,11 +443,11 @@ func (n *Node) accept(group, replica uint64) bool {
 	return ok && r.ID == replica
 }
 
-// onApplied refreshes the cluster map when the metadata group applied
-// (runs on the driver loop: it must stay quick).
+// onApplied wakes the waiters of what a group applied and refreshes the
+// cluster map when the metadata group applied (runs on the driver loop: it
+// must stay quick).
 func (n *Node) onApplied(group, applied uint64) {
-	n.queueNotes.applied(group, applied)
-	n.streams.signals.applied(group, applied)
+	n.notes.Applied(group, applied)
 	if group != placement.MetaGroup {
 		return
 	}
@@ -490,15 +495,39 @@ func (n *Node) kickReconcile() {
 	}
 }
 
-// directory resolves replica ids through the current cluster map.
-type directory struct{ n *Node }
+// directory answers where replicas are from the current cluster map.
+type directory struct {
+	view       *atomic.Pointer[mapView]
+	partitions int // configured, until the map is known
+}
 
-// AddrOf implements multiraft.Directory.
+var (
+	_ multiraft.Directory = (*directory)(nil)
+	_ partition.Directory = (*directory)(nil)
+)
+
+// Partitions implements partition.Directory.
+func (d *directory) Partitions() int {
+	if v := d.view.Load(); v != nil {
+		return v.m.Partitions
+	}
+	return d.partitions
+}
+
+// AddrOf implements multiraft.Directory and partition.Directory.
 func (d *directory) AddrOf(replica uint64) (string, bool) {
-	v := d.n.cmap.Load()
+	v := d.view.Load()
 	if v == nil {
 		return "", false
 	}
 	a, ok := v.addrOf[replica]
 	return a, ok
+}
+
+// ReplicaAddrs implements partition.Directory.
+func (d *directory) ReplicaAddrs(g uint64) []string {
+	if v := d.view.Load(); v != nil {
+		return v.replicasOf[g]
+	}
+	return nil
 }

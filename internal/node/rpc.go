@@ -3,26 +3,62 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/parley-chat/parley/internal/audit"
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/partition"
 	"github.com/parley-chat/parley/internal/placement"
-	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/transport"
 )
 
-// Internal call methods.
+// The node's own internal call methods; the request path's are partition's
+// (partition.MethodPropose...). callTable routes every one of them.
 const (
-	methodPropose = "propose"
-	methodGet     = "get"
-	methodScan    = "scan"
-	methodJoin    = "join"
-	methodStatus  = "status"
+	methodJoin     = "join"     // joinRequest -> joinReply (join.go)
+	methodStatus   = "status"   // nothing -> []multiraft.GroupStatus (status.go)
+	methodEvents   = "events"   // nothing -> the node's event ring (events.go)
+	methodTransfer = "transfer" // transferRequest -> nothing (controller.go)
+	methodChecksum = "checksum" // checksumRequest -> checksumReply (verify.go)
+	methodLag      = "lag"      // nothing -> the node's replica lag (lag.go)
+	methodStats    = "stats"    // nothing -> api.NodeStats (stats.go)
+	methodAudit    = "audit"    // audit.Filter -> []audit.Event (audit.go)
+	methodLimit    = "limit"    // limitRequest -> limitReply (limits.go)
 )
+
+// callHandler answers one internal call method. from is the caller's node id
+// as its certificate proves it ("" for a candidate, which reaches only
+// join). The reply travels to the caller whatever it holds; an error means
+// the request itself was malformed and reaches the caller as a remote error.
+type callHandler func(ctx context.Context, from string, body []byte) (partition.Reply, error)
+
+// callTable is every internal call method a node answers, with its handler:
+// the one place they are declared.
+func (n *Node) callTable() map[string]callHandler {
+	return map[string]callHandler{
+		// The request path: forwarded proposals and remote reads
+		// (internal/partition), with the metadata group's guards.
+		partition.MethodPropose: n.callPropose,
+		partition.MethodGet:     n.callRead(partition.MethodGet),
+		partition.MethodScan:    n.callRead(partition.MethodScan),
+		partition.MethodRelease: n.callRelease,
+		partition.MethodTail:    n.callTail,
+		// Identity: the one method a candidate may call (join.go).
+		methodJoin: n.callJoinRequest,
+		// Self-healing.
+		methodStatus:   n.callStatus,
+		methodEvents:   n.callEvents,
+		methodTransfer: n.callTransfer,
+		// Operator endpoints.
+		methodChecksum: n.callOps(methodChecksum),
+		methodLag:      n.callOps(methodLag),
+		methodStats:    n.callOps(methodStats),
+		methodAudit:    n.callAudit,
+		methodLimit:    n.callLimit,
+	}
+}
 
 // handler answers the node's internal traffic.
 type handler struct{ n *Node }
@@ -58,62 +94,73 @@ func (h *handler) HandleCall(ctx context.Context, from string, method string, bo
 		return nil, fmt.Errorf("refused: %s needs a member's certificate", method)
 	}
 	if n.live.Load() == nil {
-		return json.Marshal(callReply{Code: errs.Unavailable, Message: "node starting"})
+		return json.Marshal(partition.Reply{Code: errs.Unavailable, Message: "node starting"})
 	}
-	switch method {
-	case methodPropose:
-		var req proposeRequest
+	call, ok := n.calls[method]
+	if !ok {
+		return nil, fmt.Errorf("unknown method %q", method)
+	}
+	rep, err := call(ctx, from, body)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(rep)
+}
+
+// callPropose answers a forwarded proposal, except the metadata commands
+// another node may not propose (metaProposalRefusal).
+func (n *Node) callPropose(ctx context.Context, from string, body []byte) (partition.Reply, error) {
+	var req partition.ProposeRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return partition.Reply{}, fmt.Errorf("bad propose request: %w", err)
+	}
+	if why := metaProposalRefusal(from, req); why != "" {
+		n.refuseCall(from, partition.MethodPropose, why)
+		return partition.Reply{Code: errs.Forbidden, Message: why}, nil
+	}
+	return n.server.Propose(ctx, req), nil
+}
+
+// callRead answers a get or scan call of a remote read, except reads of the
+// metadata group's secrets: each node reads them from its own replica only.
+func (n *Node) callRead(method string) callHandler {
+	return func(ctx context.Context, from string, body []byte) (partition.Reply, error) {
+		var req partition.ReadRequest
 		if err := json.Unmarshal(body, &req); err != nil {
-			return nil, fmt.Errorf("bad propose request: %w", err)
+			return partition.Reply{}, fmt.Errorf("bad read request: %w", err)
 		}
-		if why := metaProposalRefusal(from, req); why != "" {
-			n.refuseCall(from, method, why)
-			return json.Marshal(callReply{Code: errs.Forbidden, Message: why})
-		}
-		return json.Marshal(replyOf(n.engine.Propose(ctx, req.Group, req.ID, req.Cmd)))
-	case methodGet, methodScan:
-		var req readRequest
-		if err := json.Unmarshal(body, &req); err != nil {
-			return nil, fmt.Errorf("bad read request: %w", err)
-		}
-		if req.Group == placement.MetaGroup && (method == methodGet && placement.IsSecretKey(req.Key) ||
-			method == methodScan && placement.TouchesSecrets(req.Key, req.Hi)) {
+		if req.Group == placement.MetaGroup && (method == partition.MethodGet && placement.IsSecretKey(req.Key) ||
+			method == partition.MethodScan && placement.TouchesSecrets(req.Key, req.Hi)) {
 			why := "the cluster's secrets are read by each node from its own replica only"
 			n.refuseCall(from, method, why)
-			return json.Marshal(callReply{Code: errs.Forbidden, Message: why})
+			return partition.Reply{Code: errs.Forbidden, Message: why}, nil
 		}
-		return json.Marshal(n.localRead(ctx, method, req))
-	case methodJoin:
-		return json.Marshal(n.handleJoin(ctx, from, body))
-	case methodTail:
-		return n.handleTail(ctx, body)
-	case methodStatus:
-		st, err := n.localStatus(ctx)
-		if err != nil {
-			return json.Marshal(replyOf(nil, err))
-		}
-		b, _ := json.Marshal(st)
-		return json.Marshal(callReply{Result: b})
+		return n.server.Read(ctx, method, req), nil
 	}
-	if b, ok, err := n.opsCall(ctx, method, body); ok {
-		return b, err
+}
+
+// callRelease ends a remote read's session.
+func (n *Node) callRelease(_ context.Context, _ string, body []byte) (partition.Reply, error) {
+	var req partition.ReleaseRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return partition.Reply{}, fmt.Errorf("bad release request: %w", err)
 	}
-	if b, ok, err := n.healCall(ctx, method, body); ok {
-		return b, err
+	return n.server.Release(req), nil
+}
+
+// callTail answers an upstream room feed.
+func (n *Node) callTail(ctx context.Context, _ string, body []byte) (partition.Reply, error) {
+	var req partition.TailRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return partition.Reply{}, fmt.Errorf("bad tail request: %w", err)
 	}
-	if b, ok, err := n.auditCall(ctx, method, body); ok {
-		return b, err
-	}
-	if b, ok, err := n.limitCall(ctx, method, body); ok {
-		return b, err
-	}
-	return nil, fmt.Errorf("unknown method %q", method)
+	return n.feeds.Tail(ctx, req), nil
 }
 
 // metaProposalRefusal says why another node may not propose a metadata
 // command ("" when it may): the cluster is created only by its first node,
 // and a node changes only its own addresses.
-func metaProposalRefusal(from string, req proposeRequest) string {
+func metaProposalRefusal(from string, req partition.ProposeRequest) string {
 	if req.Group != placement.MetaGroup {
 		return ""
 	}
@@ -137,58 +184,7 @@ func (n *Node) refuseCall(from, method, why string) {
 	n.audit.Record(audit.Event{Kind: audit.KindCallRefused, Outcome: audit.Refused, Actor: from, Target: method, Detail: why})
 }
 
-// localRead serves a forwarded read from this node's replica.
-func (n *Node) localRead(ctx context.Context, method string, req readRequest) callReply {
-	var reply callReply
-	stale, _, err := n.readLocal(ctx, req.Group, req.Linearizable, func(r state.Reader) error {
-		reply = readReply(r, method, req)
-		return nil
-	})
-	switch {
-	case errors.Is(err, errNoLocalReplica):
-		return callReply{Code: errs.NotFound, Message: fmt.Sprintf("no replica of partition %d here", req.Group)}
-	case err != nil:
-		return replyOf(nil, err)
-	}
-	reply.StaleMs = stale
-	return reply
-}
-
-// readReply answers a get or scan from a replica's state.
-func readReply(r state.Reader, method string, req readRequest) callReply {
-	if method == methodGet {
-		v, ok, err := r.Get(req.Key)
-		if err != nil {
-			return replyOf(nil, err)
-		}
-		if !ok {
-			return callReply{}
-		}
-		return callReply{Result: append([]byte{1}, v...)}
-	}
-	limit := min(max(req.Limit, 1), scanPage)
-	var pairs [][2][]byte
-	err := r.Scan(req.Key, req.Hi, func(k, v []byte) bool {
-		pairs = append(pairs, [2][]byte{append([]byte(nil), k...), append([]byte(nil), v...)})
-		return len(pairs) < limit
-	})
-	if err != nil {
-		return replyOf(nil, err)
-	}
-	return callReply{Result: encodePairs(pairs)}
-}
-
 // call sends an internal request and decodes the reply.
-func (n *Node) call(ctx context.Context, addr, method string, body []byte, rep *callReply) error {
-	b, err := n.tr.Call(ctx, addr, method, body)
-	if err != nil {
-		if ctx.Err() != nil {
-			return errs.Wrap(errs.Timeout, err, "node %s did not answer in time", addr)
-		}
-		return fmt.Errorf("call %s on %s: %w", method, addr, err)
-	}
-	if err := json.Unmarshal(b, rep); err != nil {
-		return fmt.Errorf("bad reply to %s from %s: %w", method, addr, err)
-	}
-	return nil
+func (n *Node) call(ctx context.Context, addr, method string, body []byte, rep *partition.Reply) error {
+	return partition.Call(ctx, n.tr, addr, method, body, rep)
 }

@@ -58,9 +58,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 	if err != nil {
 		return nil, fmt.Errorf("links: %w", err)
 	}
-	// The notifier needs the node's applied-command hook; until node.go
-	// feeds one (n.queueNotes, see queueNotifier), long polls poll.
-	queues := n.newQueueService(accounts, n.queueNotes)
+	queues := n.newQueueService(accounts, n.notes.Queues(n.router.PartitionOf))
 	return &services{
 		accounts: accounts,
 		rooms:    chat.NewService(n.router, chat.Config{}),

@@ -2,18 +2,25 @@ package node
 
 import (
 	"context"
+	"github.com/parley-chat/parley/internal/api"
+	"github.com/parley-chat/parley/internal/presence/tracker"
 
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/chatcmd"
 )
 
 // apiRooms is the room service the API serves: chat.Service with presence
-// filled in (presenceRooms) and posts going through the in-chat commands
+// filled in (tracker.Rooms) and posts going through the in-chat commands
 // (/put, /get, /del on the KV store).
 type apiRooms struct {
-	presenceRooms
+	tracker.Rooms
 	poster *chatcmd.Poster
 }
+
+var (
+	_ api.RoomService     = apiRooms{}
+	_ api.PresenceService = (*tracker.Tracker)(nil)
+)
 
 // Post implements api.RoomService, running an in-chat command first.
 func (r apiRooms) Post(ctx context.Context, user, room, text string, to []string, idempotencyKey string) (chat.PostResult, error) {
@@ -23,7 +30,7 @@ func (r apiRooms) Post(ctx context.Context, user, room, text string, to []string
 // apiRooms wraps the services' rooms for the API.
 func (n *Node) apiRooms(s *services) apiRooms {
 	return apiRooms{
-		presenceRooms: n.withPresence(s.rooms),
-		poster:        chatcmd.NewPoster(s.rooms, s.kv, s.rooms.Config().MaxText),
+		Rooms:  n.presence.WithRooms(s.rooms),
+		poster: chatcmd.NewPoster(s.rooms, s.kv, s.rooms.Config().MaxText),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/parley-chat/parley/internal/partition"
 	"sync"
 	"time"
 
@@ -14,13 +15,6 @@ import (
 )
 
 var _ api.ClusterOps = (*Node)(nil)
-
-// Internal calls of the operator endpoints.
-const (
-	methodChecksum = "checksum"
-	methodLag      = "lag"
-	methodStats    = "stats"
-)
 
 // opsBudget bounds a fan-out to every node.
 const opsBudget = 2 * time.Second
@@ -116,7 +110,7 @@ func (n *Node) localStats() api.NodeStats {
 		cs := links()
 		st.CacheHits, st.CacheMisses = cs.Hits, cs.Misses
 	}
-	st.StreamSubscribers = n.streams.hub.Stats().Subscribers
+	st.StreamSubscribers = n.feeds.Hub().Stats().Subscribers
 	return st
 }
 
@@ -173,11 +167,11 @@ func (n *Node) ask(ctx context.Context, nd placement.Node, method string, req, o
 			return err
 		}
 	} else {
-		var rep callReply
+		var rep partition.Reply
 		if err := n.call(ctx, nd.Addr, method, body, &rep); err != nil {
 			return err
 		}
-		if err := rep.err(0); err != nil {
+		if err := rep.Err(0); err != nil {
 			return err
 		}
 		res = rep.Result
@@ -185,24 +179,16 @@ func (n *Node) ask(ctx context.Context, nd placement.Node, method string, req, o
 	return json.Unmarshal(res, out)
 }
 
-// opsCall answers the operator internal calls; handled is false for any
-// other method.
-func (n *Node) opsCall(ctx context.Context, method string, body []byte) (reply []byte, handled bool, err error) {
-	switch method {
-	case methodChecksum, methodLag, methodStats:
-	default:
-		return nil, false, nil
+// callOps answers an operator call (stats, lag, checksum) from this node.
+func (n *Node) callOps(method string) callHandler {
+	return func(ctx context.Context, _ string, body []byte) (partition.Reply, error) {
+		v, err := n.opsLocal(ctx, method, body)
+		if err != nil {
+			return partition.Reply{}, err // a malformed request
+		}
+		res, err := json.Marshal(v)
+		return partition.Reply{Result: res}, err
 	}
-	v, err := n.opsLocal(ctx, method, body)
-	if err != nil {
-		return nil, true, err // a malformed request
-	}
-	res, err := json.Marshal(v)
-	if err != nil {
-		return nil, true, err
-	}
-	b, err := json.Marshal(callReply{Result: res})
-	return b, true, err
 }
 
 // opsLocal runs one operator call on this node; it fails only on a

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"github.com/parley-chat/parley/internal/partition"
 	"sync"
 	"time"
 
@@ -14,6 +15,16 @@ import (
 // localStatus returns the status of every replica on this node.
 func (n *Node) localStatus(ctx context.Context) ([]multiraft.GroupStatus, error) {
 	return n.engine.Status(ctx)
+}
+
+// callStatus answers the internal status call.
+func (n *Node) callStatus(ctx context.Context, _ string, _ []byte) (partition.Reply, error) {
+	st, err := n.localStatus(ctx)
+	if err != nil {
+		return partition.ReplyOf(nil, err), nil
+	}
+	b, err := json.Marshal(st)
+	return partition.Reply{Result: b}, err
 }
 
 // ClusterStatus implements api.StatusSource: the map, with every replica's
@@ -54,11 +65,11 @@ func (n *Node) nodeStatus(ctx context.Context, nd placement.Node) ([]multiraft.G
 	if nd.ID == n.cfg.ID {
 		return n.localStatus(ctx)
 	}
-	var rep callReply
+	var rep partition.Reply
 	if err := n.call(ctx, nd.Addr, methodStatus, nil, &rep); err != nil {
 		return nil, err
 	}
-	if err := rep.err(0); err != nil {
+	if err := rep.Err(0); err != nil {
 		return nil, err
 	}
 	var sts []multiraft.GroupStatus

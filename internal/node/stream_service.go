@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"github.com/parley-chat/parley/internal/partition"
 	"strings"
 
 	"github.com/parley-chat/parley/internal/api"
@@ -11,26 +12,33 @@ import (
 	"github.com/parley-chat/parley/internal/stream"
 )
 
-var _ api.StreamService = (*streams)(nil)
+// streamService is the API's live streams: the Hub the partition feeds
+// publish into, and the router for the subscribe check.
+type streamService struct {
+	hub    *stream.Hub
+	router *partition.Router
+}
+
+var _ api.StreamService = streamService{}
 
 // Connect implements api.StreamService.
-func (s *streams) Connect(user string) *stream.Subscriber { return s.hub.Connect(user) }
+func (s streamService) Connect(user string) *stream.Subscriber { return s.hub.Connect(user) }
 
 // Disconnect implements api.StreamService.
-func (s *streams) Disconnect(sub *stream.Subscriber) { s.hub.Disconnect(sub) }
+func (s streamService) Disconnect(sub *stream.Subscriber) { s.hub.Disconnect(sub) }
 
 // Subscribe implements api.StreamService: it checks with a linearizable
 // read that the subscriber's user may read the room (chat.CheckRead: a
 // public room, or a private one the user is a member of) and subscribes
 // from after, or from the room's last seq when after is nil. It returns the
 // room's canonical name.
-func (s *streams) Subscribe(ctx context.Context, sub *stream.Subscriber, room string, after *uint64) (string, error) {
+func (s streamService) Subscribe(ctx context.Context, sub *stream.Subscriber, room string, after *uint64) (string, error) {
 	name, err := chat.CanonicalRoom(room)
 	if err != nil {
 		return room, err
 	}
 	var rm chat.Room
-	_, err = s.n.router.Read(ctx, s.n.router.PartitionOf(name), false, func(r state.Reader) error {
+	_, err = s.router.Read(ctx, s.router.PartitionOf(name), false, func(r state.Reader) error {
 		var err error
 		rm, err = chat.CheckRead(r, name, sub.User())
 		return err
@@ -49,13 +57,13 @@ func (s *streams) Subscribe(ctx context.Context, sub *stream.Subscriber, room st
 }
 
 // Unsubscribe implements api.StreamService.
-func (s *streams) Unsubscribe(sub *stream.Subscriber, room string) {
+func (s streamService) Unsubscribe(sub *stream.Subscriber, room string) {
 	s.hub.Unsubscribe(sub, strings.ToLower(room))
 }
 
-// metricStats returns the Hub's counters for /metrics.
-func (s *streams) metricStats() metrics.StreamStats {
-	st := s.hub.Stats()
+// streamStats returns the Hub's counters for /metrics.
+func (n *Node) streamStats() metrics.StreamStats {
+	st := n.feeds.Hub().Stats()
 	return metrics.StreamStats{Subscribers: st.Subscribers, Delivered: st.Delivered, SlowConsumers: st.SlowConsumers}
 }
 

@@ -26,7 +26,7 @@ func (n *Node) ListJoinTokens(ctx context.Context) ([]api.JoinToken, error) {
 		return nil, errNoClusterCA
 	}
 	var toks []placement.JoinToken
-	_, fnErr, err := n.readLocal(ctx, placement.MetaGroup, true, func(r state.Reader) (err error) {
+	_, fnErr, err := n.router.ReadLocal(ctx, placement.MetaGroup, true, func(r state.Reader) (err error) {
 		toks, err = placement.LoadTokens(r)
 		return err
 	})

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/parley-chat/parley/internal/partition"
 	"sync"
 	"time"
 
@@ -128,7 +129,7 @@ func (n *Node) verifyOnce(ctx context.Context, m *placement.Map, g placement.Gro
 	}
 	marker := make([]byte, 16)
 	_, _ = rand.Read(marker)
-	pctx, cancel := context.WithTimeout(ctx, defaultRequestTimeout)
+	pctx, cancel := context.WithTimeout(ctx, partition.DefaultRequestTimeout)
 	res, err := n.router.Propose(pctx, g.ID, "", multiraft.ChecksumCommand(marker))
 	cancel()
 	var index uint64

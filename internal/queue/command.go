@@ -230,11 +230,12 @@ func decodeHeader(cmd []byte) (op, flags byte, queue, user string, rest []byte, 
 	return op, flags, queue, user, rest, nil
 }
 
-// NotifyQueue returns the queue of a command that, once applied, may make a
+// TouchedKey returns the queue of a command that, once applied, may make a
 // message available to a waiting receiver or end its wait (a Send or a
 // Delete), and false for every other command, including malformed ones. The
-// node layer calls it on applied commands to implement Notifier.
-func NotifyQueue(cmd []byte) (queue string, ok bool) {
+// partition layer's apply notifier calls it on applied commands to implement
+// Notifier. It reads the queue name only; it does not decode the command.
+func TouchedKey(cmd []byte) (queue string, ok bool) {
 	if len(cmd) < 3 || cmd[0] != Tag || (cmd[1] != opSend && cmd[1] != opDelete) {
 		return "", false
 	}

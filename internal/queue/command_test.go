@@ -104,7 +104,7 @@ func TestDecodeCommand_Errors(t *testing.T) {
 	}
 }
 
-func TestNotifyQueue(t *testing.T) {
+func TestTouchedKey(t *testing.T) {
 	cases := []struct {
 		name string
 		cmd  []byte
@@ -122,8 +122,8 @@ func TestNotifyQueue(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if q, ok := NotifyQueue(tc.cmd); q != tc.want || ok != tc.ok {
-				t.Fatalf("NotifyQueue = (%q, %v), want (%q, %v)", q, ok, tc.want, tc.ok)
+			if q, ok := TouchedKey(tc.cmd); q != tc.want || ok != tc.ok {
+				t.Fatalf("TouchedKey = (%q, %v), want (%q, %v)", q, ok, tc.want, tc.ok)
 			}
 		})
 	}
@@ -174,9 +174,9 @@ func FuzzDecodeCommand(f *testing.F) {
 		if enc := encode(c); !bytes.Equal(enc, in) {
 			t.Fatalf("re-encoding % x gives % x", in, enc)
 		}
-		if q, ok := NotifyQueue(in); ok {
+		if q, ok := TouchedKey(in); ok {
 			if s, isSend := c.(Send); isSend && s.Queue != q {
-				t.Fatalf("NotifyQueue = %q, command names %q", q, s.Queue)
+				t.Fatalf("TouchedKey = %q, command names %q", q, s.Queue)
 			}
 		}
 	})

@@ -87,8 +87,8 @@
 // finds nothing it waits until the queue may have a message for the caller,
 // checks with a cheap (stale) read, and proposes again only when the read
 // finds one, until a message arrives or the wait ends. What it waits on:
-//   - a Notifier, when configured: the node layer wakes waiters when it
-//     applies a command that can make messages available (see NotifyQueue);
+//   - a Notifier, when configured: the partition layer wakes waiters when it
+//     applies a command that can make messages available (see TouchedKey);
 //   - otherwise polling with the probe read, every Config.PollMin at first,
 //     doubling up to Config.PollMax;
 //   - in both cases a timer for the earliest lease expiry in the queue, since

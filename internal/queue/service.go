@@ -33,12 +33,12 @@ type Replicator interface {
 	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
 }
 
-// Notifier wakes long-polling receivers. The node layer implements it from
+// Notifier wakes long-polling receivers. The partition layer implements it from
 // its applied-command notifications: after the batch holding a command for
-// which NotifyQueue reports a queue is visible to reads, it wakes that
+// which TouchedKey reports a queue is visible to reads, it wakes that
 // queue's waiters with the command's Raft index.
 type Notifier interface {
-	// Wait blocks until a command on queue for which NotifyQueue reports
+	// Wait blocks until a command on queue for which TouchedKey reports
 	// true has been applied at a Raft index greater than afterIndex, and
 	// returns nil, at once if that has already happened; or until ctx is
 	// done, and returns ctx.Err().

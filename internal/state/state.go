@@ -5,6 +5,14 @@
 package state
 
 // Reader reads one partition's state. Keys are relative to the partition.
+//
+// Every read through one Reader sees the same moment: the state after one
+// applied index, whatever is applied meanwhile. A read function handed a
+// Reader (Replicator.Read) may therefore read a record, then scan what it
+// names, and never see the two disagree. Implementations: a Pebble snapshot
+// of a local replica, one snapshot of a remote replica held across calls
+// (internal/partition), a Writer within one Apply (which also sees the
+// batch's own earlier writes), Mem (not concurrent).
 type Reader interface {
 	// Get returns a copy of the value stored under key and whether it exists.
 	Get(key []byte) ([]byte, bool, error)

@@ -30,7 +30,7 @@ type Replicator struct {
 	err     error
 	nowMs   int64
 	index   uint64            // Raft indexes, shared by all partitions for simplicity
-	sent    map[string]uint64 // queue -> index of its last command NotifyQueue reports
+	sent    map[string]uint64 // queue -> index of its last command TouchedKey reports
 	wake    chan struct{}     // closed and replaced whenever sent changes
 	reads   int
 	propose int
@@ -150,7 +150,7 @@ func (r *Replicator) Propose(ctx context.Context, p uint64, dedupKey string, cmd
 	if dedupKey != "" {
 		part.dedup[dedupKey] = res
 	}
-	if q, ok := queue.NotifyQueue(cmd); ok {
+	if q, ok := queue.TouchedKey(cmd); ok {
 		r.sent[q] = r.index
 		close(r.wake)
 		r.wake = make(chan struct{})

@@ -1,4 +1,14 @@
-package node
+// Package tracker is the presence service of one node: it counts the node's
+// live connections per user, proposes the presence leases (internal/presence
+// holds their commands, state machine and reads) through a Replicator, and
+// answers who is online anywhere — for the API, for the rooms list and
+// members, and as presence frames on live streams.
+//
+// It is kept apart from internal/presence, a pure domain package (standard
+// library, state, errs, wire), because it also knows rooms (internal/chat)
+// and stream frames (internal/stream). It needs no Raft, storage or
+// transport: the node hands it the partition Router as its Replicator.
+package tracker
 
 import (
 	"context"
@@ -12,12 +22,11 @@ import (
 	"github.com/parley-chat/parley/internal/state"
 )
 
-// Presence defaults.
+// Tracker defaults.
 const (
-	// defaultPresenceTTL is the lease a renewal grants: renewed every third
-	// of it, a dead node's users show offline within TTL + presence.Grace,
-	// 12 s.
-	defaultPresenceTTL = 11 * time.Second
+	// DefaultTTL is the lease a renewal grants: renewed every third of it,
+	// a dead node's users show offline within TTL + presence.Grace, 12 s.
+	DefaultTTL = 11 * time.Second
 	// maxPresenceUsers caps the users one renew or release command carries.
 	maxPresenceUsers = 1024
 	// expireLimit caps the leases one Expire command deletes.
@@ -26,15 +35,15 @@ const (
 	expireRounds = 8
 )
 
-// presenceReplicator is what the Presence tracker needs from the Router.
-type presenceReplicator interface {
+// Replicator is what the Tracker needs from the partition Router.
+type Replicator interface {
 	PartitionOf(routingKey string) uint64
 	Partitions() []uint64
 	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
 	Read(ctx context.Context, p uint64, stale bool, fn func(state.Reader) error) (int64, error)
 }
 
-// Presence tracks who is online through this node and answers who is
+// Tracker tracks who is online through this node and answers who is
 // online anywhere. The stream calls Connected when a WebSocket
 // authenticates and the returned release when it closes; Run renews this
 // node's leases of its connected users every TTL/3, one command per
@@ -43,10 +52,10 @@ type presenceReplicator interface {
 // node leads drop expired leases. Reads are stale reads of the nearest
 // replica (presence is advisory: a few hundred ms of lag does not matter
 // next to the lease's seconds). It is safe for concurrent use.
-type Presence struct {
+type Tracker struct {
 	node  string
 	ttl   time.Duration
-	r     presenceReplicator
+	r     Replicator
 	leads func(p uint64) bool // this node leads partition p
 	now   func() time.Time
 	log   *slog.Logger
@@ -63,13 +72,17 @@ type userConns struct {
 	n    int
 }
 
-// newPresence returns a tracker for node id that renews leases of ttl
-// (defaultPresenceTTL when zero).
-func newPresence(id string, ttl time.Duration, r presenceReplicator, leads func(uint64) bool, log *slog.Logger) *Presence {
+// New returns a tracker for node id that renews leases of ttl (DefaultTTL
+// when zero) through r; leads reports whether this node's replica leads a
+// partition (it expires the leases of the partitions it leads).
+func New(id string, ttl time.Duration, r Replicator, leads func(partition uint64) bool, log *slog.Logger) *Tracker {
 	if ttl <= 0 {
-		ttl = defaultPresenceTTL
+		ttl = DefaultTTL
 	}
-	return &Presence{
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Tracker{
 		node: id, ttl: ttl, r: r, leads: leads, now: time.Now, log: log,
 		conns: map[string]*userConns{},
 		dirty: map[string]struct{}{},
@@ -77,14 +90,11 @@ func newPresence(id string, ttl time.Duration, r presenceReplicator, leads func(
 	}
 }
 
-// Presence returns the node's presence tracker.
-func (n *Node) Presence() *Presence { return n.presence }
-
 // Connected records one live connection of user on this node and returns
 // the function to call exactly once when it closes (later calls do
 // nothing). A user's first connection is proposed online at once; the
 // release of the last one proposes the lease's end at once.
-func (p *Presence) Connected(user string) (release func()) {
+func (p *Tracker) Connected(user string) (release func()) {
 	if user == "" || len(user) > presence.MaxNameLen {
 		return func() {}
 	}
@@ -111,10 +121,10 @@ func (p *Presence) Connected(user string) (release func()) {
 	}
 }
 
-// releaseAll ends every lease this node holds, for a graceful shutdown: its
+// ReleaseAll ends every lease this node holds, for a graceful shutdown: its
 // users show offline at once instead of when their leases run out. Later
 // releases of the connections change nothing.
-func (p *Presence) releaseAll(ctx context.Context) error {
+func (p *Tracker) ReleaseAll(ctx context.Context) error {
 	p.mu.Lock()
 	for key := range p.conns {
 		p.dirty[key] = struct{}{}
@@ -125,7 +135,7 @@ func (p *Presence) releaseAll(ctx context.Context) error {
 }
 
 // markLocked queues a change of user's lease and wakes Run.
-func (p *Presence) markLocked(key string) {
+func (p *Tracker) markLocked(key string) {
 	p.dirty[key] = struct{}{}
 	select {
 	case p.wake <- struct{}{}:
@@ -134,7 +144,7 @@ func (p *Presence) markLocked(key string) {
 }
 
 // Run renews, releases and expires leases until ctx ends.
-func (p *Presence) Run(ctx context.Context) {
+func (p *Tracker) Run(ctx context.Context) {
 	renew := time.NewTicker(p.ttl / 3)
 	defer renew.Stop()
 	expire := time.NewTicker(3 * p.ttl)
@@ -163,7 +173,7 @@ func (p *Presence) Run(ctx context.Context) {
 // flush proposes the queued lease changes, and with all a renewal of every
 // connected user, grouped by partition. Releases that fail are queued
 // again; a failed renewal is retried by the next periodic one.
-func (p *Presence) flush(ctx context.Context, all bool) error {
+func (p *Tracker) flush(ctx context.Context, all bool) error {
 	renews, releases := p.takeChanges(all)
 	parts := map[uint64]bool{}
 	for q := range renews {
@@ -194,7 +204,7 @@ func (p *Presence) flush(ctx context.Context, all bool) error {
 
 // takeChanges empties the queue and returns the users to renew and to
 // release, by partition, each list sorted.
-func (p *Presence) takeChanges(all bool) (renews, releases map[uint64][]string) {
+func (p *Tracker) takeChanges(all bool) (renews, releases map[uint64][]string) {
 	renews, releases = map[uint64][]string{}, map[uint64][]string{}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -223,7 +233,7 @@ func (p *Presence) takeChanges(all bool) (renews, releases map[uint64][]string) 
 
 // requeue queues users for another release attempt unless they connected
 // again meanwhile.
-func (p *Presence) requeue(users []string) {
+func (p *Tracker) requeue(users []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, key := range users {
@@ -235,7 +245,7 @@ func (p *Presence) requeue(users []string) {
 
 // proposeUsers proposes renewals (or releases) of sorted users in
 // partition q, maxPresenceUsers per command.
-func (p *Presence) proposeUsers(ctx context.Context, q uint64, users []string, renew bool) error {
+func (p *Tracker) proposeUsers(ctx context.Context, q uint64, users []string, renew bool) error {
 	for chunk := range slices.Chunk(users, maxPresenceUsers) {
 		cmd := presence.EncodeRelease(presence.Release{Node: p.node, Users: chunk})
 		if renew {
@@ -254,7 +264,7 @@ func (p *Presence) proposeUsers(ctx context.Context, q uint64, users []string, r
 
 // expire drops expired leases in the partitions this node leads, after a
 // local read shows there are some.
-func (p *Presence) expire(ctx context.Context) error {
+func (p *Tracker) expire(ctx context.Context) error {
 	var firstErr error
 	for _, q := range p.r.Partitions() {
 		if !p.leads(q) {
@@ -267,7 +277,7 @@ func (p *Presence) expire(ctx context.Context) error {
 	return firstErr
 }
 
-func (p *Presence) expirePartition(ctx context.Context, q uint64) error {
+func (p *Tracker) expirePartition(ctx context.Context, q uint64) error {
 	var found bool
 	if _, err := p.r.Read(ctx, q, true, func(r state.Reader) error {
 		var err error
@@ -294,7 +304,7 @@ func (p *Presence) expirePartition(ctx context.Context, q uint64) error {
 // OnlineUsers returns the users online anywhere in the cluster, in
 // case-insensitive name order: a stale read of every partition's leases,
 // concurrently, on the nearest replica.
-func (p *Presence) OnlineUsers(ctx context.Context) ([]string, error) {
+func (p *Tracker) OnlineUsers(ctx context.Context) ([]string, error) {
 	parts := p.r.Partitions()
 	results := make([][]string, len(parts))
 	errList := make([]error, len(parts))
@@ -322,7 +332,7 @@ func (p *Presence) OnlineUsers(ctx context.Context) ([]string, error) {
 
 // Online reports for each of users whether it is online anywhere, keyed as
 // given: a stale read per partition the users live in, concurrently.
-func (p *Presence) Online(ctx context.Context, users []string) (map[string]bool, error) {
+func (p *Tracker) Online(ctx context.Context, users []string) (map[string]bool, error) {
 	byPart := map[uint64][]string{}
 	for _, u := range users {
 		q := p.r.PartitionOf(presence.Fold(u))
@@ -356,13 +366,4 @@ func (p *Presence) Online(ctx context.Context, users []string) (map[string]bool,
 		return nil, firstErr
 	}
 	return out, nil
-}
-
-// leads reports whether this node's replica leads partition p.
-func (n *Node) leads(p uint64) bool {
-	if n.engine == nil {
-		return false
-	}
-	_, local := n.engine.Leader(p)
-	return local
 }

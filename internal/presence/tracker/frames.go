@@ -1,4 +1,4 @@
-package node
+package tracker
 
 import (
 	"context"
@@ -9,18 +9,26 @@ import (
 	"github.com/parley-chat/parley/internal/stream"
 )
 
-// presenceFrameInterval is how often the node compares the presence of the
-// rooms its subscribers follow and sends the changes as presence frames.
-const presenceFrameInterval = 2 * time.Second
+// FrameInterval is how often the node compares the presence of the rooms
+// its subscribers follow and sends the changes as presence frames.
+const FrameInterval = 2 * time.Second
 
-// presenceFrames sends `presence` frames to the subscribers of every room
-// with a feed on this node: every interval it reads who is online in the
-// cluster once (Presence.OnlineUsers), then each followed room's members,
+// Followed is what presence frames need from the node's live streams.
+type Followed interface {
+	// WatchedRooms returns the rooms with subscribers on this node.
+	WatchedRooms() []string
+	// SendRoom sends a frame to the room's subscribers on this node.
+	SendRoom(room string, frame []byte)
+}
+
+// Frames sends `presence` frames to the subscribers of every room followed
+// on this node, until ctx ends: every interval it reads who is online in
+// the cluster once (OnlineUsers), then each followed room's members,
 // and sends each member's change since the previous reading. The first
 // reading of a room only sets the baseline: a subscriber sees who is online
 // from GET /rooms/{room}/members and changes from the stream. Presence
 // frames are outside the seq order. All reads are stale.
-func (s *streams) presenceFrames(ctx context.Context, p *Presence, every time.Duration) {
+func (p *Tracker) Frames(ctx context.Context, f Followed, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	last := map[string]map[string]bool{}
@@ -30,7 +38,7 @@ func (s *streams) presenceFrames(ctx context.Context, p *Presence, every time.Du
 			return
 		case <-t.C:
 		}
-		rooms := s.watchedRooms()
+		rooms := f.WatchedRooms()
 		for room := range last {
 			if !slices.Contains(rooms, room) {
 				delete(last, room)
@@ -40,15 +48,15 @@ func (s *streams) presenceFrames(ctx context.Context, p *Presence, every time.Du
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, every)
-		s.presenceRound(rctx, p, rooms, last)
+		p.frameRound(rctx, f, rooms, last)
 		cancel()
 	}
 }
 
-// presenceRound is one reading of presenceFrames: the online list once,
+// frameRound is one reading of Frames: the online list once,
 // then each room's members; a room whose members cannot be read keeps its
 // baseline for the next round.
-func (s *streams) presenceRound(ctx context.Context, p *Presence, rooms []string, last map[string]map[string]bool) {
+func (p *Tracker) frameRound(ctx context.Context, f Followed, rooms []string, last map[string]map[string]bool) {
 	users, err := p.OnlineUsers(ctx)
 	if err != nil {
 		return
@@ -68,20 +76,9 @@ func (s *streams) presenceRound(ctx context.Context, p *Presence, rooms []string
 		}
 		if prev, ok := last[room]; ok {
 			for _, c := range presence.Changes(prev, cur) {
-				s.hub.SendRoom(room, stream.EncodePresence(room, c.Username, c.Online))
+				f.SendRoom(room, stream.EncodePresence(room, c.Username, c.Online))
 			}
 		}
 		last[room] = cur
 	}
-}
-
-// watchedRooms returns the rooms with a feed on this node.
-func (s *streams) watchedRooms() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rooms := make([]string, 0, len(s.feeds))
-	for room := range s.feeds {
-		rooms = append(rooms, room)
-	}
-	return rooms
 }

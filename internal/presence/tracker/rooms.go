@@ -1,11 +1,10 @@
-package node
+package tracker
 
 import (
 	"context"
 	"log/slog"
 	"sync"
 
-	"github.com/parley-chat/parley/internal/api"
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/presence"
@@ -15,7 +14,7 @@ import (
 // RoomPresence returns whether each member of room is online, keyed by
 // username as the room stores it: a stale read of the room's members, then
 // of their leases. A failed read returns an error, never everyone offline.
-func (p *Presence) RoomPresence(ctx context.Context, room string) (map[string]bool, error) {
+func (p *Tracker) RoomPresence(ctx context.Context, room string) (map[string]bool, error) {
 	names, err := p.roomMembers(ctx, room)
 	if err != nil {
 		return nil, err
@@ -24,7 +23,7 @@ func (p *Presence) RoomPresence(ctx context.Context, room string) (map[string]bo
 }
 
 // roomMembers returns the usernames of room's members (a stale read).
-func (p *Presence) roomMembers(ctx context.Context, room string) ([]string, error) {
+func (p *Tracker) roomMembers(ctx context.Context, room string) ([]string, error) {
 	room, err := chat.CanonicalRoom(room)
 	if err != nil {
 		return nil, err
@@ -44,29 +43,23 @@ func (p *Presence) roomMembers(ctx context.Context, room string) ([]string, erro
 	return names, nil
 }
 
-// presenceRooms is the rooms service with the presence layer's part filled
-// in: members' online flags and the rooms list's online counts. Everything
+// Rooms is the rooms service with the presence layer's part filled in: members' online flags and the rooms list's online counts. Everything
 // else is chat.Service's. When presence cannot be read the answer keeps
 // the chat answer (flags false, counts 0) and the failure is logged: the
 // room data is right, only the advisory part is missing.
-type presenceRooms struct {
+type Rooms struct {
 	*chat.Service
-	p   *Presence
+	p   *Tracker
 	log *slog.Logger
 }
 
-var (
-	_ api.RoomService     = presenceRooms{}
-	_ api.PresenceService = (*Presence)(nil)
-)
-
-// withPresence wraps the rooms service of this node.
-func (n *Node) withPresence(rooms *chat.Service) presenceRooms {
-	return presenceRooms{Service: rooms, p: n.presence, log: n.log}
+// WithRooms wraps a rooms service with p's presence.
+func (p *Tracker) WithRooms(rooms *chat.Service) Rooms {
+	return Rooms{Service: rooms, p: p, log: p.log}
 }
 
 // Members returns chat's members of room with each one's online flag.
-func (pr presenceRooms) Members(ctx context.Context, user, room string, stale bool) ([]chat.Member, int64, error) {
+func (pr Rooms) Members(ctx context.Context, user, room string, stale bool) ([]chat.Member, int64, error) {
 	members, staleMs, err := pr.Service.Members(ctx, user, room, stale)
 	if err != nil || len(members) == 0 {
 		return members, staleMs, err
@@ -89,7 +82,7 @@ func (pr presenceRooms) Members(ctx context.Context, user, room string, stale bo
 // List returns chat's rooms list with each room's number of members online:
 // the online users (one fan-out), then, only when someone is online, the
 // members of the listed rooms (one stale read per partition holding any).
-func (pr presenceRooms) List(ctx context.Context, user string, stale bool) ([]chat.RoomSummary, int64, error) {
+func (pr Rooms) List(ctx context.Context, user string, stale bool) ([]chat.RoomSummary, int64, error) {
 	rooms, staleMs, err := pr.Service.List(ctx, user, stale)
 	if err != nil || len(rooms) == 0 {
 		return rooms, staleMs, err
@@ -104,7 +97,7 @@ func (pr presenceRooms) List(ctx context.Context, user string, stale bool) ([]ch
 }
 
 // countOnline sets the Online count of every room.
-func (pr presenceRooms) countOnline(ctx context.Context, rooms []chat.RoomSummary) error {
+func (pr Rooms) countOnline(ctx context.Context, rooms []chat.RoomSummary) error {
 	users, err := pr.p.OnlineUsers(ctx)
 	if err != nil || len(users) == 0 {
 		return err

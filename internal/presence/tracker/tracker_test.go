@@ -1,4 +1,4 @@
-package node
+package tracker
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // leader's (stamped into commands) and the tracker's.
 type presenceEnv struct {
 	rep   *kvtest.Replicator
-	p     *Presence
+	p     *Tracker
 	nowMs int64
 }
 
@@ -29,14 +29,20 @@ type leaderClock struct{ e *presenceEnv }
 
 func (l leaderClock) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
 	meta.TimeMs = l.e.nowMs
-	return partitionMux.Apply(w, meta, cmd)
+	switch cmd[0] {
+	case presence.Tag:
+		return presence.StateMachine{}.Apply(w, meta, cmd)
+	case chat.Tag:
+		return chat.StateMachine{}.Apply(w, meta, cmd)
+	}
+	return nil, fmt.Errorf("no domain %q in this test", cmd[0])
 }
 
 func newPresenceEnv(t *testing.T, ttl time.Duration) *presenceEnv {
 	t.Helper()
 	e := &presenceEnv{nowMs: 1_000_000}
 	e.rep = kvtest.NewReplicator(4, leaderClock{e})
-	e.p = newPresence("n1", ttl, e.rep, func(uint64) bool { return true }, slog.New(slog.DiscardHandler))
+	e.p = New("n1", ttl, e.rep, func(uint64) bool { return true }, slog.New(slog.DiscardHandler))
 	e.p.now = func() time.Time { return time.UnixMilli(e.nowMs) }
 	return e
 }
@@ -79,7 +85,7 @@ func (e *presenceEnv) leases(t *testing.T) []presence.Lease {
 	return all
 }
 
-func TestPresence_ConnectedAndReleased(t *testing.T) {
+func TestTracker_ConnectedAndReleased(t *testing.T) {
 	e := newPresenceEnv(t, 10*time.Second)
 	e.mustOnline(t)
 	r1 := e.p.Connected("Alice")
@@ -111,7 +117,7 @@ func TestPresence_ConnectedAndReleased(t *testing.T) {
 	rb()
 }
 
-func TestPresence_RenewalKeepsLeasesAndDeadNodeExpires(t *testing.T) {
+func TestTracker_RenewalKeepsLeasesAndDeadNodeExpires(t *testing.T) {
 	e := newPresenceEnv(t, 3*time.Second)
 	e.p.Connected("alice")
 	e.flush(t, false)
@@ -132,7 +138,7 @@ func TestPresence_RenewalKeepsLeasesAndDeadNodeExpires(t *testing.T) {
 	}
 }
 
-func TestPresence_FailedReleaseIsRetried(t *testing.T) {
+func TestTracker_FailedReleaseIsRetried(t *testing.T) {
 	e := newPresenceEnv(t, 10*time.Second)
 	release := e.p.Connected("alice")
 	e.flush(t, false)
@@ -147,7 +153,7 @@ func TestPresence_FailedReleaseIsRetried(t *testing.T) {
 	e.mustOnline(t)
 }
 
-func TestPresence_ManyUsersAcrossCommands(t *testing.T) {
+func TestTracker_ManyUsersAcrossCommands(t *testing.T) {
 	e := newPresenceEnv(t, 10*time.Second)
 	n := 2*maxPresenceUsers + 10
 	for i := range n {
@@ -159,7 +165,7 @@ func TestPresence_ManyUsersAcrossCommands(t *testing.T) {
 	}
 }
 
-func TestPresence_ExpireDropsOnlyExpiredLeases(t *testing.T) {
+func TestTracker_ExpireDropsOnlyExpiredLeases(t *testing.T) {
 	e := newPresenceEnv(t, 2*time.Second)
 	e.p.Connected("alice")
 	e.p.Connected("bob")
@@ -176,7 +182,7 @@ func TestPresence_ExpireDropsOnlyExpiredLeases(t *testing.T) {
 	}
 }
 
-func TestPresence_RunProposesOnConnect(t *testing.T) {
+func TestTracker_RunProposesOnConnect(t *testing.T) {
 	e := newPresenceEnv(t, time.Hour) // no periodic renewal during the test
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -201,7 +207,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestPresenceRooms_FillsOnline(t *testing.T) {
+func TestRooms_FillsOnline(t *testing.T) {
 	e := newPresenceEnv(t, 10*time.Second)
 	ctx := context.Background()
 	rooms := chat.NewService(e.rep, chat.Config{Hash: chat.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}})
@@ -216,7 +222,7 @@ func TestPresenceRooms_FillsOnline(t *testing.T) {
 	if _, err := rooms.Create(ctx, "dave", chat.CreateRequest{Name: "empty-ish"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	pr := presenceRooms{Service: rooms, p: e.p, log: slog.New(slog.DiscardHandler)}
+	pr := e.p.WithRooms(rooms)
 	e.p.Connected("alice")
 	e.p.Connected("bob")
 	e.flush(t, false)
