@@ -185,7 +185,7 @@ asked: a session ended elsewhere still shows.`)
 	if !ok {
 		return fmt.Errorf("not logged in on %s; run: parley user login USERNAME --server %s", co.Server, co.Server)
 	}
-	fmt.Fprintln(e.Stdout, l.Username)
+	fmt.Fprintln(e.Stdout, termSafe(l.Username))
 	if l.ExpiresAt > 0 && time.Now().UnixMilli() >= l.ExpiresAt {
 		fmt.Fprintf(e.Stderr, "warning: the session expired %s; run: parley user login %s --server %s\n", formatMs(l.ExpiresAt), l.Username, co.Server)
 	}
