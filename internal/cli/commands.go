@@ -101,6 +101,8 @@ func (c *command) run(ctx context.Context, e *Env, path string, args []string) e
 		return &usageError{path: path, err: fmt.Errorf("%s needs a command: %s", path, c.names()), help: c.help(path)}
 	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
 		return &helpError{text: c.help(path)}
+	case path == "parley" && (args[0] == "--version" || args[0] == "-version") && len(args) == 1:
+		return printVersion(e)
 	}
 	for _, s := range c.subs {
 		if s.name == args[0] {
@@ -143,5 +145,8 @@ func (c *command) help(path string) string {
 		fmt.Fprintf(&b, "  %-*s %s\n", width, s.name, s.summary)
 	}
 	fmt.Fprintf(&b, "\nRun '%s <command> -h' for details.\n", path)
+	if path == "parley" {
+		b.WriteString("'parley --version' prints the version, the commit it was built from and the Go release.\n")
+	}
 	return b.String()
 }
