@@ -105,7 +105,7 @@ func TestChatSession_FailoverAliveOnly(t *testing.T) {
 	defer cancel()
 	s := &chatSession{
 		e:       &Env{Stdout: io.Discard, Stderr: io.Discard},
-		out:     &lockedWriter{w: io.Discard},
+		screen:  newPlainScreen(nil, io.Discard),
 		token:   "secret-token",
 		servers: []string{first.srv.URL},
 		c:       client.New(first.srv.URL, client.WithToken("secret-token")),

@@ -41,7 +41,7 @@ func rootCommand() *command {
 				{name: "history", summary: "print a room's events (--follow for new ones)", action: runRoomHistory},
 				{name: "delete", summary: "delete a room with its history", action: runRoomDelete},
 			}},
-			{name: "chat", section: clients, summary: "interactive terminal chat in a room (WSP, ACTIVE, PUT, GET, HELP, QUIT)", action: runChat},
+			{name: "chat", section: clients, summary: "interactive terminal chat in rooms (/who, /wsp, /join, /rooms, /put, /get, /help)", action: runChat},
 			{name: "queue", section: clients, summary: "message queues", subs: []*command{
 				{name: "create", summary: "create a queue", action: runQueueCreate},
 				{name: "delete", summary: "delete a queue with its messages", action: runQueueDelete},

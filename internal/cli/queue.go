@@ -130,9 +130,9 @@ The message's body goes to standard output as it was sent, byte for byte,
 when standard output is a file or a pipe; on a terminal the characters it
 would act on are escaped (\x1b, \u202e, and \\ for a backslash), as a
 body may hold anything. Its id, sender and time (and for a leased message
-the receipt to ack it with) go to standard error. When no message is waiting, nothing is printed on standard
-output ("null" with --json), "no message" on standard error, and the exit
-code is 0.`
+the receipt to ack it with) go to standard error. When no message is
+waiting, nothing is printed on standard output ("null" with --json), "no
+message" on standard error, and the exit code is 0.`
 
 // writeMessage prints a peeked or received message, or its absence.
 func writeMessage(e *Env, f messageFlags, m client.QueueMessage, found bool) error {

@@ -228,10 +228,10 @@ func runRoomPost(ctx context.Context, e *Env, path string, args []string) error 
 	fs := newFlagSet(path, "ROOM TEXT [flags]", `
 Post TEXT to a room you are a member of and print its seq. A TEXT of "-"
 reads the message from standard input (without its final newline; CRLF
-line ends become newlines). The server refuses control characters other
-than newline and tab, and text of white space only. With
---to the post is a whisper: only its sender and recipients see the text,
-other members see a hidden event at the same seq.`)
+line ends become newlines). With --to the post is a whisper: only its
+sender and recipients see the text, other members see a hidden event at
+the same seq. The server refuses control characters other than newline and
+tab, and text of white space only.`)
 	addClientFlags(fs, &co)
 	fs.Var(newListValue(&to, nil), "to", "whisper to these `users` (comma-separated, or repeat the flag)")
 	pos, err := parseClient(fs, &co, e, args, 2, 2)
