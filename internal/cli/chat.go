@@ -69,6 +69,7 @@ instead. End of input (Ctrl-D, or Ctrl-C on a terminal) is /quit as well.`)
 			io.Reader
 			io.Writer
 		}{in, out}, "> ", func() (int, int, error) { return term.GetSize(int(out.Fd())) })
+		defer s.screen.close() // before restore
 	}
 	if err := s.start(ctx, &co); err != nil {
 		return err

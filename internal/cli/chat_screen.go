@@ -36,6 +36,7 @@ type chatScreen struct {
 	size   func() (width, height int, err error)
 	width  int    // terminal: the width the editor was last told
 	prompt string // terminal: the editor's prompt
+	closed bool   // terminal: the chat is over; no more prompts
 }
 
 // newPlainScreen returns a screen over standard streams that are not both a
@@ -119,7 +120,24 @@ func (s *chatScreen) readLines(lines chan<- string) {
 		}
 		lines <- line
 		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return
+		}
 	}
+}
+
+// close takes the prompt off a terminal screen at the end of the chat, so
+// that what is printed next (the shell's prompt, an error) starts on a clean
+// line.
+func (s *chatScreen) close() {
+	if s.term == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	fmt.Fprint(s.raw, "\r\x1b[K")
 }
 
 // fitWidth tells the line editor the terminal's width, which it wraps the
