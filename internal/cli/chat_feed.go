@@ -87,7 +87,11 @@ func (s *chatSession) learnNodes(ctx context.Context, co *clientOptions) {
 		return err
 	})
 	if err != nil {
-		s.printf("-- warning: cannot learn the cluster's nodes (%s): no failover\n", describe(err))
+		reason := describe(err)
+		if isTransportError(err) {
+			reason = failureReason(err)
+		}
+		s.printf("-- warning: cannot learn the cluster's nodes (%s): no failover\n", reason)
 		return
 	}
 	base, _ := url.Parse(s.servers[0])
