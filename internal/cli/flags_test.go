@@ -317,6 +317,7 @@ func TestRun_Dispatch(t *testing.T) {
 		{"version", []string{"--version"}, 0, "parley ", ""},
 		{"root help names --version", []string{"-h"}, 0, "parley --version", ""},
 		{"missing argument", []string{"kv", "get"}, 2, "", "want KEY"},
+		{"put without a value", []string{"kv", "put", "k"}, 2, "", "want KEY VALUE"},
 		{"bad server URL", []string{"kv", "get", "k", "--server", "localhost:7070"}, 2, "", "--server"},
 		{"unreachable server", []string{"kv", "get", "k", "--server", "http://127.0.0.1:1"}, 1, "", "(unreachable)"},
 	} {
