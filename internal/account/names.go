@@ -2,6 +2,7 @@ package account
 
 import (
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/text"
 )
 
 // asciiLower returns s with ASCII letters lowercased and every other byte
@@ -28,7 +29,8 @@ func nameByte(c byte) bool {
 }
 
 // CheckUsername validates a username: 1 to maxLen bytes of [A-Za-z0-9_.-].
-// Errors are errs.Invalid and name the field "username".
+// Errors are errs.Invalid and name the field "username"; a name holding a
+// character the shared text rule refuses (internal/text) is told which.
 func CheckUsername(name string, maxLen int) error {
 	switch {
 	case name == "":
@@ -38,6 +40,9 @@ func CheckUsername(name string, maxLen int) error {
 	}
 	for i := 0; i < len(name); i++ {
 		if !nameByte(name[i]) {
+			if err := text.Check(name, text.Line); err != nil {
+				return errs.New(errs.Invalid, "username: %v", err)
+			}
 			return errs.New(errs.Invalid, "username may contain only letters, digits, '_', '.' and '-'")
 		}
 	}

@@ -35,6 +35,7 @@ var domainImports = map[string][]string{
 	"internal/wire":      nil,
 	"internal/audit":     nil,
 	"internal/pki":       nil, // standard library crypto only
+	"internal/text":      nil, // standard library only, no Unicode tables
 }
 
 // forbiddenStd are standard-library packages no domain package may import.
@@ -43,7 +44,10 @@ var forbiddenStd = map[string]bool{"net/http": true, "math/rand": true, "math/ra
 func TestImports_DomainPackagesStayPure(t *testing.T) {
 	for dir, extra := range domainImports {
 		t.Run(dir, func(t *testing.T) {
-			allowed := map[string]bool{module + "internal/state": true, module + "internal/errs": true, module + "internal/wire": true}
+			allowed := map[string]bool{
+				module + "internal/state": true, module + "internal/errs": true,
+				module + "internal/wire": true, module + "internal/text": true,
+			}
 			for _, p := range extra {
 				allowed[p] = true
 			}

@@ -1,7 +1,10 @@
 package chat
 
 import (
+	"strings"
+
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/text"
 )
 
 // Name limits from the product contract.
@@ -18,6 +21,9 @@ const (
 // ".." (which no URL path can carry), is errs.Invalid.
 func CanonicalRoom(name string) (string, error) {
 	if !validName(name, MaxRoomName) || name == "." || name == ".." {
+		if err := text.Check(name, text.Line); err != nil {
+			return "", errs.New(errs.Invalid, "room name: %v", err)
+		}
 		return "", errs.New(errs.Invalid, "room name %q is invalid: use 1 to %d of A-Z a-z 0-9 _ . -", clip(name), MaxRoomName)
 	}
 	return lower(name), nil
@@ -27,6 +33,32 @@ func CanonicalRoom(name string) (string, error) {
 func isCanonicalRoom(name string) bool {
 	c, err := CanonicalRoom(name)
 	return err == nil && c == name
+}
+
+// checkMessage checks a message's characters against the shared rule for
+// user-chosen text (internal/text: no control character but newline and
+// tab, no bidirectional override or isolate) and refuses a message of
+// white space only. The Service checks; Apply does not, so that commands
+// logged before the rule apply alike everywhere.
+func checkMessage(msg string) error {
+	if err := text.Check(msg, text.Lines); err != nil {
+		return errs.New(errs.Invalid, "text: %v", err)
+	}
+	if strings.TrimSpace(msg) == "" {
+		return errs.New(errs.Invalid, "text is blank: it holds only white space")
+	}
+	return nil
+}
+
+// checkRecipient validates a whisper's recipient, naming the field "to".
+func checkRecipient(u string) error {
+	if validUsername(u) {
+		return nil
+	}
+	if err := text.Check(u, text.Line); err != nil {
+		return errs.New(errs.Invalid, "to: %v", err)
+	}
+	return errs.New(errs.Invalid, "to: %q is not a valid username", clip(u))
 }
 
 // validUsername reports whether u is a well-formed username.

@@ -285,7 +285,10 @@ func (s *Service) MarkRead(ctx context.Context, user, room string, seq uint64, i
 // Post appends a message by user to room; a non-empty to makes it a whisper
 // to those members (each must be a member: errs.Invalid naming "to"). Only
 // members post (errs.Forbidden). The text must be 1 to Config.MaxText bytes of
-// UTF-8. A retry with the same idempotency key returns the first result.
+// UTF-8, not only white space, without control characters other than newline
+// and tab and without bidirectional overrides or isolates (internal/text; the
+// errs.Invalid names the character). A retry with the same idempotency key
+// returns the first result.
 func (s *Service) Post(ctx context.Context, user, room, text string, to []string, idempotencyKey string) (PostResult, error) {
 	room, dk, err := s.prepare(user, room, idempotencyKey)
 	if err != nil {
@@ -301,9 +304,12 @@ func (s *Service) Post(ctx context.Context, user, room, text string, to []string
 	case len(to) > s.cfg.MaxMembers:
 		return PostResult{}, errs.New(errs.Invalid, "to: %d recipients; the limit is %d", len(to), s.cfg.MaxMembers)
 	}
+	if err := checkMessage(text); err != nil {
+		return PostResult{}, err
+	}
 	for _, t := range to {
-		if !validUsername(t) {
-			return PostResult{}, errs.New(errs.Invalid, "to: %q is not a valid username", clip(t))
+		if err := checkRecipient(t); err != nil {
+			return PostResult{}, err
 		}
 	}
 	res, err := s.propose(ctx, room, dk, EncodePost(Post{Room: room, User: user, To: to, Text: text}))

@@ -255,6 +255,23 @@ func TestService_Validation(t *testing.T) {
 		{"long text", func() error { _, err := s.Post(ctx, "bob", "r", long, nil, ""); return err }, errs.TooLarge, "text"},
 		{"bad utf8", func() error { _, err := s.Post(ctx, "bob", "r", "\xff", nil, ""); return err }, errs.Invalid, "text"},
 		{"bad to", func() error { _, err := s.Post(ctx, "bob", "r", "x", []string{"a,b"}, ""); return err }, errs.Invalid, "to"},
+		{"escape in text", func() error { _, err := s.Post(ctx, "bob", "r", "\x1b[2J\x1b[Hfake", nil, ""); return err },
+			errs.Invalid, "text: control character U+001B not allowed"},
+		{"carriage return in text", func() error { _, err := s.Post(ctx, "bob", "r", "a\rb", nil, ""); return err },
+			errs.Invalid, "text: control character U+000D not allowed"},
+		{"C1 in text", func() error { _, err := s.Post(ctx, "bob", "r", "a\u009b2J", nil, ""); return err },
+			errs.Invalid, "text: control character U+009B not allowed"},
+		{"override in text", func() error { _, err := s.Post(ctx, "bob", "r", "abc\u202edef", nil, ""); return err },
+			errs.Invalid, "text: bidirectional formatting character U+202E not allowed"},
+		{"blank text", func() error { _, err := s.Post(ctx, "bob", "r", " \n\t ", nil, ""); return err }, errs.Invalid, "text is blank"},
+		{"escape in to", func() error { _, err := s.Post(ctx, "bob", "r", "x", []string{"a\x1b"}, ""); return err },
+			errs.Invalid, "to: control character U+001B not allowed"},
+		{"escape in room", func() error { _, err := s.Join(ctx, "bob", "r\x1b]0;t\x07", "", ""); return err },
+			errs.Invalid, "room name: control character U+001B not allowed"},
+		{"isolate in room", func() error {
+			_, err := s.Create(ctx, "bob", chat.CreateRequest{Name: "r\u2066"}, "")
+			return err
+		}, errs.Invalid, "room name: bidirectional formatting character U+2066 not allowed"},
 		{"many to", func() error {
 			_, err := s.Post(ctx, "bob", "r", "x", strings.Split(strings.Repeat("u,", 11)+"u", ","), "")
 			return err
@@ -304,6 +321,20 @@ func TestService_Validation(t *testing.T) {
 	}
 	if r.Applied(1)+r.Applied(2) != 0 {
 		t.Fatal("an invalid call was proposed")
+	}
+}
+
+// Multi-line messages keep their newlines and tabs, and right-to-left text
+// its marks: only what a terminal acts on is refused.
+func TestService_PostText(t *testing.T) {
+	s, _ := newService(t, 2)
+	mustCreate(t, s, "alice", chat.CreateRequest{Name: "r"})
+	for _, text := range []string{"line one\n\tline two", "שלום\u200f!", "  padded  "} {
+		p := mustPost(t, s, "alice", "r", text)
+		evs, _, err := s.History(ctx, "alice", "r", chat.HistoryQuery{After: p.Seq - 1, Limit: 1}, false)
+		if err != nil || len(evs) != 1 || evs[0].Text != text {
+			t.Errorf("history after posting %q: %+v, %v", text, evs, err)
+		}
 	}
 }
 

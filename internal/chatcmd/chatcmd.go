@@ -20,6 +20,7 @@ import (
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv"
+	"github.com/parley-chat/parley/internal/text"
 )
 
 // Rooms is the room service the commands wrap (chat.Service satisfies it).
@@ -93,11 +94,15 @@ func NewPoster(rooms Rooms, kv KV, maxText int) *Poster {
 // first, as user, and posts the text with " → RESULT" appended. Only a member
 // of the room may run a command (errs.Forbidden, checked before the KV store
 // is touched); a failed KV operation is reported in the posted result, not as
-// an error of the post.
-func (p *Poster) Post(ctx context.Context, user, room, text string, to []string, idempotencyKey string) (chat.PostResult, error) {
-	c, ok := Parse(text)
+// an error of the post. A command text the room service would refuse for its
+// characters (internal/text) is refused before the command runs.
+func (p *Poster) Post(ctx context.Context, user, room, msg string, to []string, idempotencyKey string) (chat.PostResult, error) {
+	c, ok := Parse(msg)
 	if !ok {
-		return p.rooms.Post(ctx, user, room, text, to, idempotencyKey)
+		return p.rooms.Post(ctx, user, room, msg, to, idempotencyKey)
+	}
+	if err := text.Check(msg, text.Lines); err != nil {
+		return chat.PostResult{}, errs.New(errs.Invalid, "text: %v", err)
 	}
 	if err := p.checkMember(ctx, user, room); err != nil {
 		return chat.PostResult{}, err
@@ -106,7 +111,7 @@ func (p *Poster) Post(ctx context.Context, user, room, text string, to []string,
 	if err != nil {
 		return chat.PostResult{}, err
 	}
-	return p.rooms.Post(ctx, user, room, p.withResult(text, result), to, idempotencyKey)
+	return p.rooms.Post(ctx, user, room, p.withResult(msg, result), to, idempotencyKey)
 }
 
 // checkMember refuses a command by someone who may not post to room, before
@@ -155,7 +160,9 @@ func (p *Poster) run(ctx context.Context, user string, c Command, idempotencyKey
 		if !utf8.Valid(item.Value) {
 			return fmt.Sprintf("%s = (%d bytes of binary data, version %d)", c.Key, len(item.Value), item.Version), nil
 		}
-		return fmt.Sprintf("%s = %s (version %d)", c.Key, item.Value, item.Version), nil
+		// The value is shown escaped: the post must pass the text rule, and
+		// values, unlike messages, may hold any character.
+		return fmt.Sprintf("%s = %s (version %d)", c.Key, text.EscapeLines(string(item.Value), ""), item.Version), nil
 	}
 }
 

@@ -100,6 +100,22 @@ func TestPoster_Post(t *testing.T) {
 		t.Errorf("posted %d bytes, over the limit", len(got))
 	}
 
+	// A value holding escape sequences is shown escaped: the post passes the
+	// text rule, and members' terminals are safe.
+	if _, err := store.Put(ctx, "alice", "trap", []byte("\x1b[2Jgone\nnext"), 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := post("alice", "/get trap", ""); err != nil || got != "/get trap → trap = \\x1b[2Jgone\nnext (version 1)" {
+		t.Errorf("get of a hostile value posted %q, %v", got, err)
+	}
+	// A command whose own text breaks the rule runs nothing.
+	if _, err := post("alice", "/put trap \x1b]0;title\x07", ""); !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "U+001B") {
+		t.Errorf("command with an escape: %v, want invalid naming U+001B", err)
+	}
+	if item, _, _ := store.Get(ctx, "trap", false); item.Version != 1 {
+		t.Errorf("the refused /put reached the store: version %d", item.Version)
+	}
+
 	// A non-member's command changes nothing.
 	before := lastSeq(t, rooms)
 	if _, err := post("mallory", "/put color red", ""); !errs.Is(err, errs.Forbidden) {

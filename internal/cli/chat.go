@@ -1,113 +1,55 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/parley-chat/parley/client"
 )
-
-// roomFeed delivers one room's events in seq order, starting after the seq
-// it was opened with, none twice and none skipped. The chat loop reads it
-// and, when it fails in transport, opens a new one on another node after the
-// last seq it printed.
-type roomFeed interface {
-	// Next blocks until the next event, a failure, or the end of ctx.
-	Next(ctx context.Context) (client.Event, error)
-	// Close releases the feed.
-	Close() error
-}
-
-// feedOpener opens a room's feed on a node's client, after seq.
-type feedOpener func(c *client.Client, room string, after uint64) roomFeed
-
-// pollInterval is how often a historyFeed asks for new events when it has
-// none.
-const pollInterval = 500 * time.Millisecond
-
-// historyFeed is a roomFeed that polls the room's history (GET
-// /rooms/{room}/messages?after=): it works with any server, WebSocket or
-// not, at the cost of up to pollInterval of delay.
-type historyFeed struct {
-	c        *client.Client
-	room     string
-	after    uint64
-	buf      []client.Event
-	interval time.Duration
-}
-
-var _ roomFeed = (*historyFeed)(nil)
-
-// newHistoryFeed returns a polling feed of room after seq after.
-func newHistoryFeed(c *client.Client, room string, after uint64) roomFeed {
-	return &historyFeed{c: c, room: room, after: after, interval: pollInterval}
-}
-
-// Next implements roomFeed.
-func (f *historyFeed) Next(ctx context.Context) (client.Event, error) {
-	for len(f.buf) == 0 {
-		evs, err := f.c.History(ctx, f.room, client.HistoryOptions{After: f.after, HasAfter: true, Limit: 500})
-		if err != nil {
-			return client.Event{}, err
-		}
-		if len(evs) > 0 {
-			f.buf = evs
-			break
-		}
-		t := time.NewTimer(f.interval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return client.Event{}, ctx.Err()
-		case <-t.C:
-		}
-	}
-	ev := f.buf[0]
-	f.buf = f.buf[1:]
-	f.after = ev.Seq
-	return ev, nil
-}
-
-// Close implements roomFeed.
-func (f *historyFeed) Close() error { return nil }
-
-// chatCommands lists the commands typed in the chat, for -h and HELP.
-const chatCommands = `  WSP user1,user2 message   whisper to these members only
-  ACTIVE                    members online in this room
-  PUT key value             store value under key (PUT key alone deletes it)
-  GET key                   print the value stored under key
-  HELP                      this list
-  QUIT                      leave the chat (you stay a member of the room)
-(also in any case after a slash: /wsp, /active, /put, /get, /help, /quit)
-`
 
 // runChat is `parley chat ROOM`.
 func runChat(ctx context.Context, e *Env, path string, args []string) error {
 	var co clientOptions
 	var history int
+	var create bool
 	fs := newFlagSet(path, "ROOM [flags]", `
-Chat in ROOM from the terminal: join it (creating a public room of that name
-if there is none), show its recent history, then print new events as they
-come and post every line typed, except commands:
+Chat in ROOM from the terminal: join it, show its recent history, then
+print new events as they come and post every line typed. A ROOM that does
+not exist is created after asking (y/N) on a terminal, or with --create;
+otherwise the chat ends, so that a typo creates nothing.
 
-`+chatCommands+`
+Plain text is always a message. Commands start with a slash:
+
+`+chatCommandsHelp()+`
+A line that is nothing but the name of a command without its slash
+("help", "quit", "who", ...) is not posted: the chat asks whether the
+command was meant (/say posts it). The uppercase words of the TUM seed
+(WSP, ACTIVE, PUT, GET, HELP, QUIT, and DEL) still work as their slash
+commands, as they were never posted; but PUT KEY without a value is
+refused, no longer a delete.
+
+On a terminal, the line being typed stays on a prompt below the room's
+events, and a line entered is shown once, as the room's event. Text others
+chose is printed with the characters a terminal would act on escaped.
+
 When the node the chat talks to fails, it switches to another node of the
 cluster (the nodes are learned at start from GET /api/v1/cluster), prints a
 one-line notice and resumes after the last event shown, so nothing is
 missed or shown twice. When the session ends (signed out on any node,
 revoked or expired) the chat stops with "session ended: sign in again"
-instead. End of input is QUIT as well.`)
+instead. End of input (Ctrl-D, or Ctrl-C on a terminal) is /quit as well.`)
 	addClientFlags(fs, &co)
-	fs.IntVar(&history, "history", 20, "show this many past `events` on joining (0 to 500)")
+	fs.IntVar(&history, "history", 20, "show this many past `events` on joining a room (0 to 500)")
+	fs.BoolVar(&create, "create", false, "create ROOM (and rooms /join names) as a public room when there is none, without asking")
 	pos, err := parseClient(fs, &co, e, args, 1, 1)
 	if err != nil {
 		return err
@@ -115,28 +57,56 @@ instead. End of input is QUIT as well.`)
 	if history < 0 || history > 500 {
 		return usagef(path, "--history %d: want 0 to 500", history)
 	}
-	s := &chatSession{
-		e: e, out: &lockedWriter{w: e.Stdout}, room: pos[0], token: co.Token, timeout: co.Timeout,
-		openFeed: newStreamFeed,
+	s := newChatSession(e, &co, pos[0], history, create)
+	if in, ok := e.Stdin.(*os.File); ok && isTerminal(e.Stdin) && isTerminalWriter(e.Stdout) {
+		restore, err := rawTerminal(in)
+		if err != nil {
+			return err
+		}
+		defer restore()
+		out := e.Stdout.(*os.File)
+		s.screen = newTTYScreen(struct {
+			io.Reader
+			io.Writer
+		}{in, out}, "> ", func() (int, int, error) { return term.GetSize(int(out.Fd())) })
+		defer s.screen.close() // before restore
 	}
-	s.servers = []string{strings.TrimRight(co.Server, "/")}
-	s.c = co.newClient()
-	if err := s.start(ctx, &co, path, history); err != nil {
+	if err := s.start(ctx, &co); err != nil {
 		return err
 	}
 	return s.loop(ctx)
+}
+
+// rawTerminal puts the terminal f into raw mode for the line editor and
+// returns the function that restores it.
+func rawTerminal(f *os.File) (restore func(), err error) {
+	old, err := term.MakeRaw(int(f.Fd()))
+	if err != nil {
+		return nil, fmt.Errorf("set up the terminal: %w", err)
+	}
+	return func() { _ = term.Restore(int(f.Fd()), old) }, nil
 }
 
 // chatSession is one `parley chat`: the room, the nodes it may talk to, and
 // the last seq it printed.
 type chatSession struct {
 	e        *Env
-	out      *lockedWriter
-	room     string
+	screen   *chatScreen
 	token    string
 	timeout  time.Duration
+	history  int  // events shown on joining a room
+	create   bool // --create: make missing rooms without asking
 	openFeed feedOpener
-	lastSeq  atomic.Uint64 // the last event printed (or skipped as hidden)
+
+	// room is the room chatted in, "" after /leave; lastSeq the last of
+	// its events printed (or skipped as hidden). The command loop changes
+	// room only while no follow runs.
+	room      string
+	lastSeq   atomic.Uint64
+	following *following
+	// confirm, when set, takes the next line typed as the answer to a
+	// question the chat asked (y/N).
+	confirm func(ctx context.Context, yes bool) error
 
 	mu      sync.Mutex
 	servers []string // base URLs of the cluster's nodes; servers[cur] is in use
@@ -144,109 +114,114 @@ type chatSession struct {
 	c       *client.Client
 }
 
-// start joins the room (creating it when missing), learns the cluster's
-// nodes and prints the recent history.
-func (s *chatSession) start(ctx context.Context, co *clientOptions, path string, history int) error {
-	r, err := joinRoom(ctx, s.e, co, path, s.room, "")
-	if ce, ok := errors.AsType[*client.Error](err); ok && ce.Status == 404 {
-		err = callServer(ctx, co, true, func(ctx context.Context, c *client.Client) (err error) {
-			r, err = c.CreateRoom(ctx, client.RoomSpec{Name: s.room})
-			return err
-		})
-		if err == nil {
-			s.printf("-- created room %s\n", r.Name)
+// following is the goroutine printing the room's events.
+type following struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// newChatSession returns a chat of room on co's server, printing to a
+// plain screen over e's standard streams.
+func newChatSession(e *Env, co *clientOptions, room string, history int, create bool) *chatSession {
+	return &chatSession{
+		e: e, screen: newPlainScreen(e.Stdin, e.Stdout), room: room, token: co.Token, timeout: co.Timeout,
+		history: history, create: create, openFeed: newStreamFeed,
+		servers: []string{strings.TrimRight(co.Server, "/")}, c: co.newClient(),
+	}
+}
+
+// start joins the room (creating it when missing and allowed), learns the
+// cluster's nodes and prints the recent history.
+func (s *chatSession) start(ctx context.Context, co *clientOptions) error {
+	r, err := s.join(ctx, s.room, "")
+	if ce, ok := errors.AsType[*client.Error](err); ok && ce.Status == 403 && s.screen.interactive() {
+		if pw := s.screen.askPassword(fmt.Sprintf("Password for room %s: ", termSafe(s.room))); pw != "" {
+			r, err = s.join(ctx, s.room, pw)
 		}
+	}
+	if isNotFound(err) {
+		switch {
+		case s.create:
+		case s.screen.interactive():
+			if !isYes(s.screen.ask(fmt.Sprintf("There is no room %s. Create it? (y/N) ", termSafe(s.room)))) {
+				return fmt.Errorf("no room %s: nothing created", termSafe(s.room))
+			}
+		default:
+			return fmt.Errorf("no room %s; check its name, or create it with --create", termSafe(s.room))
+		}
+		r, err = s.createRoom(ctx, s.room)
+	}
+	if ce, ok := errors.AsType[*client.Error](err); ok && ce.Status == 403 {
+		return fmt.Errorf("%s; join it first with: parley room join %s", describe(err), termSafe(s.room))
 	}
 	if err != nil {
 		return err
 	}
-	s.room = r.Name
 	s.learnNodes(ctx, co)
-	s.lastSeq.Store(r.LastSeq)
-	if history > 0 {
-		var evs []client.Event
-		err := s.do(ctx, false, func(ctx context.Context, c *client.Client) (err error) {
-			evs, err = c.History(ctx, s.room, client.HistoryOptions{Limit: history})
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		for _, ev := range evs {
-			s.show(ev)
-		}
+	if err := s.enter(ctx, r); err != nil {
+		return err
 	}
-	s.printf("-- joined %s on %s (%s, %s known). Type HELP for commands, QUIT to leave.\n",
-		s.room, s.servers[0], plural(r.Members, "member"), plural(len(s.servers), "node"))
+	s.printf("-- joined %s on %s (%s, %s known). Type /help for commands, /quit to leave.\n",
+		termSafe(r.Name), s.servers[0], plural(r.Members, "member"), plural(len(s.servers), "node"))
 	return nil
 }
 
-// learnNodes remembers the HTTP address of every alive node of the
-// cluster, after the one given with --server. Without the cluster map the
-// chat still works, only without failover.
-func (s *chatSession) learnNodes(ctx context.Context, co *clientOptions) {
-	var st *client.ClusterStatus
-	err := callServer(ctx, co, false, func(ctx context.Context, c *client.Client) (err error) {
-		st, err = c.Cluster(ctx)
+// join joins room with password.
+func (s *chatSession) join(ctx context.Context, room, password string) (client.Room, error) {
+	var r client.Room
+	err := s.do(ctx, true, func(ctx context.Context, c *client.Client) (err error) {
+		r, err = c.JoinRoom(ctx, room, password)
+		return err
+	})
+	return r, err
+}
+
+// createRoom creates the public room room.
+func (s *chatSession) createRoom(ctx context.Context, room string) (client.Room, error) {
+	var r client.Room
+	err := s.do(ctx, true, func(ctx context.Context, c *client.Client) (err error) {
+		r, err = c.CreateRoom(ctx, client.RoomSpec{Name: room})
+		return err
+	})
+	if err == nil {
+		s.printf("-- created room %s\n", termSafe(r.Name))
+	}
+	return r, err
+}
+
+// enter makes r, a room joined, the room chatted in: it prints the room's
+// recent history and prompts with its name. The loop starts its follow.
+func (s *chatSession) enter(ctx context.Context, r client.Room) error {
+	s.room = r.Name
+	s.lastSeq.Store(r.LastSeq)
+	s.screen.setPrompt(termSafe(r.Name) + "> ")
+	if s.history == 0 {
+		return nil
+	}
+	var evs []client.Event
+	err := s.do(ctx, false, func(ctx context.Context, c *client.Client) (err error) {
+		evs, err = c.History(ctx, r.Name, client.HistoryOptions{Limit: s.history})
 		return err
 	})
 	if err != nil {
-		fmt.Fprintf(s.e.Stderr, "warning: cannot learn the cluster's nodes (%s): no failover\n", describe(err))
-		return
+		return err
 	}
-	base, _ := url.Parse(s.servers[0])
-	s.servers = failoverServers(s.servers, base, endpoints(ctx, base), st)
+	for _, ev := range evs {
+		s.show(ev)
+	}
+	return nil
 }
 
-// failoverServers returns servers followed by the base URLs of the map's
-// alive nodes (client.ClusterStatus.AliveAddrs) that it does not hold yet,
-// in base's scheme; self holds the spellings of base's own address. Only
-// alive nodes are failover candidates: an unreachable, suspect, dead or
-// draining node may be gone, or its address taken by someone else, and the
-// chat sends its token to the node it moves to.
-func failoverServers(servers []string, base *url.URL, self map[string]bool, st *client.ClusterStatus) []string {
-	for _, addr := range st.AliveAddrs() {
-		u := nodeURL(base, addr)
-		if u != "" && !containsFold(servers, u) && !self[addr] {
-			servers = append(servers, u)
-		}
-	}
-	return servers
+// isNotFound reports whether err is the server's 404.
+func isNotFound(err error) bool {
+	ce, ok := errors.AsType[*client.Error](err)
+	return ok && ce.Status == 404
 }
 
-// endpoints returns the host:port spellings of base's address, its host
-// resolved to IP addresses, so that the node behind --server is not counted
-// twice (http://localhost:7070 is node 127.0.0.1:7070).
-func endpoints(ctx context.Context, base *url.URL) map[string]bool {
-	out := map[string]bool{}
-	if base == nil {
-		return out
-	}
-	port := base.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[base.Scheme]
-	}
-	out[net.JoinHostPort(base.Hostname(), port)] = true
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	ips, _ := net.DefaultResolver.LookupHost(ctx, base.Hostname())
-	for _, ip := range ips {
-		out[net.JoinHostPort(ip, port)] = true
-	}
-	return out
-}
-
-// nodeURL turns a node's advertised HTTP address into a base URL with the
-// scheme of base; an unspecified host (0.0.0.0, ::) becomes base's host.
-func nodeURL(base *url.URL, addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil || base == nil {
-		return ""
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = base.Hostname()
-	}
-	return base.Scheme + "://" + net.JoinHostPort(host, port)
+// isYes reports whether an answer to a y/N question is yes.
+func isYes(answer string) bool {
+	a := strings.ToLower(strings.TrimSpace(answer))
+	return a == "y" || a == "yes"
 }
 
 // plural renders n things: "1 node", "3 nodes".
@@ -267,26 +242,29 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
-// loop reads commands from standard input while the room's events are
-// printed, until QUIT, end of input, the end of ctx, or a failure of the
-// feed that no other node can mend.
+// loop reads commands while the room's events are printed, until /quit,
+// end of input, the end of ctx, or a failure of the feed that no other node
+// can mend.
 func (s *chatSession) loop(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	feedDone := make(chan error, 1)
-	go func() { feedDone <- s.follow(ctx) }()
+	s.startFollow(ctx)
 	lines := make(chan string)
-	go readLines(s.e.Stdin, lines) // may outlive the chat, blocked on a read
+	go s.screen.readLines(lines) // may outlive the chat, blocked on a read
 	for {
+		var feedDone chan error
+		if s.following != nil {
+			feedDone = s.following.done
+		}
 		select {
 		case <-ctx.Done():
-			return <-feedDone
+			return s.stopFollow()
 		case err := <-feedDone:
+			s.following = nil
 			return err
 		case line, ok := <-lines:
 			if !ok || s.handleLine(ctx, line) {
-				cancel()
-				err := <-feedDone
+				err := s.stopFollow()
 				s.printf("-- bye\n")
 				return err
 			}
@@ -294,57 +272,29 @@ func (s *chatSession) loop(ctx context.Context) error {
 	}
 }
 
-// readLines sends each line of r on lines and closes it at the end of r.
-func readLines(r io.Reader, lines chan<- string) {
-	defer close(lines)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		lines <- strings.TrimRight(sc.Text(), "\r")
+// startFollow starts printing the events of the room chatted in, if any,
+// until ctx ends or stopFollow.
+func (s *chatSession) startFollow(ctx context.Context) {
+	if s.room == "" {
+		return
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	f := &following{cancel: cancel, done: make(chan error, 1)}
+	room := s.room
+	go func() { f.done <- s.follow(ctx, room) }()
+	s.following = f
 }
 
-// follow prints the room's events from the feed until ctx ends, switching
-// nodes when one fails. It returns the error that ends the chat: one no
-// node can mend, such as being removed from the room, or errSessionEnded
-// once the token is refused (it does not reconnect then).
-func (s *chatSession) follow(ctx context.Context) error {
-	failures := 0
-	for {
-		c := s.client()
-		feed := s.openFeed(c, s.room, s.lastSeq.Load())
-		var err error
-		for {
-			var ev client.Event
-			if ev, err = feed.Next(ctx); err != nil {
-				break
-			}
-			failures = 0
-			if ev.Seq > s.lastSeq.Load() {
-				s.show(ev)
-				s.lastSeq.Store(ev.Seq)
-			}
-		}
-		_ = feed.Close()
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case isSessionEnded(err):
-			return errSessionEnded
-		case isTransportError(err) || (client.IsRetryable(err) && failures >= 3):
-			if s.failover(ctx, c, err) != nil {
-				return nil // ctx ended while looking for a node
-			}
-			failures = 0
-		case client.IsRetryable(err):
-			failures++
-			if sleepCtx(ctx, time.Duration(failures)*200*time.Millisecond) != nil {
-				return nil
-			}
-		default:
-			return fmt.Errorf("%s: %w", s.room, err)
-		}
+// stopFollow stops printing the room's events and returns the error that
+// ended the follow, nil when it was stopped.
+func (s *chatSession) stopFollow() error {
+	f := s.following
+	if f == nil {
+		return nil
 	}
+	s.following = nil
+	f.cancel()
+	return <-f.done
 }
 
 // show prints one event for the chat; whispers between others are not
@@ -356,102 +306,7 @@ func (s *chatSession) show(ev client.Event) {
 	s.printf("[%s] %s\n", clock(ev.Ts), eventText(ev))
 }
 
-// client returns the client of the node in use.
-func (s *chatSession) client() *client.Client {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.c
-}
-
-// failover replaces failed, the client of a node that failed with cause,
-// by one of the next node that is ready, and prints a notice. When another
-// goroutine switched already, it returns at once. It tries every node in
-// turn, the failed one last, until one answers or ctx ends.
-func (s *chatSession) failover(ctx context.Context, failed *client.Client, cause error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.c != failed {
-		return nil
-	}
-	from := s.servers[s.cur]
-	s.printf("-- lost %s (%s); trying other nodes\n", from, describe(cause))
-	for {
-		for i := 1; i <= len(s.servers); i++ {
-			j := (s.cur + i) % len(s.servers)
-			c := client.New(s.servers[j]) // asked whether it is ready without the token
-			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err := c.Readyz(rctx)
-			cancel()
-			if err == nil {
-				c.SetToken(s.token)
-				s.cur, s.c = j, c
-				s.printf("-- reconnected to %s; resuming after #%d\n", s.servers[j], s.lastSeq.Load())
-				return nil
-			}
-		}
-		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
-			return err
-		}
-	}
-}
-
-// do runs fn on the node in use within --timeout, retrying what the
-// server marks retryable and moving to another node when one fails in
-// transport. Writes carry one idempotency key over every attempt, on every
-// node, so they apply once.
-func (s *chatSession) do(ctx context.Context, write bool, fn func(ctx context.Context, c *client.Client) error) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	if write {
-		ctx = client.WithIdempotencyKey(ctx, randomKey())
-	}
-	for {
-		c := s.client()
-		err := retry(ctx, func() error { return fn(ctx, c) })
-		if !isTransportError(err) || ctx.Err() != nil {
-			return err
-		}
-		if s.failover(ctx, c, err) != nil {
-			return err
-		}
-	}
-}
-
-// isTransportError reports whether err is a failure to reach the server
-// (refused, reset, timed out) rather than its answer.
-func isTransportError(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
-		return false
-	}
-	_, ok := errors.AsType[*url.Error](err)
-	return ok || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errStreamLost)
-}
-
-// sleepCtx waits for d or the end of ctx.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// printf writes a line of chat output.
+// printf prints a line of chat output.
 func (s *chatSession) printf(format string, args ...any) {
-	s.out.printf(format, args...)
-}
-
-// lockedWriter serialises the writes of the feed and the command loop.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) printf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, format, args...)
+	s.screen.printf(format, args...)
 }

@@ -3,14 +3,17 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -103,9 +106,10 @@ func TestChatSession_FailoverAliveOnly(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	out := &syncBuffer{}
 	s := &chatSession{
 		e:       &Env{Stdout: io.Discard, Stderr: io.Discard},
-		out:     &lockedWriter{w: io.Discard},
+		screen:  newPlainScreen(nil, out),
 		token:   "secret-token",
 		servers: []string{first.srv.URL},
 		c:       client.New(first.srv.URL, client.WithToken("secret-token")),
@@ -114,8 +118,14 @@ func TestChatSession_FailoverAliveOnly(t *testing.T) {
 	if want := []string{first.srv.URL, good.srv.URL}; !slices.Equal(s.servers, want) {
 		t.Fatalf("servers %q, want %q", s.servers, want)
 	}
-	if err := s.failover(ctx, s.c, errors.New("connection refused")); err != nil {
+	refused := &url.Error{Op: "Get", URL: first.srv.URL + "/api/v1/stream", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	if err := s.failover(ctx, s.c, fmt.Errorf("%w: %w", errStreamLost, refused)); err != nil {
 		t.Fatal(err)
+	}
+	want := "-- lost the connection to " + first.srv.URL + " (it refused the connection); trying the other nodes\n" +
+		"-- reconnected to " + good.srv.URL + "; resuming after #0\n"
+	if got := out.String(); got != want {
+		t.Errorf("failover printed %q, want %q: a sentence, not a Go error", got, want)
 	}
 	if got := s.servers[s.cur]; got != good.srv.URL {
 		t.Errorf("moved to %s, want %s", got, good.srv.URL)

@@ -66,7 +66,7 @@ func (f *streamFeed) Next(ctx context.Context) (client.Event, error) {
 			if _, ok := errors.AsType[*client.Error](err); ok {
 				return client.Event{}, err
 			}
-			return client.Event{}, fmt.Errorf("%w: %v", errStreamLost, err)
+			return client.Event{}, fmt.Errorf("%w: %w", errStreamLost, err)
 		}
 		f.s = s
 	}
@@ -79,7 +79,7 @@ func (f *streamFeed) Next(ctx context.Context) (client.Event, error) {
 			if errors.Is(err, client.ErrSessionEnded) {
 				return client.Event{}, err
 			}
-			return client.Event{}, fmt.Errorf("%w: %v", errStreamLost, err)
+			return client.Event{}, fmt.Errorf("%w: %w", errStreamLost, err)
 		}
 		switch {
 		case fr.Type == client.FrameEvent && fr.Room == f.room:
@@ -87,7 +87,7 @@ func (f *streamFeed) Next(ctx context.Context) (client.Event, error) {
 			f.after = ev.Seq
 			return ev, nil
 		case fr.Type == client.FrameError && fr.Code == "slow_consumer":
-			return client.Event{}, fmt.Errorf("%w: %s", errStreamLost, fr.Message)
+			return client.Event{}, fmt.Errorf("%w: %w", errStreamLost, errSlowConsumer)
 		case fr.Type == client.FrameError && (fr.Room == f.room || fr.Room == ""):
 			return client.Event{}, fmt.Errorf("%s (%s)", fr.Message, fr.Code)
 		}

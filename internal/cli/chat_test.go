@@ -50,15 +50,15 @@ func (c *chatRun) waitOut(re string) []string {
 	return waitFor(c.t, c.out, c.errOut, regexp.MustCompile(re), 30*time.Second)
 }
 
-// quit types QUIT and returns the exit code.
+// quit types /quit and returns the exit code.
 func (c *chatRun) quit() int {
 	c.t.Helper()
-	c.typeLine("QUIT")
+	c.typeLine("/quit")
 	select {
 	case code := <-c.done:
 		return code
 	case <-time.After(30 * time.Second):
-		c.t.Fatalf("chat did not end after QUIT; output:\n%s", c.out)
+		c.t.Fatalf("chat did not end after /quit; output:\n%s", c.out)
 		return -1
 	}
 }
@@ -73,9 +73,19 @@ func TestChat_Commands(t *testing.T) {
 	aliceTok := signUpAs(t, url, "alice")
 	bob := client.New(url, client.WithToken(signUpAs(t, url, "bob")))
 
-	chat := startChat(t, "lobby", "--server", url, "--token", aliceTok)
+	t.Run("a missing room is not created without --create", func(t *testing.T) {
+		r := run(ctx, nil, "", "chat", "lobyb", "--server", url, "--token", aliceTok)
+		if r.code != 1 || !strings.Contains(r.stderr, "no room lobyb; check its name, or create it with --create") {
+			t.Errorf("chat in a missing room = %+v, want refused naming --create", r)
+		}
+		if _, err := bob.JoinRoom(ctx, "lobyb", ""); !isNotFound(err) {
+			t.Errorf("join lobyb after the refused chat: %v, want not found", err)
+		}
+	})
+
+	chat := startChat(t, "lobby", "--server", url, "--token", aliceTok, "--create")
 	chat.waitOut(`-- created room lobby\n`)
-	chat.waitOut(`-- joined lobby on ` + regexp.QuoteMeta(url) + ` \(1 member, 1 node known\)`)
+	chat.waitOut(`-- joined lobby on ` + regexp.QuoteMeta(url) + ` \(1 member, 1 node known\)\. Type /help for commands, /quit to leave\.`)
 	if _, err := bob.JoinRoom(ctx, "lobby", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -86,43 +96,71 @@ func TestChat_Commands(t *testing.T) {
 
 	chat.typeLine("hello everyone")
 	chat.waitOut(`\] alice: hello everyone\n`)
-	chat.typeLine("WSP bob psst, bob")
+	chat.typeLine("/wsp bob psst, bob")
 	chat.waitOut(`\] alice -> bob \(whisper\): psst, bob\n`)
 	evs, err := bob.History(ctx, "lobby", client.HistoryOptions{})
 	if err != nil || len(evs) == 0 || evs[len(evs)-1].Kind != "whisper" || evs[len(evs)-1].Text != "psst, bob" {
 		t.Errorf("bob's history ends %+v (%v), want the whisper", evs, err)
 	}
-	chat.typeLine("WSP bob")
-	chat.waitOut(`-- error: usage: WSP user1,user2 message\n`)
+	chat.typeLine("WSP bob") // the seed's uppercase word still works, and is never posted
+	chat.waitOut(`-- error: usage: /wsp USER\[,USER\.\.\.\] TEXT\n`)
 
-	chat.typeLine("PUT colour deep blue")
+	chat.typeLine("/put colour deep blue")
 	chat.waitOut(`-- stored colour \(version 1\)\n`)
 	chat.typeLine("GET colour")
 	chat.waitOut(`-- colour = deep blue\n`)
 	chat.typeLine("/put colour")
+	chat.waitOut(`-- error: usage: /put KEY VALUE \(a value is needed; /del KEY deletes\)\n`)
+	chat.typeLine("/get colour")
+	chat.waitOut(`(?s)a value is needed.*-- colour = deep blue\n`)
+	chat.typeLine("/del colour")
 	chat.waitOut(`-- deleted colour\n`)
-	chat.typeLine("GET colour")
+	chat.typeLine("/get colour")
 	chat.waitOut(`-- colour is not set\n`)
 
-	chat.typeLine("ACTIVE")
+	chat.typeLine("/who")
 	chat.waitOut(`-- (nobody online in lobby \(2 members: alice, bob\)|online in lobby \(\d of 2 members\): .+)\n`)
-	chat.typeLine("HELP")
-	chat.waitOut(`-- +WSP user1,user2 message`)
+	chat.typeLine("help")
+	chat.waitOut(`-- not posted: did you mean /help\? Commands start with a slash; /say help posts the word\.\n`)
+	chat.typeLine("/HELP")
+	chat.waitOut(`-- +/wsp USER\[,USER\.\.\.\] TEXT +whisper`)
 	chat.typeLine("/frobnicate")
 	chat.waitOut(`-- error: unknown command /frobnicate`)
+
+	chat.typeLine("/join ops")
+	chat.waitOut(`-- created room ops\n\[[\d:]+\] \* alice joined\n-- now in ops \(1 member\)\n`)
+	chat.typeLine("in ops")
+	chat.waitOut(`\] alice: in ops\n`)
+	chat.typeLine("/rooms")
+	chat.waitOut(`-- rooms you can see \(\* you are a member\):\n-- \* lobby +2 members, \d online\n-- \* ops +1 member, \d online \(here\)\n`)
+	chat.typeLine("/leave")
+	chat.waitOut(`-- left ops; /join ROOM to chat in another room, /quit to end\n`)
+	chat.typeLine("anyone?")
+	chat.waitOut(`-- error: not in a room: /join ROOM first\n`)
+	chat.typeLine("/join lobby")
+	chat.waitOut(`-- now in lobby \(2 members\)\n`)
 	if code := chat.quit(); code != 0 {
 		t.Errorf("chat exit %d, stderr %s", code, chat.errOut)
 	}
 	if !strings.HasSuffix(chat.out.String(), "-- bye\n") {
 		t.Errorf("chat output does not end with bye:\n%s", chat.out)
 	}
-	if n := strings.Count(chat.out.String(), "alice: hello everyone"); n != 1 {
-		t.Errorf("own message shown %d times, want once", n)
+	if n := strings.Count(chat.out.String(), "alice: hello everyone"); n != 2 {
+		t.Errorf("own message shown %d times, want twice: once live, once in lobby's history on joining it again", n)
+	}
+	evs, err = bob.History(ctx, "lobby", client.HistoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Kind == "message" && ev.Sender == "alice" && ev.Text != "hello everyone" {
+			t.Errorf("the chat posted %q; only the plain message should be posted", ev.Text)
+		}
 	}
 
 	t.Run("history on joining", func(t *testing.T) {
 		again := startChat(t, "lobby", "--server", url, "--token", aliceTok, "--history", "2")
-		again.waitOut(`alice -> bob \(whisper\): psst, bob\n.*-- joined lobby`)
+		again.waitOut(`\] alice: hello everyone\n.*alice -> bob \(whisper\): psst, bob\n-- joined lobby`)
 		if strings.Contains(again.out.String(), "hi from bob") {
 			t.Errorf("--history 2 showed older events:\n%s", again.out)
 		}
@@ -136,7 +174,7 @@ func TestChat_Commands(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := run(ctx, nil, "", "chat", "vault", "--server", url, "--token", aliceTok)
-		if r.code != 1 || !strings.Contains(r.stderr, "(forbidden)") {
+		if r.code != 1 || !strings.Contains(r.stderr, "(forbidden); join it first with: parley room join vault") {
 			t.Errorf("chat in a private room = %+v, want forbidden", r)
 		}
 	})
@@ -152,7 +190,7 @@ func TestChat_SessionEnded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	tok := signUpAs(t, url, "alice")
-	chat := startChat(t, "lobby", "--server", url, "--token", tok)
+	chat := startChat(t, "lobby", "--server", url, "--token", tok, "--create")
 	chat.waitOut(`-- joined lobby`)
 	if err := client.New(url, client.WithToken(tok)).Logout(ctx); err != nil {
 		t.Fatal(err)

@@ -41,6 +41,9 @@ type Env struct {
 	// login is set by client commands: whom to suggest signing in as when
 	// the server answers 401.
 	login *loginHint
+	// terminal, when set, reports whether standard output is a terminal in place
+	// of asking the operating system (tests).
+	terminal func(w io.Writer) bool
 }
 
 // getenv looks up key, treating a nil Getenv as an empty environment.
@@ -94,7 +97,7 @@ func (e *Env) exit(err error) int {
 			fmt.Fprint(e.Stderr, u.help)
 			return 2
 		}
-		fmt.Fprintf(e.Stderr, "error: %s\n", oneLine(u.err.Error()))
+		fmt.Fprintf(e.Stderr, "error: %s\n", safeMessage(oneLine(u.err.Error())))
 		fmt.Fprintf(e.Stderr, "run '%s -h' for usage\n", u.path)
 		return 2
 	}
@@ -113,16 +116,16 @@ func describe(err error) string {
 		if code == "" {
 			code = strconv.Itoa(ce.Status)
 		}
-		return fmt.Sprintf("%s (%s)", oneLine(msg), code)
+		return fmt.Sprintf("%s (%s)", safeMessage(oneLine(msg)), safeMessage(code))
 	}
 	if ue, ok := errors.AsType[*url.Error](err); ok && !errors.Is(err, context.Canceled) {
 		host := ue.URL
 		if u, perr := url.Parse(ue.URL); perr == nil {
 			host = u.Scheme + "://" + u.Host
 		}
-		return fmt.Sprintf("cannot reach %s: %s (unreachable)", host, oneLine(ue.Err.Error()))
+		return fmt.Sprintf("cannot reach %s: %s (unreachable)", safeMessage(host), safeMessage(oneLine(ue.Err.Error())))
 	}
-	return oneLine(err.Error())
+	return safeMessage(oneLine(err.Error()))
 }
 
 // oneLine joins the lines of a (possibly joined) error message.

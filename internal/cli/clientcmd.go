@@ -22,11 +22,16 @@ func callServer(ctx context.Context, co *clientOptions, write bool, fn func(ctx 
 	return retry(ctx, func() error { return fn(ctx, c) })
 }
 
-// printJSON writes v to w as indented JSON, for --json.
+// printJSON writes v to w as indented JSON, for --json, with the
+// characters a terminal would act on escaped inside strings (jsonTermSafe:
+// the JSON decodes to the same values).
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(jsonTermSafe(b), '\n'))
+	return err
 }
 
 // clock renders a Unix millisecond time as a local time of day, with the
@@ -40,7 +45,13 @@ func clock(ms int64) string {
 	return t.Format("2006-01-02 15:04:05")
 }
 
-// printJSONLine writes v to w as one line of JSON, for streams of records.
+// printJSONLine writes v to w as one line of JSON, for streams of records,
+// escaped as by printJSON.
 func printJSONLine(w io.Writer, v any) error {
-	return json.NewEncoder(w).Encode(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(jsonTermSafe(b), '\n'))
+	return err
 }

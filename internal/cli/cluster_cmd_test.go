@@ -56,7 +56,7 @@ func TestClusterCommands_ThreeNodes(t *testing.T) {
 	})
 
 	t.Run("chat resumes on another node when its node dies", func(t *testing.T) {
-		chat := startChat(t, "ops", "--server", url0, "--token", c0.Token())
+		chat := startChat(t, "ops", "--server", url0, "--token", c0.Token(), "--create")
 		chat.waitOut(`-- joined ops on \S+ \(1 member, 3 nodes known\)`)
 		c1 := tc.Client(1)
 		postRetrying(t, ctx, c1, "ops", "before the failure")
@@ -66,7 +66,9 @@ func TestClusterCommands_ThreeNodes(t *testing.T) {
 		for i := range 5 {
 			postRetrying(t, ctx, c1, "ops", "while away "+string(rune('a'+i)))
 		}
-		chat.waitOut(`-- lost ` + regexp.QuoteMeta(url0) + ` \((stream lost: .*|.*\(unreachable\))\); trying other nodes\n`)
+		// A clean sentence, never a raw Go error.
+		chat.waitOut(`-- lost the connection to ` + regexp.QuoteMeta(url0) +
+			` \((the connection was closed|it refused the connection|it did not answer in time)\); trying the other nodes\n`)
 		chat.waitOut(`-- reconnected to http://\S+; resuming after #\d+\n`)
 		chat.waitOut(`\] tester: while away e\n`)
 		chat.typeLine("typed after the failover")

@@ -42,7 +42,7 @@ func rootCommand() *command {
 				{name: "history", summary: "print a room's events (--follow for new ones)", action: runRoomHistory},
 				{name: "delete", summary: "delete a room with its history", action: runRoomDelete},
 			}},
-			{name: "chat", section: clients, summary: "interactive terminal chat in a room (WSP, ACTIVE, PUT, GET, HELP, QUIT)", action: runChat},
+			{name: "chat", section: clients, summary: "interactive terminal chat in rooms (/who, /wsp, /join, /rooms, /put, /get, /help)", action: runChat},
 			{name: "queue", section: clients, summary: "message queues", subs: []*command{
 				{name: "create", summary: "create a queue", action: runQueueCreate},
 				{name: "delete", summary: "delete a queue with its messages", action: runQueueDelete},
@@ -104,6 +104,8 @@ func (c *command) run(ctx context.Context, e *Env, path string, args []string) e
 		return &usageError{path: path, err: fmt.Errorf("%s needs a command: %s", path, c.names()), help: c.help(path)}
 	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
 		return &helpError{text: c.help(path)}
+	case path == "parley" && (args[0] == "--version" || args[0] == "-version") && len(args) == 1:
+		return printVersion(e)
 	}
 	for _, s := range c.subs {
 		if s.name == args[0] {
@@ -149,5 +151,8 @@ func (c *command) help(path string) string {
 		fmt.Fprintf(&b, "\n%s\n", c.note)
 	}
 	fmt.Fprintf(&b, "\nRun '%s <command> -h' for details.\n", path)
+	if path == "parley" {
+		b.WriteString("'parley --version' prints the version, the commit it was built from and the Go release.\n")
+	}
 	return b.String()
 }

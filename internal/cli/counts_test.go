@@ -160,9 +160,9 @@ func TestChatActive_Members(t *testing.T) {
 	} {
 		url := roomServer(t, tc.members)
 		var out bytes.Buffer
-		s := &chatSession{e: &Env{Stdout: &out, Stderr: io.Discard}, out: &lockedWriter{w: &out}, room: "lobby",
+		s := &chatSession{e: &Env{Stdout: &out, Stderr: io.Discard}, screen: newPlainScreen(nil, &out), room: "lobby",
 			timeout: 5 * time.Second, servers: []string{url}, c: client.New(url, client.WithToken("t"))}
-		if err := s.active(context.Background()); err != nil {
+		if _, err := s.who(context.Background(), ""); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != tc.want {

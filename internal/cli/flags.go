@@ -122,7 +122,8 @@ func (f *flagSet) applyEnv(getenv func(string) string) error {
 }
 
 // help returns the command's help: synopsis, description and every visible
-// flag with its default and environment variable.
+// flag with its default (unless its usage states it) and environment
+// variable.
 func (f *flagSet) help() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Usage: %s %s\n", f.path, f.synopsis)
@@ -148,7 +149,9 @@ func (f *flagSet) help() string {
 			fmt.Fprintf(&b, " %s", typ)
 		}
 		fmt.Fprintf(&b, "\n      %s", usage)
-		if fl.DefValue != "" && fl.DefValue != "0" && fl.DefValue != "false" && fl.DefValue != "0s" {
+		// A usage that explains its default itself ("(default $PARLEY_SERVER
+		// or http://localhost:7070)") is not given it a second time.
+		if fl.DefValue != "" && fl.DefValue != "0" && fl.DefValue != "false" && fl.DefValue != "0s" && !strings.Contains(usage, "(default") {
 			fmt.Fprintf(&b, " (default %s)", fl.DefValue)
 		}
 		if env, ok := f.env[fl.Name]; ok {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"reflect"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -273,6 +275,41 @@ func TestFlagSet_Parse(t *testing.T) {
 	}
 }
 
+func TestVersionText(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/parley-chat/parley", Version: "v1.4.0"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "5bf93d3e0c"}, {Key: "vcs.time", Value: "2026-11-20T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	want := "parley v1.4.0\ncommit 5bf93d3e0c (2026-11-20T10:00:00Z), with uncommitted changes\ngo1.26.8 " + runtime.GOOS + "/" + runtime.GOARCH + "\n"
+	if got := versionText(bi, true); got != want {
+		t.Errorf("versionText = %q, want %q", got, want)
+	}
+	if got := versionText(nil, false); !strings.HasPrefix(got, "parley unknown\ncommit unknown\n"+runtime.Version()) {
+		t.Errorf("versionText without build info = %q", got)
+	}
+}
+
+// TestFlagSet_HelpDefaults checks each default is shown once: by the flag
+// printer, or by a usage that explains it.
+func TestFlagSet_HelpDefaults(t *testing.T) {
+	fs := newFlagSet("parley test", "[flags]", "")
+	fs.String("plain", "x", "a `value`")
+	fs.String("explained", "http://localhost:7070", "base `URL` (default $PARLEY_SERVER or http://localhost:7070)")
+	h := fs.help()
+	if !strings.Contains(h, "a value (default x)\n") {
+		t.Errorf("help lacks the plain flag's default:\n%s", h)
+	}
+	if n := strings.Count(h, "(default"); n != 2 {
+		t.Errorf("help shows %d defaults, want 2:\n%s", n, h)
+	}
+	for _, path := range [][]string{{"bench", "kv"}, {"bench", "chat-post"}, {"serve"}, {"chat"}} {
+		r := run(context.Background(), nil, "", append(path, "-h")...)
+		for l := range strings.Lines(r.stdout) {
+			if strings.Count(l, "(default") > 1 {
+				t.Errorf("parley %s -h shows a default twice: %q", strings.Join(path, " "), l)
+			}
+		}
+	}
+}
+
 func TestRun_Dispatch(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -289,7 +326,10 @@ func TestRun_Dispatch(t *testing.T) {
 		{"group without subcommand", []string{"kv"}, 2, "", "Usage: parley kv <command>"},
 		{"unknown subcommand", []string{"kv", "cas"}, 2, "", `unknown command "cas"`},
 		{"leaf help", []string{"kv", "get", "-h"}, 0, "--stale", ""},
+		{"version", []string{"--version"}, 0, "parley ", ""},
+		{"root help names --version", []string{"-h"}, 0, "parley --version", ""},
 		{"missing argument", []string{"kv", "get"}, 2, "", "want KEY"},
+		{"put without a value", []string{"kv", "put", "k"}, 2, "", "want KEY VALUE"},
 		{"bad server URL", []string{"kv", "get", "k", "--server", "localhost:7070"}, 2, "", "--server"},
 		{"unreachable server", []string{"kv", "get", "k", "--server", "http://127.0.0.1:1"}, 1, "", "(unreachable)"},
 	} {

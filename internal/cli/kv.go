@@ -59,7 +59,10 @@ func runKVGet(ctx context.Context, e *Env, path string, args []string) error {
 	var opts client.GetOptions
 	var verbose bool
 	fs := newFlagSet(path, "KEY [flags]", `
-Print the value stored under KEY, byte for byte (no newline is added).`)
+Print the value stored under KEY, byte for byte (no newline is added), when
+standard output is a file or a pipe: a redirect keeps every byte. On a
+terminal the characters it would act on are escaped (\x1b, \u202e, and \\
+for a backslash; newlines and tabs stay), since a value may hold anything.`)
 	addClientFlags(fs, &co)
 	fs.BoolVar(&opts.Stale, "stale", false, "read the nearest replica: faster, but possibly behind the latest write")
 	fs.BoolVar(&verbose, "v", false, "print the key's version to stderr")
@@ -82,8 +85,7 @@ Print the value stored under KEY, byte for byte (no newline is added).`)
 	if verbose {
 		fmt.Fprintf(e.Stderr, "version %d\n", version)
 	}
-	_, err = e.Stdout.Write(value)
-	return err
+	return writeValue(e, value, false)
 }
 
 // runKVDel is `parley kv del KEY`.
@@ -120,7 +122,9 @@ func runKVList(ctx context.Context, e *Env, path string, args []string) error {
 	fs := newFlagSet(path, "[flags]", `
 Print the keys of the whole cluster in byte order, one per line (with -l: a
 table with version, size and modification time). Without --limit every
-matching key is listed, page by page.`)
+matching key is listed, page by page. Keys are printed as stored to a file
+or a pipe; on a terminal, and always in the -l table, the characters a
+terminal would act on are escaped (\x1b, \u202e, and \\ for a backslash).`)
 	addClientFlags(fs, &co)
 	fs.StringVar(&prefix, "prefix", "", "list only keys starting with this `prefix`")
 	fs.StringVar(&after, "after", "", "list only keys sorting after this `key`")
@@ -137,6 +141,10 @@ matching key is listed, page by page.`)
 	c := co.newClient()
 	out := bufio.NewWriter(e.Stdout)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	showKey := func(k string) string { return k }
+	if long || e.stdoutIsTerminal() {
+		showKey = termSafe
+	}
 	if long {
 		fmt.Fprintln(tw, "KEY\tVERSION\tSIZE\tMODIFIED")
 	}
@@ -158,9 +166,9 @@ matching key is listed, page by page.`)
 		for _, k := range page {
 			if long {
 				mod := time.UnixMilli(k.ModifiedMs).UTC().Format(time.RFC3339)
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", k.Key, k.Version, k.Size, mod)
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", showKey(k.Key), k.Version, k.Size, mod)
 			} else {
-				fmt.Fprintln(out, k.Key)
+				fmt.Fprintln(out, showKey(k.Key))
 			}
 		}
 		n += len(page)

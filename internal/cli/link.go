@@ -34,7 +34,7 @@ node: GET /s/CODE redirects to URL.`)
 	if asJSON {
 		return printJSON(e.Stdout, l)
 	}
-	fmt.Fprintln(e.Stdout, l.ShortURL)
+	fmt.Fprintln(e.Stdout, termSafe(l.ShortURL))
 	return nil
 }
 
@@ -61,12 +61,12 @@ func runLinkInfo(ctx context.Context, e *Env, path string, args []string) error 
 		return printJSON(e.Stdout, l)
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "code:\t%s\n", l.Code)
-	fmt.Fprintf(tw, "url:\t%s\n", l.URL)
+	fmt.Fprintf(tw, "code:\t%s\n", termSafe(l.Code))
+	fmt.Fprintf(tw, "url:\t%s\n", termSafe(l.URL))
 	if l.ShortURL != "" {
-		fmt.Fprintf(tw, "short url:\t%s\n", l.ShortURL)
+		fmt.Fprintf(tw, "short url:\t%s\n", termSafe(l.ShortURL))
 	}
-	fmt.Fprintf(tw, "created by:\t%s\n", l.CreatedBy)
+	fmt.Fprintf(tw, "created by:\t%s\n", termSafe(l.CreatedBy))
 	fmt.Fprintf(tw, "created at:\t%s\n", formatMs(l.CreatedAt))
 	fmt.Fprintf(tw, "hits:\t%d\n", l.Hits)
 	return tw.Flush()
@@ -99,7 +99,7 @@ func runLinkList(ctx context.Context, e *Env, path string, args []string) error 
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CODE\tHITS\tCREATED\tURL")
 	for _, l := range ls {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", l.Code, l.Hits, formatMs(l.CreatedAt), l.URL)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", termSafe(l.Code), l.Hits, formatMs(l.CreatedAt), termSafe(l.URL))
 	}
 	return tw.Flush()
 }
@@ -119,6 +119,6 @@ func runLinkDelete(ctx context.Context, e *Env, path string, args []string) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "deleted link %s\n", pos[0])
+	fmt.Fprintf(e.Stdout, "deleted link %s\n", termSafe(pos[0]))
 	return nil
 }

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parley-chat/parley/client"
 )
 
 // mustReadLogins reads the login file in dir.
@@ -16,6 +19,17 @@ func mustReadLogins(t *testing.T, dir string) map[string]storedLogin {
 		t.Fatal(err)
 	}
 	return logins
+}
+
+// mustFindLogin returns the login the server at url uses from the login
+// file in dir.
+func mustFindLogin(t *testing.T, dir, url string) storedLogin {
+	t.Helper()
+	_, l, ok := findLogin(mustReadLogins(t, dir), url, resolveHost)
+	if !ok {
+		t.Fatalf("no login for %s in %v", url, mustReadLogins(t, dir))
+	}
+	return l
 }
 
 // assertMode fails the test unless path has exactly the permission bits
@@ -160,5 +174,98 @@ func TestWriteLogins(t *testing.T) {
 	}
 	if logins, err := readLogins(path); err != nil || len(logins) != 0 {
 		t.Errorf("empty file: %v, %v; want no logins", logins, err)
+	}
+}
+
+func TestFindLogin(t *testing.T) {
+	logins := map[string]storedLogin{
+		"cluster:c1":              {Username: "alice", Token: "a", Servers: []string{"http://localhost:7070", "http://127.0.0.1:7070", "http://10.0.0.2:7070"}},
+		"cluster:c2":              {Username: "bob", Token: "b", Servers: []string{"https://parley.example.com"}},
+		"http://old.example:7070": {Username: "carol", Token: "c"}, // written by an older version
+	}
+	resolve := func(host string) []string {
+		return map[string][]string{"node2.lan": {"10.0.0.2"}, "parley.example.com": {"192.0.2.7"}, "alias.example": {"192.0.2.7"}}[host]
+	}
+	for _, tc := range []struct{ server, wantKey string }{
+		{"http://localhost:7070", "cluster:c1"},
+		{"http://127.0.0.1:7070/", "cluster:c1"},
+		{"http://10.0.0.2:7070", "cluster:c1"},       // another node of the cluster
+		{"http://node2.lan:7070", "cluster:c1"},      // its name resolves to a listed node
+		{"HTTPS://Parley.Example.COM", "cluster:c2"}, // spelled differently
+		{"http://old.example:7070", "http://old.example:7070"},
+		{"http://10.0.0.2:7071", ""},        // another port
+		{"https://127.0.0.1:7070", ""},      // another scheme: no token over a different channel
+		{"http://parley.example.com", ""},   // http where the login is https
+		{"https://alias.example", ""},       // a name resolving to an IP address no listed URL spells
+		{"http://unknown.example:7070", ""}, // resolves to nothing
+		{"http://old.example:7070/sub", ""}, // another path
+	} {
+		t.Run(tc.server, func(t *testing.T) {
+			key, _, ok := findLogin(logins, tc.server, resolve)
+			if ok != (tc.wantKey != "") || key != tc.wantKey {
+				t.Errorf("findLogin(%s) = %q, %v; want %q", tc.server, key, ok, tc.wantKey)
+			}
+		})
+	}
+}
+
+func TestClusterServers(t *testing.T) {
+	st := &client.ClusterStatus{ClusterID: "c1", Nodes: []client.NodeStatus{
+		{ID: "n1", Addr: "127.0.0.1:7070", State: "alive"},
+		{ID: "n2", Addr: "127.0.0.1:7072", State: "alive"},
+		{ID: "n3", Addr: "0.0.0.0:7074", State: "alive"},
+		{ID: "n4", Addr: "10.6.6.6:7070", State: "dead"},
+	}}
+	resolve := func(string) []string { return []string{"127.0.0.1", "::1"} }
+	got := clusterServers("http://LocalHost:7070/", st, resolve)
+	want := []string{"http://localhost:7070", "http://127.0.0.1:7070", "http://[::1]:7070", "http://127.0.0.1:7072", "http://localhost:7074"}
+	if !slices.Equal(got, want) {
+		t.Errorf("clusterServers = %q, want %q", got, want)
+	}
+}
+
+func TestStoreLogin(t *testing.T) {
+	cfg := t.TempDir()
+	e := &Env{Getenv: envMap(map[string]string{"PARLEY_CONFIG_DIR": cfg})}
+	// An older version's login for one of the cluster's URLs.
+	if _, err := updateLogin(e, "http://127.0.0.1:7070", &storedLogin{Username: "old", Token: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := updateLogin(e, "http://elsewhere:7070", &storedLogin{Username: "other", Token: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	servers := []string{"http://localhost:7070", "http://127.0.0.1:7070", "http://127.0.0.1:7072"}
+	if err := storeLogin(e, "http://localhost:7070/", "c1", servers, storedLogin{Username: "alice", Token: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	logins := mustReadLogins(t, cfg)
+	if len(logins) != 2 || logins["cluster:c1"].Token != "a" || !slices.Equal(logins["cluster:c1"].Servers, servers) || logins["http://elsewhere:7070"].Token != "x" {
+		t.Fatalf("login file = %+v, want the cluster's login replacing the older one of its URL", logins)
+	}
+	for _, s := range servers {
+		if l, ok, err := lookupLogin(e, s); err != nil || !ok || l.Username != "alice" {
+			t.Errorf("lookupLogin(%s) = %+v, %v, %v; want alice's", s, l, ok, err)
+		}
+	}
+	// A new login to the cluster replaces the old one, whatever URL it was made on.
+	if err := storeLogin(e, "http://127.0.0.1:7072", "c1", servers[1:], storedLogin{Username: "bob", Token: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if logins := mustReadLogins(t, cfg); len(logins) != 2 || logins["cluster:c1"].Username != "bob" {
+		t.Fatalf("login file = %+v, want bob's login for the cluster", logins)
+	}
+	// Logging out through any of its URLs forgets it for all.
+	if had, err := updateLogin(e, "http://127.0.0.1:7070", nil); err != nil || !had {
+		t.Fatalf("updateLogin(nil) = %v, %v", had, err)
+	}
+	if logins := mustReadLogins(t, cfg); len(logins) != 1 {
+		t.Errorf("login file after logout = %+v, want only the unrelated login", logins)
+	}
+	// Without a cluster id, the login is kept for the URL, as before.
+	if err := storeLogin(e, "http://Old-Server:7070/", "", nil, storedLogin{Username: "carol", Token: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if l := mustReadLogins(t, cfg)["http://old-server:7070"]; l.Token != "c" || l.Servers != nil {
+		t.Errorf("login without a cluster = %+v", l)
 	}
 }

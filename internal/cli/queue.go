@@ -27,7 +27,7 @@ func runQueueCreate(ctx context.Context, e *Env, path string, args []string) err
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "created queue %s\n", q.Name)
+	fmt.Fprintf(e.Stdout, "created queue %s\n", termSafe(q.Name))
 	return nil
 }
 
@@ -46,7 +46,7 @@ func runQueueDelete(ctx context.Context, e *Env, path string, args []string) err
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "deleted queue %s\n", pos[0])
+	fmt.Fprintf(e.Stdout, "deleted queue %s\n", termSafe(pos[0]))
 	return nil
 }
 
@@ -81,7 +81,7 @@ receive now.`)
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUEUE\tMESSAGES\tIN FLIGHT\tCREATOR\tCREATED")
 	for _, q := range qs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", q.Name, q.Messages, q.InFlight, q.Creator, formatMs(q.CreatedAt))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", termSafe(q.Name), q.Messages, q.InFlight, termSafe(q.Creator), formatMs(q.CreatedAt))
 	}
 	return tw.Flush()
 }
@@ -115,7 +115,7 @@ the message's id. A BODY of "-" reads the body from standard input.`)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "sent message %d to %s\n", r.ID, pos[0])
+	fmt.Fprintf(e.Stdout, "sent message %d to %s\n", r.ID, termSafe(pos[0]))
 	return nil
 }
 
@@ -126,11 +126,13 @@ type messageFlags struct {
 
 // messageAbout is the help text shared by peek and receive.
 const messageAbout = `
-The message's body goes to standard output as it was sent; its id, sender
-and time (and for a leased message the receipt to ack it with) go to
-standard error. When no message is waiting, nothing is printed on standard
-output ("null" with --json), "no message" on standard error, and the exit
-code is 0.`
+The message's body goes to standard output as it was sent, byte for byte,
+when standard output is a file or a pipe; on a terminal the characters it
+would act on are escaped (\x1b, \u202e, and \\ for a backslash), as a
+body may hold anything. Its id, sender and time (and for a leased message
+the receipt to ack it with) go to standard error. When no message is
+waiting, nothing is printed on standard output ("null" with --json), "no
+message" on standard error, and the exit code is 0.`
 
 // writeMessage prints a peeked or received message, or its absence.
 func writeMessage(e *Env, f messageFlags, m client.QueueMessage, found bool) error {
@@ -146,14 +148,13 @@ func writeMessage(e *Env, f messageFlags, m client.QueueMessage, found bool) err
 	}
 	to := ""
 	if m.To != "" {
-		to = " to " + m.To
+		to = " to " + termSafe(m.To)
 	}
-	fmt.Fprintf(e.Stderr, "message %d from %s%s at %s, delivery %d\n", m.ID, m.Sender, to, formatMs(m.Ts), m.Deliveries)
+	fmt.Fprintf(e.Stderr, "message %d from %s%s at %s, delivery %d\n", m.ID, termSafe(m.Sender), to, formatMs(m.Ts), m.Deliveries)
 	if m.Receipt != "" {
-		fmt.Fprintf(e.Stderr, "receipt %s (ack before %s)\n", m.Receipt, formatMs(m.LeaseExpiresAt))
+		fmt.Fprintf(e.Stderr, "receipt %s (ack before %s)\n", termSafe(m.Receipt), formatMs(m.LeaseExpiresAt))
 	}
-	_, err := fmt.Fprintln(e.Stdout, m.Body)
-	return err
+	return writeValue(e, []byte(m.Body), true)
 }
 
 // runQueuePeek is `parley queue peek QUEUE`.

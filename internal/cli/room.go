@@ -52,7 +52,7 @@ needs a password to join: it is read from the terminal, or with
 	if r.Private {
 		kind = "private"
 	}
-	fmt.Fprintf(e.Stdout, "created %s room %s\n", kind, r.Name)
+	fmt.Fprintf(e.Stdout, "created %s room %s\n", kind, termSafe(r.Name))
 	return nil
 }
 
@@ -71,7 +71,7 @@ func runRoomDelete(ctx context.Context, e *Env, path string, args []string) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "deleted room %s\n", pos[0])
+	fmt.Fprintf(e.Stdout, "deleted room %s\n", termSafe(pos[0]))
 	return nil
 }
 
@@ -112,7 +112,7 @@ name marks the rooms you are a member of.`)
 		if r.Private {
 			access = "private"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%d\t%d\t%s\t%d\t%s\n", mark, r.Name, access, r.Members, r.Online, unread, r.LastSeq, r.Owner)
+		fmt.Fprintf(tw, "%s %s\t%s\t%d\t%d\t%s\t%d\t%s\n", mark, termSafe(r.Name), access, r.Members, r.Online, unread, r.LastSeq, termSafe(r.Owner))
 	}
 	return tw.Flush()
 }
@@ -141,7 +141,7 @@ input. Joining a room you are in changes nothing.`)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "joined %s (%s)\n", r.Name, plural(r.Members, "member"))
+	fmt.Fprintf(e.Stdout, "joined %s (%s)\n", termSafe(r.Name), plural(r.Members, "member"))
 	return nil
 }
 
@@ -159,7 +159,7 @@ func joinRoom(ctx context.Context, e *Env, co *clientOptions, path, room, passwo
 	err := join()
 	if ce, ok := errors.AsType[*client.Error](err); ok && ce.Status == 403 && password == "" {
 		if !isTerminal(e.Stdin) {
-			return r, fmt.Errorf("%s; give the room's password with: parley room join %s --password-stdin", describe(err), room)
+			return r, fmt.Errorf("%s; give the room's password with: parley room join %s --password-stdin", describe(err), termSafe(room))
 		}
 		if password, err = readPassword(e, path, "room "+room, false, false); err != nil {
 			return r, err
@@ -184,7 +184,7 @@ func runRoomLeave(ctx context.Context, e *Env, path string, args []string) error
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "left %s\n", pos[0])
+	fmt.Fprintf(e.Stdout, "left %s\n", termSafe(pos[0]))
 	return nil
 }
 
@@ -216,7 +216,7 @@ func runRoomMembers(ctx context.Context, e *Env, path string, args []string) err
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MEMBER\tONLINE\tJOINED")
 	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", m.Username, yesNo(m.Online), formatMs(m.JoinedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termSafe(m.Username), yesNo(m.Online), formatMs(m.JoinedAt))
 	}
 	return tw.Flush()
 }
@@ -227,9 +227,11 @@ func runRoomPost(ctx context.Context, e *Env, path string, args []string) error 
 	var to []string
 	fs := newFlagSet(path, "ROOM TEXT [flags]", `
 Post TEXT to a room you are a member of and print its seq. A TEXT of "-"
-reads the message from standard input (without its final newline). With
---to the post is a whisper: only its sender and recipients see the text,
-other members see a hidden event at the same seq.`)
+reads the message from standard input (without its final newline; CRLF
+line ends become newlines). With --to the post is a whisper: only its
+sender and recipients see the text, other members see a hidden event at
+the same seq. The server refuses control characters other than newline and
+tab, and text of white space only.`)
 	addClientFlags(fs, &co)
 	fs.Var(newListValue(&to, nil), "to", "whisper to these `users` (comma-separated, or repeat the flag)")
 	pos, err := parseClient(fs, &co, e, args, 2, 2)
@@ -242,8 +244,11 @@ other members see a hidden event at the same seq.`)
 		if err != nil {
 			return fmt.Errorf("read message from stdin: %w", err)
 		}
-		text = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+		text = strings.TrimSuffix(string(b), "\n")
 	}
+	// Line ends typed on Windows are newlines: the server refuses a
+	// carriage return, a control character.
+	text = strings.TrimSuffix(strings.ReplaceAll(text, "\r\n", "\n"), "\r")
 	var res client.PostResult
 	err = callServer(ctx, &co, true, func(ctx context.Context, c *client.Client) (err error) {
 		res, err = c.Post(ctx, pos[0], text, client.PostOptions{To: to})
@@ -267,7 +272,9 @@ Print a page of a room's events in seq order, one per line: "#SEQ TIME" then
 you sent or received, "* user joined" or "* user left", and "(hidden)" for
 whispers between others. Without --after, the latest --limit events; with
 it, the first --limit events after that seq. --follow keeps printing new
-events until interrupted.`)
+events until interrupted. Names and text are printed with the characters a
+terminal would act on escaped (\x1b, \u202e, and \\ for a backslash); the
+lines of a multi-line message after its first are indented.`)
 	addClientFlags(fs, &co)
 	fs.Uint64Var(&opts.After, "after", 0, "print events after this `seq`")
 	fs.Uint64Var(&opts.Before, "before", 0, "print events before this `seq`")
@@ -346,7 +353,7 @@ func findRoom(ctx context.Context, co *clientOptions, room string) (client.RoomS
 }
 
 // writeEvent prints one history event: as a line of JSON, or as
-// "#SEQ TIME " and the event's text.
+// "#SEQ TIME " and the event's text, escaped for the terminal (eventText).
 func writeEvent(w io.Writer, ev client.Event, asJSON bool) error {
 	if asJSON {
 		return printJSONLine(w, ev)
@@ -355,19 +362,23 @@ func writeEvent(w io.Writer, ev client.Event, asJSON bool) error {
 	return err
 }
 
-// eventText renders an event's content for people.
+// eventText renders an event's content for people, safe to print: names
+// and text are escaped (termSafe), and a multi-line text continues on
+// indented lines (termSafeLines), so no event can act on the terminal or
+// pass for another.
 func eventText(ev client.Event) string {
+	sender, msg := termSafe(ev.Sender), termSafeLines(ev.Text)
 	switch ev.Kind {
 	case "message":
-		return ev.Sender + ": " + ev.Text
+		return sender + ": " + msg
 	case "whisper":
-		return fmt.Sprintf("%s -> %s (whisper): %s", ev.Sender, strings.Join(ev.To, ","), ev.Text)
+		return fmt.Sprintf("%s -> %s (whisper): %s", sender, termSafe(strings.Join(ev.To, ",")), msg)
 	case "hidden":
 		return "(hidden)"
 	case "join":
-		return "* " + ev.Sender + " joined"
+		return "* " + sender + " joined"
 	case "leave":
-		return "* " + ev.Sender + " left"
+		return "* " + sender + " left"
 	}
-	return fmt.Sprintf("(%s) %s: %s", ev.Kind, ev.Sender, ev.Text)
+	return fmt.Sprintf("(%s) %s: %s", termSafe(ev.Kind), sender, msg)
 }

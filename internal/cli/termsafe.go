@@ -3,62 +3,45 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/term"
+
+	"github.com/parley-chat/parley/internal/text"
 )
 
-// termSafe returns s with everything a terminal could act on escaped, for
-// printing text others chose (a user name typed at login): control
-// characters (C0, DEL, C1: escape sequences, carriage returns, tabs that
-// would shift table columns) and the invisible bidirectional formatting
-// characters that reorder what is shown, as \xNN or \uNNNN; invalid UTF-8
-// bytes as \xNN; and the backslash itself as \\, so every escape is
-// unambiguous.
-func termSafe(s string) string {
-	if !needsEscape(s) {
+// Every line the command line prints that holds text others chose (names,
+// messages, URLs, values shown as text, server messages) goes through
+// termSafe, termSafeLines or jsonTermSafe, whatever the server accepted:
+// data stored before the server refused control characters, KV values and
+// queue bodies may hold anything. Only byte-exact output of a value
+// (kv get, queue receive and peek) to something that is not a terminal is
+// written raw, so that redirecting it to a file or a pipe keeps every byte.
+
+// termSafe returns s with everything a terminal could act on escaped
+// (text.Escape): control characters as \xNN, bidirectional formatting as
+// \uNNNN, bytes that are not UTF-8 as \xNN, and the backslash as \\.
+func termSafe(s string) string { return text.Escape(s) }
+
+// messageIndent starts the continuation lines of a multi-line message, so
+// that none can pass for a line of its own.
+const messageIndent = "    "
+
+// termSafeLines is termSafe for a message shown on its own lines: newlines
+// stay, each followed by messageIndent, and tabs stay.
+func termSafeLines(s string) string { return text.EscapeLines(s, messageIndent) }
+
+// safeMessage escapes a server's error message only when it holds a
+// character a terminal would act on, so that ordinary messages keep their
+// backslashes as they are.
+func safeMessage(s string) string {
+	if strings.IndexFunc(s, text.Unsafe) < 0 && utf8.ValidString(s) {
 		return s
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r < 0x100 && unicode.IsControl(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case unsafeRune(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// needsEscape reports whether termSafe would change s.
-func needsEscape(s string) bool {
-	for _, r := range s {
-		if r == '\\' || r == utf8.RuneError || unicode.IsControl(r) || unsafeRune(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// unsafeRune reports the characters beyond C0, DEL and C1 that change how
-// a terminal shows text: bidirectional marks, embeddings, overrides and
-// isolates, and the line and paragraph separators.
-func unsafeRune(r rune) bool {
-	switch {
-	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069,
-		r == 0x2028, r == 0x2029:
-		return true
-	}
-	return unicode.IsControl(r)
+	return termSafe(s)
 }
 
 // jsonTermSafe escapes, inside JSON text, the characters encoding/json
@@ -69,7 +52,7 @@ func jsonTermSafe(b []byte) []byte {
 	var out bytes.Buffer
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
-		if r != utf8.RuneError && r >= 0x7f && unsafeRune(r) {
+		if r != utf8.RuneError && r >= 0x7f && text.Unsafe(r) {
 			fmt.Fprintf(&out, `\u%04x`, r)
 		} else {
 			out.Write(b[i : i+size])
@@ -77,4 +60,34 @@ func jsonTermSafe(b []byte) []byte {
 		i += size
 	}
 	return out.Bytes()
+}
+
+// stdoutIsTerminal reports whether the command's standard output is a
+// terminal (Env.terminal decides in tests).
+func (e *Env) stdoutIsTerminal() bool {
+	if e.terminal != nil {
+		return e.terminal(e.Stdout)
+	}
+	return isTerminalWriter(e.Stdout)
+}
+
+// isTerminalWriter reports whether w is a terminal.
+func isTerminalWriter(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && f != nil && term.IsTerminal(int(f.Fd()))
+}
+
+// writeValue writes a stored value (a KV value, a queue body) to standard
+// output: byte for byte when it is not a terminal, so that a redirect to a
+// file or a pipe keeps every byte; escaped (termSafeLines) on a terminal,
+// so that a value cannot drive it. It adds newline when it is set.
+func writeValue(e *Env, value []byte, newline bool) error {
+	if e.stdoutIsTerminal() {
+		value = []byte(termSafeLines(string(value)))
+	}
+	if newline {
+		value = append(value, '\n')
+	}
+	_, err := e.Stdout.Write(value)
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -32,15 +33,21 @@ func addServerFlags(fs *flagSet, o *clientOptions) {
 // runUserRegister is `parley user register USERNAME`.
 func runUserRegister(ctx context.Context, e *Env, path string, args []string) error {
 	var co clientOptions
-	var fromStdin bool
+	var fromStdin, noLogin bool
 	fs := newFlagSet(path, "USERNAME [flags]", `
-Create a user and print "registered USERNAME" ("(admin)" for the first user
-of a cluster, who becomes its administrator). When registration is closed,
-only a signed-in admin may register users: the admin's session comes from
---token, $PARLEY_TOKEN or the stored login, as for every client command.
+Create a user, print "registered USERNAME" ("(admin)" for the first user
+of a cluster, who becomes its administrator), then log in as the new user
+and store the login, as parley user login does. It does not log in with
+--no-login, nor when registering on someone's behalf: with --token or
+$PARLEY_TOKEN given, or while another user's stored login for the cluster
+is still valid (an admin's, when registration is closed: it is kept, and a
+note says how to switch). When registration is closed, only a signed-in
+admin may register users: the admin's session comes from --token,
+$PARLEY_TOKEN or the stored login, as for every client command.
 `+passwordHelp)
 	addClientFlags(fs, &co)
 	fs.BoolVar(&fromStdin, "password-stdin", false, "read the password from the first line of standard input")
+	fs.BoolVar(&noLogin, "no-login", false, "only create the user: do not log in as it")
 	pos, err := parseClientFlags(fs, &co, e, args, 1, 1)
 	if err != nil {
 		return err
@@ -49,26 +56,29 @@ only a signed-in admin may register users: the admin's session comes from
 	if err != nil {
 		return err
 	}
-	stored := false
+	onBehalf := co.Token != "" // --token or $PARLEY_TOKEN: someone else's session
+	var stored storedLogin
+	hasStored := false
 	if co.Token == "" { // an admin's stored login, if any; a damaged file only loses that
 		if l, ok, lerr := lookupLogin(e, co.Server); lerr == nil && ok {
-			co.Token, stored = l.Token, true
+			co.Token, stored, hasStored = l.Token, l, true
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
 	defer cancel()
-	ctx = client.WithIdempotencyKey(ctx, randomKey())
 	c := co.newClient()
 	var u client.User
+	rctx := client.WithIdempotencyKey(ctx, randomKey()) // one key for every attempt
 	register := func() (err error) {
-		u, err = c.Register(ctx, pos[0], password)
+		u, err = c.Register(rctx, pos[0], password)
 		return err
 	}
 	err = retry(ctx, register)
-	if ce, ok := errors.AsType[*client.Error](err); ok && ce.Status == 401 && stored {
+	if ce, ok := errors.AsType[*client.Error](err); ok && ce.Status == 401 && hasStored {
 		// The stored session has ended; it was only needed when registration
 		// is closed, so try as anyone would.
 		c.SetToken("")
+		hasStored = false
 		err = retry(ctx, register)
 	}
 	if err != nil {
@@ -78,8 +88,16 @@ only a signed-in admin may register users: the admin's session comes from
 	if u.Admin {
 		admin = " (admin)"
 	}
-	fmt.Fprintf(e.Stdout, "registered %s%s\n", u.Username, admin)
-	return nil
+	fmt.Fprintf(e.Stdout, "registered %s%s\n", termSafe(u.Username), admin)
+	switch {
+	case noLogin || onBehalf:
+		return nil
+	case hasStored && !strings.EqualFold(stored.Username, u.Username) && !stored.expired(time.Now().UnixMilli()):
+		fmt.Fprintf(e.Stderr, "note: still logged in as %s; run: parley user login %s --server %s\n",
+			termSafe(stored.Username), termSafe(u.Username), co.Server)
+		return nil
+	}
+	return logIn(ctx, e, &co, u.Username, password)
 }
 
 // runUserLogin is `parley user login USERNAME`.
@@ -87,10 +105,13 @@ func runUserLogin(ctx context.Context, e *Env, path string, args []string) error
 	var co clientOptions
 	var fromStdin bool
 	fs := newFlagSet(path, "USERNAME [flags]", `
-Open a session on the server and store it in the login file, replacing the
-server's previous login: $PARLEY_CONFIG_DIR/logins.json, or else
-parley/logins.json in the user's configuration directory (mode 0600). Client
-commands given neither --token nor $PARLEY_TOKEN sign in with it.
+Open a session on the server and store it in the login file for the whole
+cluster, replacing the cluster's previous login: $PARLEY_CONFIG_DIR/logins.json,
+or else parley/logins.json in the user's configuration directory (mode
+0600). Client commands given neither --token nor $PARLEY_TOKEN sign in with
+it on any node of the cluster alive at login time, under any spelling of
+its address that resolves to the same IP address and port (localhost or
+127.0.0.1), in the same scheme.
 `+passwordHelp)
 	addServerFlags(fs, &co)
 	fs.BoolVar(&fromStdin, "password-stdin", false, "read the password from the first line of standard input")
@@ -104,32 +125,61 @@ commands given neither --token nor $PARLEY_TOKEN sign in with it.
 	}
 	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
 	defer cancel()
-	c := co.newClient()
+	return logIn(ctx, e, &co, pos[0], password)
+}
+
+// logIn opens a session for username on co's server, learns the cluster
+// it belongs to (GET /api/v1/cluster, signed in with the new session) and
+// stores the login for the cluster's nodes; a server that cannot say has
+// it stored for its URL alone, with a warning.
+func logIn(ctx context.Context, e *Env, co *clientOptions, username, password string) error {
+	c := client.New(co.Server)
 	var s client.Session
-	err = retry(ctx, func() (err error) {
-		s, err = c.Login(ctx, pos[0], password)
+	err := retry(ctx, func() (err error) {
+		s, err = c.Login(ctx, username, password)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if _, err := updateLogin(e, co.Server, &storedLogin{Username: s.Username, Token: s.Token, ExpiresAt: s.ExpiresAt}); err != nil {
+	c.SetToken(s.Token)
+	var st *client.ClusterStatus
+	clusterID, servers := "", []string(nil)
+	err = retry(ctx, func() (err error) {
+		st, err = c.Cluster(ctx)
+		return err
+	})
+	if err == nil && st.ClusterID != "" {
+		clusterID, servers = st.ClusterID, clusterServers(co.Server, st, resolveHost)
+	} else {
+		fmt.Fprintf(e.Stderr, "warning: cannot learn the cluster of %s (%s): the login serves that URL only\n", co.Server, describeOr(err, "no cluster id"))
+	}
+	l := storedLogin{Username: s.Username, Token: s.Token, ExpiresAt: s.ExpiresAt}
+	if err := storeLogin(e, co.Server, clusterID, servers, l); err != nil {
 		_ = c.Logout(ctx) // a session nobody can use should not linger
 		return fmt.Errorf("logged in, but could not store the session: %w", err)
 	}
-	fmt.Fprintf(e.Stdout, "logged in as %s on %s (expires %s)\n", s.Username, co.Server, formatMs(s.ExpiresAt))
+	fmt.Fprintf(e.Stdout, "logged in as %s on %s (expires %s)\n", termSafe(s.Username), co.Server, formatMs(s.ExpiresAt))
 	return nil
+}
+
+// describeOr describes err, or says what when err is nil.
+func describeOr(err error, what string) string {
+	if err == nil {
+		return what
+	}
+	return describe(err)
 }
 
 // runUserLogout is `parley user logout`.
 func runUserLogout(ctx context.Context, e *Env, path string, args []string) error {
 	var co clientOptions
 	fs := newFlagSet(path, "[flags]", `
-End the session on the server and remove the server's stored login. The
-session ended is the one client commands use (--token, $PARLEY_TOKEN or the
-stored login), and the stored one as well. When the server cannot be
-reached, the stored login is removed anyway and the session lapses when it
-expires.`)
+End the session on the server and remove the stored login it uses (the
+login of its cluster, for every node). The session ended is the one client
+commands use (--token, $PARLEY_TOKEN or the stored login), and the stored
+one as well. When the server cannot be reached, the stored login is removed
+anyway and the session lapses when it expires.`)
 	addClientFlags(fs, &co)
 	if _, err := parseClientFlags(fs, &co, e, args, 0, 0); err != nil {
 		return err
@@ -172,8 +222,8 @@ expires.`)
 func runUserWhoami(_ context.Context, e *Env, path string, args []string) error {
 	var co clientOptions
 	fs := newFlagSet(path, "[flags]", `
-Print the username of the stored login for the server. The server is not
-asked: a session ended elsewhere still shows.`)
+Print the username of the stored login for the server (the login of its
+cluster). The server is not asked: a session ended elsewhere still shows.`)
 	addServerFlags(fs, &co)
 	if _, err := parseClientFlags(fs, &co, e, args, 0, 0); err != nil {
 		return err
@@ -185,9 +235,9 @@ asked: a session ended elsewhere still shows.`)
 	if !ok {
 		return fmt.Errorf("not logged in on %s; run: parley user login USERNAME --server %s", co.Server, co.Server)
 	}
-	fmt.Fprintln(e.Stdout, l.Username)
+	fmt.Fprintln(e.Stdout, termSafe(l.Username))
 	if l.ExpiresAt > 0 && time.Now().UnixMilli() >= l.ExpiresAt {
-		fmt.Fprintf(e.Stderr, "warning: the session expired %s; run: parley user login %s --server %s\n", formatMs(l.ExpiresAt), l.Username, co.Server)
+		fmt.Fprintf(e.Stderr, "warning: the session expired %s; run: parley user login %s --server %s\n", formatMs(l.ExpiresAt), termSafe(l.Username), co.Server)
 	}
 	return nil
 }

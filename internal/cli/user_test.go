@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,8 +39,11 @@ func TestUser_EndToEnd(t *testing.T) {
 	hint := "; run: parley user login "
 
 	t.Run("register", func(t *testing.T) {
-		if got := mustRunEnv(t, ctx, env, alicePW, "user", "register", "alice", "--password-stdin", srv); got != "registered alice (admin)\n" {
+		if got := mustRunEnv(t, ctx, env, alicePW, "user", "register", "alice", "--password-stdin", "--no-login", srv); got != "registered alice (admin)\n" {
 			t.Errorf("first register printed %q", got)
+		}
+		if _, err := os.Stat(cfg); !os.IsNotExist(err) {
+			t.Errorf("register --no-login created %s (%v)", cfg, err)
 		}
 		r := run(ctx, env, bobPW, "user", "register", "bob", "--password-stdin", srv)
 		if r.code != 1 || !strings.Contains(r.stderr, "(forbidden)") {
@@ -72,9 +76,10 @@ func TestUser_EndToEnd(t *testing.T) {
 		assertMode(t, cfg, 0o700)
 		assertMode(t, filepath.Join(cfg, "logins.json"), 0o600)
 		logins := mustReadLogins(t, cfg)
-		l, ok := logins[url]
-		if len(logins) != 1 || !ok || l.Username != "alice" || l.Token == "" || l.ExpiresAt <= time.Now().UnixMilli() {
-			t.Errorf("login file = %+v, want alice's session under %s", logins, url)
+		key, l, ok := findLogin(logins, url, resolveHost)
+		if len(logins) != 1 || !ok || !strings.HasPrefix(key, "cluster:") || l.Username != "alice" || l.Token == "" ||
+			l.ExpiresAt <= time.Now().UnixMilli() || !slices.Contains(l.Servers, url) {
+			t.Errorf("login file = %+v, want alice's session for the cluster, serving %s", logins, url)
 		}
 		entries, _ := os.ReadDir(cfg)
 		if len(entries) != 1 {
@@ -88,9 +93,13 @@ func TestUser_EndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("admin's stored login registers under closed registration", func(t *testing.T) {
-		if got := mustRunEnv(t, ctx, env, bobPW, "user", "register", "bob", "--password-stdin", srv); got != "registered bob\n" {
-			t.Errorf("register bob = %q", got)
+	t.Run("admin's stored login registers under closed registration, and stays", func(t *testing.T) {
+		r := run(ctx, env, bobPW, "user", "register", "bob", "--password-stdin", srv)
+		if r.code != 0 || r.stdout != "registered bob\n" || !strings.Contains(r.stderr, "note: still logged in as alice; run: parley user login bob") {
+			t.Errorf("register bob = %+v, want registered with a note that alice's login stays", r)
+		}
+		if got := mustRunEnv(t, ctx, env, "", "user", "whoami", srv); got != "alice\n" {
+			t.Errorf("whoami after registering bob = %q, want alice", got)
 		}
 	})
 
@@ -128,7 +137,7 @@ func TestUser_EndToEnd(t *testing.T) {
 	})
 
 	t.Run("a revoked stored session names its user", func(t *testing.T) {
-		stale := mustReadLogins(t, cfg)[url].Token
+		stale := mustFindLogin(t, cfg, url).Token
 		if err := client.New(url, client.WithToken(stale)).Logout(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +150,7 @@ func TestUser_EndToEnd(t *testing.T) {
 	})
 
 	t.Run("logout ends the session and forgets it", func(t *testing.T) {
-		tok := mustReadLogins(t, cfg)[url].Token
+		tok := mustFindLogin(t, cfg, url).Token
 		if got := mustRunEnv(t, ctx, env, "", "user", "logout", srv); got != "logged out of "+url+"\n" {
 			t.Errorf("logout printed %q", got)
 		}
@@ -229,5 +238,44 @@ func TestReadPasswordLine(t *testing.T) {
 				t.Errorf("got %q, %v; want %q, error containing %q", got, err, tc.want, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestUser_LoginPerCluster checks that register logs in, and that the
+// login serves the cluster under another spelling of the node's address:
+// issue 8 had localhost:7070 and 127.0.0.1:7070 each needing a login.
+func TestUser_LoginPerCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a node")
+	}
+	url, _ := startServe(t)
+	if !strings.Contains(url, "127.0.0.1") {
+		t.Fatalf("node serves %s, want a 127.0.0.1 address", url)
+	}
+	alias := strings.Replace(url, "127.0.0.1", "localhost", 1)
+	if len(resolveHost("localhost")) == 0 {
+		t.Skip("localhost does not resolve here")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	env := map[string]string{"PARLEY_CONFIG_DIR": t.TempDir()}
+
+	out := mustRunEnv(t, ctx, env, "alice-password\n", "user", "register", "alice", "--password-stdin", "--server", alias)
+	if !regexp.MustCompile(`^registered alice \(admin\)\nlogged in as alice on ` + regexp.QuoteMeta(alias) + ` \(expires .+\)\n$`).MatchString(out) {
+		t.Errorf("register printed %q, want registered and logged in", out)
+	}
+	for _, server := range []string{alias, url} {
+		if got := mustRunEnv(t, ctx, env, "", "user", "whoami", "--server", server); got != "alice\n" {
+			t.Errorf("whoami on %s = %q, want alice", server, got)
+		}
+	}
+	if got := mustRunEnv(t, ctx, env, "", "kv", "put", "k", "v", "--server", url); got != "1\n" {
+		t.Errorf("kv put on %s with the login made on %s printed %q", url, alias, got)
+	}
+	if got := mustRunEnv(t, ctx, env, "", "user", "logout", "--server", url); got != "logged out of "+url+"\n" {
+		t.Errorf("logout printed %q", got)
+	}
+	if r := run(ctx, env, "", "user", "whoami", "--server", alias); r.code != 1 || !strings.Contains(r.stderr, "not logged in") {
+		t.Errorf("whoami on %s after logging out on %s = %+v", alias, url, r)
 	}
 }

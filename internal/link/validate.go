@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/text"
 )
 
 // Limits of codes.
@@ -24,9 +25,10 @@ const space62 = 62 * 62 * 62 * 62 * 62 * 62 * 62
 
 // CheckURL validates a long URL: at most maxLen bytes (errs.TooLarge),
 // otherwise an absolute http or https URL (any case) with a host, no user
-// name or password, and no spaces, control characters or backslashes, which
-// browsers would read differently from us (errs.Invalid). Every error names
-// the field "url".
+// name or password, and no spaces, control characters (C0, DEL and C1; the
+// error names the character), bidirectional overrides or isolates
+// (internal/text) or backslashes, which browsers would read differently
+// from us (errs.Invalid). Every error names the field "url".
 func CheckURL(raw string, maxLen int) error {
 	switch {
 	case raw == "":
@@ -35,6 +37,9 @@ func CheckURL(raw string, maxLen int) error {
 		return errs.New(errs.TooLarge, "url is %d bytes; the limit is %d", len(raw), maxLen)
 	case !utf8.ValidString(raw):
 		return errs.New(errs.Invalid, "url is not valid UTF-8")
+	}
+	if err := text.Check(raw, text.Line); err != nil {
+		return errs.New(errs.Invalid, "url: %v", err)
 	}
 	for i := 0; i < len(raw); i++ {
 		if c := raw[i]; c <= ' ' || c == 0x7f || c == '\\' {
@@ -68,6 +73,9 @@ func CheckCode(code string) error {
 		return errs.New(errs.Invalid, "code must be 1 to %d characters", MaxCode)
 	}
 	if !validCode(code) {
+		if err := text.Check(code, text.Line); err != nil {
+			return errs.New(errs.Invalid, "code: %v", err)
+		}
 		return errs.New(errs.Invalid, "code may contain only letters, digits, '_' and '-'")
 	}
 	return nil

@@ -136,3 +136,26 @@ func FuzzCheckURL(f *testing.F) {
 		}
 	})
 }
+
+// Control and bidirectional formatting characters are refused naming the
+// character, in URLs and codes alike.
+func TestCheck_NamesTheCharacter(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"escape in url", CheckURL("https://x.y/\x1b[2J", DefaultMaxURL), "url: control character U+001B not allowed"},
+		{"C1 in url", CheckURL("https://x.y/\u009b2J", DefaultMaxURL), "url: control character U+009B not allowed"},
+		{"override in url", CheckURL("https://x.y/\u202egpj.exe", DefaultMaxURL), "url: bidirectional formatting character U+202E not allowed"},
+		{"isolate in url", CheckURL("https://x.y/a\u2067b", DefaultMaxURL), "url: bidirectional formatting character U+2067 not allowed"},
+		{"escape in code", CheckCode("docs\x1b]0;t\x07"), "code: control character U+001B not allowed"},
+		{"override in code", CheckCode("a\u202e"), "code: bidirectional formatting character U+202E not allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !errs.Is(tc.err, errs.Invalid) || !strings.Contains(tc.err.Error(), tc.want) {
+				t.Errorf("got %v, want invalid containing %q", tc.err, tc.want)
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/text"
 	"github.com/parley-chat/parley/internal/wire"
 )
 
@@ -359,6 +360,9 @@ func (s *Service) propose(ctx context.Context, user, queue, idempotencyKey strin
 // checkQueue validates a queue name against the limits.
 func (s *Service) checkQueue(name string) error {
 	if !ValidName(name, s.lim.MaxName) {
+		if err := text.Check(name, text.Line); err != nil {
+			return errs.New(errs.Invalid, "queue name: %v", err)
+		}
 		return errs.New(errs.Invalid, "queue name must be 1 to %d characters of A-Z, a-z, 0-9, '_', '.' and '-'", s.lim.MaxName)
 	}
 	return nil
@@ -367,6 +371,9 @@ func (s *Service) checkQueue(name string) error {
 // checkUser validates an optional user name given as a request field.
 func checkUser(field, name string) error {
 	if name != "" && !ValidName(name, MaxNameLen) {
+		if err := text.Check(name, text.Line); err != nil {
+			return errs.New(errs.Invalid, "%s: %v", field, err)
+		}
 		return errs.New(errs.Invalid, "%s must be a user name: characters of A-Z, a-z, 0-9, '_', '.' and '-'", field)
 	}
 	return nil

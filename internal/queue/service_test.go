@@ -115,6 +115,9 @@ func TestService_SendValidation(t *testing.T) {
 		{"body too large", "q", "", "123456789", errs.TooLarge, "body"},
 		{"bad receiver", "q", "bob smith", "x", errs.Invalid, "to"},
 		{"bad queue", "q/x", "", "x", errs.Invalid, "queue"},
+		{"escape in queue", "q\x1b[2J", "", "x", errs.Invalid, "queue name: control character U+001B not allowed"},
+		{"escape in receiver", "q", "bob\x1b]0;t\x07", "x", errs.Invalid, "to: control character U+001B not allowed"},
+		{"override in receiver", "q", "bob\u202e", "x", errs.Invalid, "to: bidirectional formatting character U+202E not allowed"},
 		{"missing queue", "nope", "", "x", errs.NotFound, "queue"},
 	}
 	for _, tc := range cases {
@@ -126,7 +129,11 @@ func TestService_SendValidation(t *testing.T) {
 			}
 		})
 	}
-	if id, ts, err := s.Send(ctx, "alice", "q", "", []byte("12345678"), ""); err != nil || id != 1 || ts == 0 {
+	// Bodies are opaque bytes: escapes included.
+	if id, ts, err := s.Send(ctx, "alice", "q", "", []byte("\x1b[2J\x00"), ""); err != nil || id != 1 || ts == 0 {
+		t.Fatalf("Send of a body with control characters = (%d, %d, %v)", id, ts, err)
+	}
+	if id, ts, err := s.Send(ctx, "alice", "q", "", []byte("12345678"), ""); err != nil || id != 2 || ts == 0 {
 		t.Fatalf("Send at the limit = (%d, %d, %v)", id, ts, err)
 	}
 	_, _, err := s.Send(ctx, "alice", "q", "", []byte("x"), strings.Repeat("k", queue.MaxIdempotencyKey+1))

@@ -199,7 +199,9 @@ start_parley() {
 			local pw="parley-bench-$RANDOM-$RANDOM"
 			printf '%s\n' "$pw" | "$parley" user register bench --password-stdin --server "$url0" >/dev/null
 			printf '%s\n' "$pw" | "$parley" user login bench --password-stdin --server "$url0" >/dev/null
-			PARLEY_TOKEN=$(jq -r --arg u "$url0" '.[$u].token' "$PARLEY_CONFIG_DIR/logins.json")
+			# Logins are kept per cluster, listing the URLs they serve (older
+			# files: per URL).
+			PARLEY_TOKEN=$(jq -r --arg u "$url0" '(.[$u] // first(.[] | select(any(.servers[]?; . == $u)))).token' "$PARLEY_CONFIG_DIR/logins.json")
 			export PARLEY_TOKEN
 		fi
 	done
