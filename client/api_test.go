@@ -15,6 +15,7 @@ import (
 	"github.com/parley-chat/parley/internal/kv"
 	"github.com/parley-chat/parley/internal/kv/kvtest"
 	"github.com/parley-chat/parley/internal/link"
+	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/queue"
 	"github.com/parley-chat/parley/internal/queue/queuetest"
 )
@@ -31,8 +32,8 @@ func newFullServer(t *testing.T) *fullServer {
 	t.Helper()
 	epoch := func() time.Time { return time.UnixMilli(0) } // the replicators' leader time starts there
 	accounts, err := account.NewService(kvtest.NewReplicator(4, account.StateMachine{}), account.Config{
-		Hash: account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32},
-		Now:  epoch,
+		Hasher: passwordtest.Hasher(),
+		Now:    epoch,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func newFullServer(t *testing.T) *fullServer {
 		KV:        kv.NewService(kvtest.NewReplicator(4, nil), kv.Limits{}),
 		Status:    &fakeStatus{ready: true},
 		Accounts:  accounts,
-		Rooms:     chat.NewService(kvtest.NewReplicator(4, chat.StateMachine{}), chat.Config{Hash: chat.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}}),
+		Rooms:     chat.NewService(kvtest.NewReplicator(4, chat.StateMachine{}), chat.Config{Hasher: passwordtest.Hasher()}),
 		Queues:    queue.NewService(qRep, queue.Config{Now: qRep.Now, Notifier: qRep}),
 		Links:     links,
 		PublicURL: "https://par.ly",

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/password"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -49,15 +50,14 @@ const (
 
 // Defaults of Config.
 const (
-	DefaultMaxUsername     = 32
-	DefaultMinPassword     = 8
-	DefaultMaxPassword     = 256
-	DefaultHashConcurrency = 4
-	DefaultSessionTTL      = 7 * 24 * time.Hour
-	DefaultCacheTTL        = 500 * time.Millisecond
-	DefaultCacheSize       = 1 << 16
-	MaxCacheTTL            = time.Second // revocation must reach every node within 1 s
-	MaxIdempotencyKey      = 256         // bytes
+	DefaultMaxUsername = 32
+	DefaultMinPassword = 8
+	DefaultMaxPassword = 256
+	DefaultSessionTTL  = 7 * 24 * time.Hour
+	DefaultCacheTTL    = 500 * time.Millisecond
+	DefaultCacheSize   = 1 << 16
+	MaxCacheTTL        = time.Second // revocation must reach every node within 1 s
+	MaxIdempotencyKey  = 256         // bytes
 )
 
 // Config tunes a Service. Zero fields take the defaults.
@@ -68,11 +68,11 @@ type Config struct {
 	MaxUsername int
 	// MinPassword and MaxPassword bound a password's length in bytes (8, 256).
 	MinPassword, MaxPassword int
-	// Hash holds argon2id's costs for new hashes (DefaultHashParams).
-	Hash HashParams
-	// HashConcurrency caps the password hashes computed or verified at once
-	// on this node (4).
-	HashConcurrency int
+	// Hasher hashes and verifies passwords, bounding how many run at once.
+	// Give every service of a node the same Hasher so that the bound is the
+	// node's. Nil: NewService builds one with password.DefaultParams and the
+	// default concurrency.
+	Hasher *password.Hasher
 	// SessionTTL is how long a session lasts after login (7 days).
 	SessionTTL time.Duration
 	// CacheTTL is how long Authenticate trusts an answer it has read: the
@@ -88,7 +88,7 @@ type Config struct {
 	// Now is the clock (time.Now). Only Authenticate's expiry checks, the
 	// cache and the rate limit use it; Apply uses the leader's time.
 	Now func() time.Time
-	// Rand is the source of salts and tokens (crypto/rand.Reader).
+	// Rand is the source of session tokens (crypto/rand.Reader).
 	Rand io.Reader
 }
 
@@ -107,12 +107,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxPassword <= 0 {
 		c.MaxPassword = DefaultMaxPassword
-	}
-	if c.Hash == (HashParams{}) {
-		c.Hash = DefaultHashParams()
-	}
-	if c.HashConcurrency <= 0 {
-		c.HashConcurrency = DefaultHashConcurrency
 	}
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = DefaultSessionTTL
@@ -142,9 +136,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("account: minimum password length %d exceeds the maximum %d", c.MinPassword, c.MaxPassword)
 	case c.CacheTTL > MaxCacheTTL:
 		return fmt.Errorf("account: cache TTL %v exceeds %v", c.CacheTTL, MaxCacheTTL)
-	case c.Hash.SaltLen < 8 || c.Hash.KeyLen < 16 || c.Hash.Time < 1 || c.Hash.Threads < 1 ||
-		c.Hash.MemoryKiB < 8*uint32(c.Hash.Threads) || c.Hash.MemoryKiB > maxMemoryKiB:
-		return fmt.Errorf("account: unusable hash parameters %+v", c.Hash)
 	}
 	return nil
 }
@@ -183,23 +174,27 @@ type RegisterRequest struct {
 type Service struct {
 	r      Replicator
 	cfg    Config
-	hasher *hasher
+	hasher *password.Hasher
 	cache  *sessionCache // nil when disabled
 	limit  *limiter      // nil when unlimited
 }
 
-// NewService returns a Service that replicates through r. Building it hashes
-// one random password (the stand-in verified for unknown users).
+// NewService returns a Service that replicates through r. Without
+// Config.Hasher, building it hashes one random password (the stand-in
+// verified for unknown users).
 func NewService(r Replicator, cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	h, err := newHasher(cfg.Hash, cfg.HashConcurrency, cfg.Rand)
-	if err != nil {
-		return nil, err
+	if cfg.Hasher == nil {
+		h, err := password.NewHasher(password.DefaultParams(), 0)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Hasher = h
 	}
-	s := &Service{r: r, cfg: cfg, hasher: h}
+	s := &Service{r: r, cfg: cfg, hasher: cfg.Hasher}
 	if cfg.CacheTTL > 0 {
 		s.cache = newSessionCache(cfg.CacheTTL, cfg.CacheSize)
 	}
@@ -256,7 +251,7 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (User, erro
 			return User{}, errs.New(errs.Conflict, "username is taken")
 		}
 	}
-	phc, err := s.hasher.hash(ctx, req.Password)
+	phc, err := s.hasher.Hash(ctx, req.Password)
 	if err != nil {
 		return User{}, fmt.Errorf("account: hash password: %w", err)
 	}
@@ -318,7 +313,7 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 	if err != nil {
 		return Session{}, err
 	}
-	ok, err := s.hasher.verify(ctx, u.passwordHash, password)
+	ok, err := s.hasher.Verify(ctx, u.passwordHash, password)
 	if err != nil {
 		return Session{}, fmt.Errorf("account: verify password of %q: %w", lower, err)
 	}

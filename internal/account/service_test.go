@@ -12,11 +12,9 @@ import (
 	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/state"
 )
-
-// testParams are cheap argon2id costs for tests that are not about hashing.
-var testParams = account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}
 
 // clock is a fake clock. It starts at the Unix epoch, like the in-memory
 // replicator's leader time, so sessions expire on the same time line.
@@ -78,7 +76,7 @@ func newSpy(partitions int) *spy {
 
 func mustService(t testing.TB, r account.Replicator, clk *clock, mod func(*account.Config)) *account.Service {
 	t.Helper()
-	cfg := account.Config{Hash: testParams, Now: clk.Now}
+	cfg := account.Config{Hasher: passwordtest.Hasher(), Now: clk.Now}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -485,7 +483,6 @@ func TestConfig_Validate(t *testing.T) {
 		{"cache ttl 1s", account.Config{CacheTTL: time.Second}, true},
 		{"cache ttl over 1s", account.Config{CacheTTL: 2 * time.Second}, false},
 		{"passwords inverted", account.Config{MinPassword: 10, MaxPassword: 9}, false},
-		{"weak hash", account.Config{Hash: account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 4, KeyLen: 32}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -494,7 +491,7 @@ func TestConfig_Validate(t *testing.T) {
 			}
 		})
 	}
-	if d := account.DefaultConfig(); d.Hash != account.DefaultHashParams() || d.HashConcurrency != 4 || d.CacheTTL != 500*time.Millisecond {
+	if d := account.DefaultConfig(); d.Hasher != nil || d.CacheTTL != 500*time.Millisecond {
 		t.Fatalf("DefaultConfig() = %+v", d)
 	}
 }

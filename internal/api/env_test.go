@@ -16,6 +16,7 @@ import (
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/kv/kvtest"
 	"github.com/parley-chat/parley/internal/link"
+	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/queue"
 	"github.com/parley-chat/parley/internal/queue/queuetest"
 	"github.com/parley-chat/parley/internal/state"
@@ -75,7 +76,7 @@ func newFullEnv(t *testing.T, o envOptions) *fullEnv {
 	}
 	accounts, err := account.NewService(e.accRep, account.Config{
 		Registration:      o.registration,
-		Hash:              account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32},
+		Hasher:            passwordtest.Hasher(),
 		AttemptsPerMinute: o.rateLimit,
 		SessionTTL:        o.sessionTTL,
 		Now:               e.clk.Now,
@@ -89,7 +90,7 @@ func newFullEnv(t *testing.T, o envOptions) *fullEnv {
 	}
 	cfg := o.cfg
 	cfg.Accounts = accounts
-	cfg.Rooms = chat.NewService(e.chatRep, chat.Config{Hash: chat.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}})
+	cfg.Rooms = chat.NewService(e.chatRep, chat.Config{Hasher: passwordtest.Hasher()})
 	cfg.Queues = queue.NewService(e.qRep, queue.Config{
 		Now:      e.qRep.Now,
 		Notifier: e.qRep,

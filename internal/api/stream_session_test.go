@@ -10,6 +10,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/parley-chat/parley/internal/account"
+	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/stream"
 )
 
@@ -125,8 +126,8 @@ func TestStream_Revocation(t *testing.T) {
 func otherNodeAccounts(t *testing.T, e *streamEnv) *account.Service {
 	t.Helper()
 	s, err := account.NewService(e.accRep, account.Config{
-		Hash: account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32},
-		Now:  e.clk.Now,
+		Hasher: passwordtest.Hasher(),
+		Now:    e.clk.Now,
 	})
 	if err != nil {
 		t.Fatal(err)

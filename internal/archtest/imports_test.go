@@ -17,22 +17,24 @@ const module = "github.com/parley-chat/parley/"
 
 // domainImports lists, for each package that must stay a pure domain
 // package, the non-standard-library imports it may use. Every package here
-// may also use internal/state, internal/errs and internal/wire, and no package here may
-// use net/http or math/rand (Apply must be deterministic; randomness comes
-// from the proposer).
+// may also use the shared homes internal/state, internal/errs and
+// internal/wire, and no package here may use net/http or math/rand (Apply
+// must be deterministic; randomness comes from the proposer).
 var domainImports = map[string][]string{
-	"internal/kv":        nil,
-	"internal/account":   {"golang.org/x/crypto/argon2"},
-	"internal/chat":      {"golang.org/x/crypto/argon2"},
-	"internal/queue":     nil,
-	"internal/link":      nil,
-	"internal/presence":  nil,
-	"internal/placement": nil,
-	"internal/state":     nil,
-	"internal/errs":      nil,
-	"internal/wire":      nil,
-	"internal/audit":     nil,
-	"internal/pki":       nil, // standard library crypto only
+	"internal/kv":                    nil,
+	"internal/account":               {module + "internal/password"},
+	"internal/chat":                  {module + "internal/password"},
+	"internal/password":              {"golang.org/x/crypto/argon2"}, // the one home of password hashing
+	"internal/password/passwordtest": {module + "internal/password"},
+	"internal/queue":                 nil,
+	"internal/link":                  nil,
+	"internal/presence":              nil,
+	"internal/placement":             nil,
+	"internal/state":                 nil,
+	"internal/errs":                  nil,
+	"internal/wire":                  nil,
+	"internal/audit":                 nil,
+	"internal/pki":                   nil, // standard library crypto only
 }
 
 // forbiddenStd are standard-library packages no domain package may import.

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/password"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -56,11 +56,11 @@ type Config struct {
 	// MinPassword and MaxPassword bound private room passwords in bytes
 	// (8 and 256).
 	MinPassword, MaxPassword int
-	// Hash is the argon2id cost of room passwords (DefaultHashParams).
-	Hash HashParams
-	// MaxConcurrentHashes bounds the password hashes computed at once, each
-	// taking Hash.MemoryKiB of memory (GOMAXPROCS).
-	MaxConcurrentHashes int
+	// Hasher hashes and verifies room passwords, bounding how many run at
+	// once. Give every service of a node the same Hasher so that the bound is
+	// the node's. Nil: NewService builds one with password.DefaultParams and
+	// the default concurrency.
+	Hasher *password.Hasher
 }
 
 // DefaultConfig returns the defaults.
@@ -82,12 +82,6 @@ func (c Config) withDefaults() Config {
 	if c.MaxPassword <= 0 {
 		c.MaxPassword = DefaultMaxPassword
 	}
-	if c.Hash == (HashParams{}) {
-		c.Hash = DefaultHashParams()
-	}
-	if c.MaxConcurrentHashes <= 0 {
-		c.MaxConcurrentHashes = runtime.GOMAXPROCS(0)
-	}
 	return c
 }
 
@@ -99,9 +93,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("chat: default room size %d exceeds the member cap %d", c.RoomMembers, c.MaxMembers)
 	case c.MinPassword > c.MaxPassword:
 		return fmt.Errorf("chat: minimum password length %d exceeds the maximum %d", c.MinPassword, c.MaxPassword)
-	case c.Hash.Time == 0 || c.Hash.Time > maxHashTime || c.Hash.Threads == 0 ||
-		c.Hash.MemoryKiB < 8*uint32(c.Hash.Threads) || c.Hash.MemoryKiB > maxHashMemoryKiB:
-		return fmt.Errorf("chat: argon2id parameters %+v out of bounds", c.Hash)
 	}
 	return nil
 }
@@ -111,15 +102,22 @@ func (c Config) Validate() error {
 // is errs.Unauthorized. Room names are folded to lower case (see
 // CanonicalRoom).
 type Service struct {
-	r      Replicator
-	cfg    Config
-	hashes chan struct{} // semaphore of password hashes in progress
+	r   Replicator
+	cfg Config
 }
 
 // NewService returns a Service that replicates through r within cfg.
+// Without Config.Hasher, building it hashes one random password.
 func NewService(r Replicator, cfg Config) *Service {
 	cfg = cfg.withDefaults()
-	return &Service{r: r, cfg: cfg, hashes: make(chan struct{}, cfg.MaxConcurrentHashes)}
+	if cfg.Hasher == nil {
+		h, err := password.NewHasher(password.DefaultParams(), 0)
+		if err != nil {
+			panic(err) // the default parameters are valid
+		}
+		cfg.Hasher = h
+	}
+	return &Service{r: r, cfg: cfg}
 }
 
 // Config returns the configuration in force, defaults filled in.
@@ -181,7 +179,7 @@ func (s *Service) Create(ctx context.Context, user string, req CreateRequest, id
 		if err := s.checkPassword(req.Password); err != nil {
 			return Room{}, err
 		}
-		if cmd.PasswordHash, err = s.hash(ctx, req.Password); err != nil {
+		if cmd.PasswordHash, err = s.cfg.Hasher.Hash(ctx, req.Password); err != nil {
 			return Room{}, err
 		}
 	}
@@ -237,7 +235,7 @@ func (s *Service) Join(ctx context.Context, user, room, password, idempotencyKey
 		if len(password) > s.cfg.MaxPassword {
 			return Room{}, errs.New(errs.Forbidden, "wrong password for room %q", room)
 		}
-		ok, err := s.verify(ctx, hash, password)
+		ok, err := s.cfg.Hasher.Verify(ctx, hash, password)
 		if err != nil {
 			return Room{}, fmt.Errorf("chat: join %q: %w", room, err)
 		}
@@ -486,35 +484,6 @@ func (s *Service) checkPassword(pw string) error {
 	}
 	return nil
 }
-
-// hash hashes a room password, at most Config.MaxConcurrentHashes at once.
-func (s *Service) hash(ctx context.Context, pw string) (string, error) {
-	if err := s.acquire(ctx); err != nil {
-		return "", err
-	}
-	defer s.release()
-	return hashPassword(pw, s.cfg.Hash)
-}
-
-// verify checks a password against a stored hash, sharing hash's bound.
-func (s *Service) verify(ctx context.Context, phc, pw string) (bool, error) {
-	if err := s.acquire(ctx); err != nil {
-		return false, err
-	}
-	defer s.release()
-	return verifyPassword(phc, pw)
-}
-
-func (s *Service) acquire(ctx context.Context) error {
-	select {
-	case s.hashes <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (s *Service) release() { <-s.hashes }
 
 // checkUser rejects a missing or malformed signed-in username.
 func checkUser(user string) error {

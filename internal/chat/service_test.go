@@ -13,6 +13,7 @@ import (
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/password/passwordtest"
 )
 
 // The in-memory kvtest.Replicator takes any state.Applier: here it runs the
@@ -24,7 +25,7 @@ var ctx = context.Background()
 func newService(t testing.TB, partitions int) (*chat.Service, *kvtest.Replicator) {
 	t.Helper()
 	r := kvtest.NewReplicator(partitions, chat.StateMachine{})
-	cfg := chat.Config{MaxText: 64, MaxMembers: 10, Hash: chat.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}}
+	cfg := chat.Config{MaxText: 64, MaxMembers: 10, Hasher: passwordtest.Hasher()}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +488,7 @@ func BenchmarkService_Post(b *testing.B) {
 func TestConfig(t *testing.T) {
 	d := chat.DefaultConfig()
 	if d.MaxText != 4096 || d.RoomMembers != 30 || d.MaxMembers != 1000 || d.MinPassword != 8 || d.MaxPassword != 256 ||
-		d.Hash != chat.DefaultHashParams() || d.MaxConcurrentHashes < 1 {
+		d.Hasher != nil {
 		t.Fatalf("DefaultConfig = %+v", d)
 	}
 	if err := d.Validate(); err != nil {
@@ -496,8 +497,6 @@ func TestConfig(t *testing.T) {
 	for name, c := range map[string]chat.Config{
 		"room over cap":      {RoomMembers: 50, MaxMembers: 40},
 		"passwords inverted": {MinPassword: 20, MaxPassword: 10},
-		"hash memory":        {Hash: chat.HashParams{Time: 1, MemoryKiB: 1 << 30, Threads: 1}},
-		"hash threads":       {Hash: chat.HashParams{Time: 1, MemoryKiB: 64}},
 	} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: Validate(%+v) = nil", name, c)

@@ -11,6 +11,7 @@ import (
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/presence"
 	"github.com/parley-chat/parley/internal/state"
 )
@@ -204,7 +205,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestPresenceRooms_FillsOnline(t *testing.T) {
 	e := newPresenceEnv(t, 10*time.Second)
 	ctx := context.Background()
-	rooms := chat.NewService(e.rep, chat.Config{Hash: chat.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}})
+	rooms := chat.NewService(e.rep, chat.Config{Hasher: passwordtest.Hasher()})
 	if _, err := rooms.Create(ctx, "alice", chat.CreateRequest{Name: "Lobby"}, ""); err != nil {
 		t.Fatal(err)
 	}
