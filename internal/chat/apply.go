@@ -171,7 +171,7 @@ func applyDelete(w state.Writer, c DeleteRoom) ([]byte, error) {
 	}
 	var keys [][]byte
 	lo := membersPrefix(c.Room)
-	if err := w.Scan(lo, prefixEnd(lo), func(k, _ []byte) bool {
+	if err := w.Scan(lo, state.PrefixEnd(lo), func(k, _ []byte) bool {
 		keys = append(keys, append([]byte(nil), k...))
 		return true
 	}); err != nil {
@@ -372,7 +372,7 @@ func applyCompact(w state.Writer, meta state.Meta, c Compact) ([]byte, error) {
 		first := rec.firstRetained
 		var err error
 		lo := eventsPrefix(room)
-		scanErr := w.Scan(lo, prefixEnd(lo), func(k, v []byte) bool {
+		scanErr := w.Scan(lo, state.PrefixEnd(lo), func(k, v []byte) bool {
 			if len(k) != len(lo)+8 {
 				err = fmt.Errorf("chat: corrupt event key %q", k)
 				return false

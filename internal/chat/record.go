@@ -72,19 +72,6 @@ func roomOfKey(k []byte) (string, bool) {
 	return "", false
 }
 
-// prefixEnd returns the smallest key greater than every key that starts with
-// p, or nil when there is none.
-func prefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
-}
-
 // Room record flags.
 const (
 	recPrivate byte = 1 << 0

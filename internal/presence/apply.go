@@ -71,7 +71,7 @@ func applyExpire(w state.Writer, meta state.Meta, c Expire) ([]byte, error) {
 	more := false
 	var bad error
 	lo := []byte(prefixLease)
-	err := w.Scan(lo, prefixEnd(lo), func(k, v []byte) bool {
+	err := w.Scan(lo, state.PrefixEnd(lo), func(k, v []byte) bool {
 		rec, err := decodeRecord(v)
 		if err != nil {
 			bad = fmt.Errorf("%w (key %q)", err, k)

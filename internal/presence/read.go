@@ -34,7 +34,7 @@ func (l Lease) live(nowMs int64) bool {
 // scanLeases calls fn for every lease under prefix p, in key order.
 func scanLeases(r state.Reader, p []byte, fn func(lowerUser string, l Lease)) error {
 	var bad error
-	err := r.Scan(p, prefixEnd(p), func(k, v []byte) bool {
+	err := r.Scan(p, state.PrefixEnd(p), func(k, v []byte) bool {
 		user, node, err := splitLeaseKey(k)
 		if err != nil {
 			bad = err

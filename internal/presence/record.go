@@ -88,16 +88,3 @@ func asciiLower(s string) string {
 // Fold returns the key a username is tracked and routed under: the name
 // with ASCII letters lowercased, as usernames are case-insensitive.
 func Fold(user string) string { return asciiLower(user) }
-
-// prefixEnd returns the smallest key greater than every key that starts with
-// p, or nil when there is none.
-func prefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
-}

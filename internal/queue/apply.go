@@ -75,7 +75,7 @@ func applyDelete(w state.Writer, c Delete) ([]byte, error) {
 	// Collect first: the Writer does not promise that a scan survives writes.
 	var doomed [][]byte
 	lo := keysOf(c.Queue).all()
-	if err := w.Scan(lo, prefixEnd(lo), func(k, _ []byte) bool {
+	if err := w.Scan(lo, state.PrefixEnd(lo), func(k, _ []byte) bool {
 		doomed = append(doomed, append([]byte(nil), k...))
 		return true
 	}); err != nil {

@@ -273,16 +273,3 @@ func decodeMessageRecord(key, b []byte) (messageRecord, error) {
 func (m *messageRecord) eligible(user, from string) bool {
 	return (m.receiver == "" || sameUser(m.receiver, user)) && (from == "" || sameUser(m.sender, from))
 }
-
-// prefixEnd returns the smallest key greater than every key that starts with
-// p, or nil when there is none (p is empty or all 0xff).
-func prefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
-}
