@@ -1,6 +1,10 @@
 package account
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/parley-chat/parley/internal/ident"
+)
 
 // The encodings below are compared across nodes (dedup keys, folded names):
 // every replica, old and new, must compute them byte for byte alike. They
@@ -18,12 +22,12 @@ func TestPin_DedupKey(t *testing.T) {
 }
 
 func TestPin_Names(t *testing.T) {
-	if got, want := asciiLower("Alice.B-C_D9\xc3\x84Z"), "alice.b-c_d9\xc3\x84z"; got != want {
-		t.Errorf("asciiLower = %q, pinned %q", got, want)
+	if got, want := ident.Fold("Alice.B-C_D9\xc3\x84Z"), "alice.b-c_d9\xc3\x84z"; got != want {
+		t.Errorf("ident.Fold = %q, pinned %q", got, want)
 	}
 	long := "abcdefghijklmnopqrstuvwxyz012345" // 32 bytes, the username limit
 	for name, ok := range map[string]bool{"a": true, "A.b-C_9": true, long: true, long + "6": false, "": false, "a b": false, "\xc3\x84": false, "a/b": false} {
-		if got := CheckUsername(name, DefaultMaxUsername) == nil; got != ok {
+		if got := CheckUsername(name) == nil; got != ok {
 			t.Errorf("CheckUsername(%q) ok = %v, pinned %v", name, got, ok)
 		}
 	}

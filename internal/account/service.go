@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/password"
 	"github.com/parley-chat/parley/internal/state"
 )
@@ -50,7 +51,6 @@ const (
 
 // Defaults of Config.
 const (
-	DefaultMaxUsername = 32
 	DefaultMinPassword = 8
 	DefaultMaxPassword = 256
 	DefaultSessionTTL  = 7 * 24 * time.Hour
@@ -64,8 +64,6 @@ const (
 type Config struct {
 	// Registration is RegistrationOpen (the default) or RegistrationClosed.
 	Registration RegistrationMode
-	// MaxUsername is the longest username in bytes (32).
-	MaxUsername int
 	// MinPassword and MaxPassword bound a password's length in bytes (8, 256).
 	MinPassword, MaxPassword int
 	// Hasher hashes and verifies passwords, bounding how many run at once.
@@ -98,9 +96,6 @@ func DefaultConfig() Config { return Config{}.withDefaults() }
 func (c Config) withDefaults() Config {
 	if c.Registration == "" {
 		c.Registration = RegistrationOpen
-	}
-	if c.MaxUsername <= 0 {
-		c.MaxUsername = DefaultMaxUsername
 	}
 	if c.MinPassword <= 0 {
 		c.MinPassword = DefaultMinPassword
@@ -223,7 +218,7 @@ func (s *Service) CacheStats() (hits, misses uint64) {
 // caller is not an admin; errs.Conflict when the name is taken, whatever its
 // case.
 func (s *Service) Register(ctx context.Context, req RegisterRequest) (User, error) {
-	if err := CheckUsername(req.Username, s.cfg.MaxUsername); err != nil {
+	if err := CheckUsername(req.Username); err != nil {
 		return User{}, err
 	}
 	if err := checkPassword(req.Password, s.cfg.MinPassword, s.cfg.MaxPassword); err != nil {
@@ -235,7 +230,7 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (User, erro
 	if err := s.allow(req.ClientAddr); err != nil {
 		return User{}, err
 	}
-	lower := asciiLower(req.Username)
+	lower := ident.Fold(req.Username)
 	holder, err := s.readClaim(ctx)
 	if err != nil {
 		return User{}, err
@@ -305,10 +300,10 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 		return Session{}, err
 	}
 	denied := errs.New(errs.Unauthorized, "invalid username or password")
-	if CheckUsername(username, s.cfg.MaxUsername) != nil || len(password) > s.cfg.MaxPassword {
+	if CheckUsername(username) != nil || len(password) > s.cfg.MaxPassword {
 		return Session{}, denied
 	}
-	lower := asciiLower(username)
+	lower := ident.Fold(username)
 	u, _, err := s.readUser(ctx, lower)
 	if err != nil {
 		return Session{}, err
@@ -345,7 +340,7 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 // other node within CacheTTL. An unknown, malformed or already revoked token
 // is errs.Unauthorized.
 func (s *Service) Logout(ctx context.Context, token string) error {
-	lower, digest, ok := parseToken(token, s.cfg.MaxUsername)
+	lower, digest, ok := parseToken(token)
 	if !ok {
 		return errs.New(errs.Unauthorized, "invalid session token")
 	}
@@ -394,7 +389,7 @@ type SessionInfo struct {
 // malformed, expired or revoked token is errs.Unauthorized; a revoked one is
 // refused on every node within CacheTTL of the Logout returning.
 func (s *Service) Session(ctx context.Context, token string) (SessionInfo, error) {
-	lower, digest, ok := parseToken(token, s.cfg.MaxUsername)
+	lower, digest, ok := parseToken(token)
 	if !ok {
 		return SessionInfo{}, errs.New(errs.Unauthorized, "invalid session token")
 	}
@@ -422,10 +417,10 @@ func (s *Service) Session(ctx context.Context, token string) (SessionInfo, error
 // Lookup returns the user named username, in any case; errs.NotFound when
 // there is none. The read is linearizable.
 func (s *Service) Lookup(ctx context.Context, username string) (User, error) {
-	if err := CheckUsername(username, s.cfg.MaxUsername); err != nil {
+	if err := CheckUsername(username); err != nil {
 		return User{}, err
 	}
-	u, found, err := s.readUser(ctx, asciiLower(username))
+	u, found, err := s.readUser(ctx, ident.Fold(username))
 	if err != nil {
 		return User{}, err
 	}

@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"strings"
 	"testing"
+
+	"github.com/parley-chat/parley/internal/ident"
 )
 
 func TestParseToken(t *testing.T) {
@@ -11,7 +13,7 @@ func TestParseToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name, d, ok := parseToken(tok, 32)
+	name, d, ok := parseToken(tok)
 	if !ok || name != "alice.b-c_d" || d != tokenDigest(tok) {
 		t.Fatalf("parseToken(%q) = (%q, %x, %v)", tok, name, d, ok)
 	}
@@ -28,7 +30,7 @@ func TestParseToken(t *testing.T) {
 		strings.Repeat("a", 33) + "." + random,
 	}
 	for _, c := range cases {
-		if _, _, ok := parseToken(c, 32); ok {
+		if _, _, ok := parseToken(c); ok {
 			t.Errorf("parseToken(%q) accepted", c)
 		}
 	}
@@ -39,11 +41,11 @@ func FuzzParseToken(f *testing.F) {
 	f.Add(tok)
 	f.Add("a.b")
 	f.Fuzz(func(t *testing.T, tok string) {
-		name, d, ok := parseToken(tok, 32)
+		name, d, ok := parseToken(tok)
 		if !ok {
 			return
 		}
-		if CheckUsername(name, 32) != nil || asciiLower(name) != name || d != tokenDigest(tok) {
+		if CheckUsername(name) != nil || ident.Fold(name) != name || d != tokenDigest(tok) {
 			t.Fatalf("parseToken(%q) accepted name %q", tok, name)
 		}
 	})

@@ -17,8 +17,9 @@ const module = "github.com/parley-chat/parley/"
 
 // domainImports lists, for each package that must stay a pure domain
 // package, the non-standard-library imports it may use. Every package here
-// may also use the shared homes internal/state, internal/errs and
-// internal/wire, and no package here may use net/http or math/rand (Apply
+// may also use the shared homes internal/state, internal/errs, internal/wire
+// and internal/ident (what every replica must compute alike is declared
+// once there), and no package here may use net/http or math/rand (Apply
 // must be deterministic; randomness comes from the proposer).
 var domainImports = map[string][]string{
 	"internal/kv":                    nil,
@@ -37,13 +38,19 @@ var domainImports = map[string][]string{
 	"internal/pki":                   nil, // standard library crypto only
 }
 
+// sharedHomes are the packages every domain package may import.
+var sharedHomes = []string{"internal/state", "internal/errs", "internal/wire", "internal/ident"}
+
 // forbiddenStd are standard-library packages no domain package may import.
 var forbiddenStd = map[string]bool{"net/http": true, "math/rand": true, "math/rand/v2": true}
 
 func TestImports_DomainPackagesStayPure(t *testing.T) {
 	for dir, extra := range domainImports {
 		t.Run(dir, func(t *testing.T) {
-			allowed := map[string]bool{module + "internal/state": true, module + "internal/errs": true, module + "internal/wire": true}
+			allowed := map[string]bool{}
+			for _, shared := range sharedHomes {
+				allowed[module+shared] = true
+			}
 			for _, p := range extra {
 				allowed[p] = true
 			}

@@ -24,8 +24,8 @@ func TestPin_Names(t *testing.T) {
 	}
 	long := "abcdefghijklmnopqrstuvwxyz012345" // 32 bytes, the username limit
 	for name, ok := range map[string]bool{"a": true, "A.b-C_9": true, long: true, long + "6": false, "": false, "a b": false, "\xc3\x84": false} {
-		if got := validUsername(name); got != ok {
-			t.Errorf("validUsername(%q) = %v, pinned %v", name, got, ok)
+		if got := checkUser(name) == nil; got != ok {
+			t.Errorf("checkUser(%q) ok = %v, pinned %v", name, got, ok)
 		}
 	}
 	if got := string(memberKey("general", "BoB")); got != "c/general/m/bob" {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/wire"
 )
 
@@ -39,15 +40,7 @@ func membersPrefix(room string) []byte { return append(roomKeyBuf(room, 2), 'm',
 
 // memberKey returns the key of user's membership of room.
 func memberKey(room, user string) []byte {
-	b := append(roomKeyBuf(room, 2+len(user)), 'm', '/')
-	for i := 0; i < len(user); i++ {
-		c := user[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b = append(b, c)
-	}
-	return b
+	return ident.AppendFold(append(roomKeyBuf(room, 2+len(user)), 'm', '/'), user)
 }
 
 // eventsPrefix returns the prefix of room's event keys.

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/password"
 	"github.com/parley-chat/parley/internal/state"
 )
@@ -300,7 +301,7 @@ func (s *Service) Post(ctx context.Context, user, room, text string, to []string
 		return PostResult{}, errs.New(errs.Invalid, "to: at most %d recipients", s.cfg.MaxMembers)
 	}
 	for _, t := range to {
-		if !validUsername(t) {
+		if !ident.ValidUsername(t) {
 			return PostResult{}, errs.New(errs.Invalid, "to: %q is not a valid username", clip(t))
 		}
 	}
@@ -490,7 +491,7 @@ func checkUser(user string) error {
 	switch {
 	case user == "":
 		return errs.New(errs.Unauthorized, "sign in to use rooms")
-	case !validUsername(user):
+	case !ident.ValidUsername(user):
 		return errs.New(errs.Invalid, "username %q is invalid", clip(user))
 	}
 	return nil
@@ -505,7 +506,7 @@ func DedupKey(user, idempotencyKey string) string {
 	if idempotencyKey == "" {
 		return ""
 	}
-	user = lower(user)
+	user = ident.Fold(user)
 	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(user)+len(idempotencyKey))
 	b = binary.AppendUvarint(append(b, Tag), uint64(len(user)))
 	return string(append(append(b, user...), idempotencyKey...))

@@ -1,6 +1,10 @@
 package link
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/parley-chat/parley/internal/ident"
+)
 
 // TestPin_DedupKey pins the dedup key layout: retries through any node, old
 // or new, must build the same key.
@@ -12,7 +16,7 @@ func TestPin_DedupKey(t *testing.T) {
 	if got := dedupKey(opCreate, "alice", "", 0); got != "" {
 		t.Errorf("dedupKey without idempotency key = %q, want empty", got)
 	}
-	if got, want := asciiLower("Alice.B-C_D9\xc3\x84Z"), "alice.b-c_d9\xc3\x84z"; got != want {
-		t.Errorf("asciiLower = %q, pinned %q", got, want)
+	if got, want := ident.Fold("Alice.B-C_D9\xc3\x84Z"), "alice.b-c_d9\xc3\x84z"; got != want {
+		t.Errorf("ident.Fold = %q, pinned %q", got, want)
 	}
 }

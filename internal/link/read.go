@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -40,7 +41,7 @@ func Get(r state.Reader, code string) (l Link, found bool, err error) {
 // OwnedBy returns the links of a partition created by owner (any case),
 // newest first, at most limit of them (no cap when limit <= 0).
 func OwnedBy(r state.Reader, owner string, limit int) ([]Link, error) {
-	lo := ownerPrefix(asciiLower(owner))
+	lo := ownerPrefix(ident.Fold(owner))
 	hi := state.PrefixEnd(lo)
 	var codes []string
 	err := r.Scan(lo, hi, func(k, _ []byte) bool {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -92,7 +93,7 @@ func IsOnline(r state.Reader, users []string, nowMs int64) (map[string]bool, err
 	out := make(map[string]bool, len(users))
 	for _, u := range users {
 		online := false
-		err := scanLeases(r, userPrefix(asciiLower(u)), func(_ string, l Lease) {
+		err := scanLeases(r, userPrefix(ident.Fold(u)), func(_ string, l Lease) {
 			online = online || l.live(nowMs)
 		})
 		if err != nil {

@@ -1,6 +1,10 @@
 package queue
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/parley-chat/parley/internal/ident"
+)
 
 // TestPin_DedupKey pins the dedup key layout: retries through any node, old
 // or new, must build the same key.
@@ -23,15 +27,15 @@ func TestPin_DedupKey(t *testing.T) {
 // TestPin_Names pins the folding and alphabet of names, which keys and Apply
 // use on every replica.
 func TestPin_Names(t *testing.T) {
-	if got, want := fold("Alice.B-C_D9\xc3\x84Z"), "alice.b-c_d9\xc3\x84z"; got != want {
+	if got, want := ident.Fold("Alice.B-C_D9\xc3\x84Z"), "alice.b-c_d9\xc3\x84z"; got != want {
 		t.Errorf("fold = %q, pinned %q", got, want)
 	}
-	if !sameUser("Alice", "aLICE") || sameUser("alice", "alicf") || sameUser("a", "ab") {
+	if !ident.EqualFold("Alice", "aLICE") || ident.EqualFold("alice", "alicf") || ident.EqualFold("a", "ab") {
 		t.Error("sameUser does not compare ASCII case-insensitively")
 	}
 	for name, ok := range map[string]bool{"a": true, "A.b-C_9": true, "": false, "a b": false, "\xc3\x84": false, "a/b": false} {
-		if got := ValidName(name, 64); got != ok {
-			t.Errorf("ValidName(%q) = %v, pinned %v", name, got, ok)
+		if got := ident.ValidName(name, 64); got != ok {
+			t.Errorf("ident.ValidName(%q) = %v, pinned %v", name, got, ok)
 		}
 	}
 }

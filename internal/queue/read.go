@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -283,14 +284,14 @@ func oldestReady(r state.Reader, k keys, user, from string) (uint64, bool, error
 
 // readyHeadsOf seeks the head of every index oldestReady looks at.
 func readyHeadsOf(r state.Reader, k keys, user, from string) (readyHeads, error) {
-	bySender, f := from != "", fold(from)
+	bySender, f := from != "", ident.Fold(from)
 	var rh readyHeads
 	var err error
 	if rh.heads[0], err = firstID(r, k, k.readyPrefix(bySender, f, "")); err != nil || user == "" {
 		rh.n = 1
 		return rh, err
 	}
-	rh.heads[1], err = firstID(r, k, k.readyPrefix(bySender, f, fold(user)))
+	rh.heads[1], err = firstID(r, k, k.readyPrefix(bySender, f, ident.Fold(user)))
 	rh.n = 2
 	return rh, err
 }

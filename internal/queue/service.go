@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/wire"
 )
@@ -358,7 +359,7 @@ func (s *Service) propose(ctx context.Context, user, queue, idempotencyKey strin
 
 // checkQueue validates a queue name against the limits.
 func (s *Service) checkQueue(name string) error {
-	if !ValidName(name, s.lim.MaxName) {
+	if !ident.ValidName(name, s.lim.MaxName) {
 		return errs.New(errs.Invalid, "queue name must be 1 to %d characters of A-Z, a-z, 0-9, '_', '.' and '-'", s.lim.MaxName)
 	}
 	return nil
@@ -366,7 +367,7 @@ func (s *Service) checkQueue(name string) error {
 
 // checkUser validates an optional user name given as a request field.
 func checkUser(field, name string) error {
-	if name != "" && !ValidName(name, MaxNameLen) {
+	if name != "" && !ident.ValidName(name, MaxNameLen) {
 		return errs.New(errs.Invalid, "%s must be a user name: characters of A-Z, a-z, 0-9, '_', '.' and '-'", field)
 	}
 	return nil
