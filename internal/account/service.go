@@ -3,7 +3,6 @@ package account
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/password"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Replicator is what the Service needs from the replication engine; it is
@@ -57,7 +57,6 @@ const (
 	DefaultCacheTTL    = 500 * time.Millisecond
 	DefaultCacheSize   = 1 << 16
 	MaxCacheTTL        = time.Second // revocation must reach every node within 1 s
-	MaxIdempotencyKey  = 256         // bytes
 )
 
 // Config tunes a Service. Zero fields take the defaults.
@@ -224,8 +223,8 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (User, erro
 	if err := checkPassword(req.Password, s.cfg.MinPassword, s.cfg.MaxPassword); err != nil {
 		return User{}, err
 	}
-	if len(req.IdempotencyKey) > MaxIdempotencyKey {
-		return User{}, errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(req.IdempotencyKey), MaxIdempotencyKey)
+	if err := wire.CheckIdempotencyKey(req.IdempotencyKey); err != nil {
+		return User{}, err
 	}
 	if err := s.allow(req.ClientAddr); err != nil {
 		return User{}, err
@@ -494,10 +493,5 @@ const sessionQuorumBudget = 2 * time.Second
 // domains' in the same partition, the length prefix keeps ("ab","c") apart
 // from ("a","bc").
 func dedupKey(op byte, name, idempotencyKey string) string {
-	if idempotencyKey == "" {
-		return ""
-	}
-	b := make([]byte, 0, 2+binary.MaxVarintLen64+len(name)+len(idempotencyKey))
-	b = binary.AppendUvarint(append(b, Tag, op), uint64(len(name)))
-	return string(append(append(b, name...), idempotencyKey...))
+	return wire.NewDedupKey(idempotencyKey, Tag, op).String(name).Raw(idempotencyKey).Done()
 }

@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/password"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Replicator is what the Service needs from the replication engine. It is the
@@ -42,7 +42,6 @@ const (
 	DefaultMaxMembers  = 1000 // the highest max_members a creator may ask for
 	DefaultMinPassword = 8    // bytes
 	DefaultMaxPassword = 256  // bytes
-	MaxIdempotencyKey  = 256  // bytes
 )
 
 // Config bounds what callers may do. Zero fields take the defaults.
@@ -503,18 +502,12 @@ func checkUser(user string) error {
 // partition, the length prefix keeps ("ab","c") apart from ("a","bc").
 // Usernames are case-insensitive, so the user is folded.
 func DedupKey(user, idempotencyKey string) string {
-	if idempotencyKey == "" {
-		return ""
-	}
-	user = ident.Fold(user)
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(user)+len(idempotencyKey))
-	b = binary.AppendUvarint(append(b, Tag), uint64(len(user)))
-	return string(append(append(b, user...), idempotencyKey...))
+	return wire.NewDedupKey(idempotencyKey, Tag).String(ident.Fold(user)).Raw(idempotencyKey).Done()
 }
 
 func dedupKeyFor(user, idempotencyKey string) (string, error) {
-	if len(idempotencyKey) > MaxIdempotencyKey {
-		return "", errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(idempotencyKey), MaxIdempotencyKey)
+	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
+		return "", err
 	}
 	return DedupKey(user, idempotencyKey), nil
 }

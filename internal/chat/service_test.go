@@ -14,6 +14,7 @@ import (
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv/kvtest"
 	"github.com/parley-chat/parley/internal/password/passwordtest"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // The in-memory kvtest.Replicator takes any state.Applier: here it runs the
@@ -261,7 +262,7 @@ func TestService_Validation(t *testing.T) {
 			return err
 		}, errs.Invalid, "to"},
 		{"long idempotency key", func() error {
-			_, err := s.Post(ctx, "bob", "r", "x", nil, strings.Repeat("i", chat.MaxIdempotencyKey+1))
+			_, err := s.Post(ctx, "bob", "r", "x", nil, strings.Repeat("i", wire.MaxIdempotencyKey+1))
 			return err
 		}, errs.Invalid, "idempotency key"},
 		{"members over cap", func() error {

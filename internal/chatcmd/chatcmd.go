@@ -20,6 +20,7 @@ import (
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Rooms is the room service the commands wrap (chat.Service satisfies it).
@@ -131,7 +132,7 @@ func (p *Poster) run(ctx context.Context, user string, c Command, idempotencyKey
 	kvKey := ""
 	if idempotencyKey != "" {
 		kvKey = idempotencyKey + "/kv"
-		if len(kvKey) > chat.MaxIdempotencyKey {
+		if len(kvKey) > wire.MaxIdempotencyKey {
 			kvKey = ""
 		}
 	}

@@ -2,7 +2,6 @@ package kv
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Replicator is what the Service needs from the replication engine.
@@ -33,11 +33,10 @@ type Replicator interface {
 
 // Default limits.
 const (
-	DefaultMaxKey     = 1 << 10 // bytes
-	DefaultMaxValue   = 1 << 20 // bytes
-	DefaultMaxList    = 1000    // keys per List call
-	DefaultListLimit  = 100     // keys per List call when the caller gives no limit
-	MaxIdempotencyKey = 256     // bytes
+	DefaultMaxKey    = 1 << 10 // bytes
+	DefaultMaxValue  = 1 << 20 // bytes
+	DefaultMaxList   = 1000    // keys per List call
+	DefaultListLimit = 100     // keys per List call when the caller gives no limit
 )
 
 // Limits bounds what callers may store and ask for. Zero fields take the
@@ -239,17 +238,12 @@ func (s *Service) checkKey(key string) error {
 // empty. The tag keeps kv retries apart from other domains' in the same
 // partition, the length prefix keeps ("ab","c") apart from ("a","bc").
 func DedupKey(user, idempotencyKey string) string {
-	if idempotencyKey == "" {
-		return ""
-	}
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(user)+len(idempotencyKey))
-	b = binary.AppendUvarint(append(b, Tag), uint64(len(user)))
-	return string(append(append(b, user...), idempotencyKey...))
+	return wire.NewDedupKey(idempotencyKey, Tag).String(user).Raw(idempotencyKey).Done()
 }
 
 func dedupKeyFor(user, idempotencyKey string) (string, error) {
-	if len(idempotencyKey) > MaxIdempotencyKey {
-		return "", errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(idempotencyKey), MaxIdempotencyKey)
+	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
+		return "", err
 	}
 	return DedupKey(user, idempotencyKey), nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv"
 	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 func newService(t *testing.T, partitions int) (*kv.Service, *kvtest.Replicator) {
@@ -171,7 +172,7 @@ func TestService_Validation(t *testing.T) {
 		{"put bad utf8", func() error { _, err := s.Put(ctx, "", "\xff", nil, 0, ""); return err }, errs.Invalid, "key"},
 		{"put large value", func() error { _, err := s.Put(ctx, "", "k", make([]byte, 33), 0, ""); return err }, errs.TooLarge, "value"},
 		{"put long idempotency key", func() error {
-			_, err := s.Put(ctx, "", "k", nil, 0, strings.Repeat("i", kv.MaxIdempotencyKey+1))
+			_, err := s.Put(ctx, "", "k", nil, 0, strings.Repeat("i", wire.MaxIdempotencyKey+1))
 			return err
 		}, errs.Invalid, "idempotency key"},
 		{"get empty key", func() error { _, _, err := s.Get(ctx, "", false); return err }, errs.Invalid, "key"},

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Replicator is what the Service needs from the replication engine; it is
@@ -47,7 +47,6 @@ const (
 	DefaultMaxMine           = 1000
 	DefaultMaxHitsPerCommand = 1024
 	DefaultFlushRetention    = 256
-	MaxIdempotencyKey        = 256 // bytes
 )
 
 // Config tunes a Service. Zero fields take the defaults.
@@ -188,8 +187,8 @@ func (s *Service) Create(ctx context.Context, user, url, code, idempotencyKey st
 	if err := CheckURL(url, s.cfg.MaxURL); err != nil {
 		return Link{}, err
 	}
-	if len(idempotencyKey) > MaxIdempotencyKey {
-		return Link{}, errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(idempotencyKey), MaxIdempotencyKey)
+	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
+		return Link{}, err
 	}
 	if code != "" {
 		if err := CheckCode(code); err != nil {
@@ -329,11 +328,5 @@ func firstError(list []error) error {
 // link retries apart from other domains' in the same partition, the length
 // prefix keeps ("ab","c") apart from ("a","bc").
 func dedupKey(op byte, user, idempotencyKey string, attempt int) string {
-	if idempotencyKey == "" {
-		return ""
-	}
-	b := make([]byte, 0, 2+2*binary.MaxVarintLen64+len(user)+len(idempotencyKey))
-	b = binary.AppendUvarint(append(b, Tag, op), uint64(len(user)))
-	b = binary.AppendUvarint(append(b, user...), uint64(attempt))
-	return string(append(b, idempotencyKey...))
+	return wire.NewDedupKey(idempotencyKey, Tag, op).String(user).Uvarint(uint64(attempt)).Raw(idempotencyKey).Done()
 }

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -60,7 +59,6 @@ const (
 	DefaultMaxWait       = 30 * time.Second
 	DefaultPollMin       = 50 * time.Millisecond
 	DefaultPollMax       = 500 * time.Millisecond
-	MaxIdempotencyKey    = 256 // bytes
 )
 
 // Limits bounds what callers may send and ask for. Zero fields take the
@@ -248,8 +246,8 @@ func (s *Service) Receive(ctx context.Context, user, queue string, o ReceiveOpti
 	if o.Wait < 0 || o.Wait > s.lim.MaxWait {
 		return Message{}, false, errs.New(errs.Invalid, "wait must be between 0 and %d ms", s.lim.MaxWait.Milliseconds())
 	}
-	if len(idempotencyKey) > MaxIdempotencyKey {
-		return Message{}, false, idempotencyKeyTooLong(idempotencyKey)
+	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
+		return Message{}, false, err
 	}
 	cmd := EncodeReceive(Receive{
 		Queue:        queue,
@@ -347,8 +345,8 @@ func mergeResults(results []partResult) ([]QueueInfo, int64, error) {
 // propose replicates one command on queue's partition under user's
 // idempotency key.
 func (s *Service) propose(ctx context.Context, user, queue, idempotencyKey string, cmd []byte) ([]byte, error) {
-	if len(idempotencyKey) > MaxIdempotencyKey {
-		return nil, idempotencyKeyTooLong(idempotencyKey)
+	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
+		return nil, err
 	}
 	res, err := s.r.Propose(ctx, s.r.PartitionOf(queue), DedupKey(user, queue, idempotencyKey, 0), cmd)
 	if err != nil {
@@ -373,10 +371,6 @@ func checkUser(field, name string) error {
 	return nil
 }
 
-func idempotencyKeyTooLong(key string) error {
-	return errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(key), MaxIdempotencyKey)
-}
-
 // DedupKey returns the replication dedup key for a user's idempotency key on
 // queue: Tag, then user, queue and idempotencyKey each as a uvarint length
 // and bytes, then, for attempt > 0 (the later attempts of one long poll),
@@ -385,15 +379,9 @@ func idempotencyKeyTooLong(key string) error {
 // the parts apart, and the queue keeps one key reused on two queues from
 // returning one queue's result for the other.
 func DedupKey(user, queue, idempotencyKey string, attempt uint64) string {
-	if idempotencyKey == "" {
-		return ""
-	}
-	b := make([]byte, 0, 1+4*binary.MaxVarintLen64+len(user)+len(queue)+len(idempotencyKey))
-	b = wire.AppendString(append(b, Tag), user)
-	b = wire.AppendString(b, queue)
-	b = wire.AppendString(b, idempotencyKey)
+	k := wire.NewDedupKey(idempotencyKey, Tag).String(user).String(queue).String(idempotencyKey)
 	if attempt > 0 {
-		b = binary.AppendUvarint(b, attempt)
+		k.Uvarint(attempt)
 	}
-	return string(b)
+	return k.Done()
 }

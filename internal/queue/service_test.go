@@ -13,6 +13,7 @@ import (
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/queue"
 	"github.com/parley-chat/parley/internal/queue/queuetest"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 func newService(t *testing.T, partitions int, cfg queue.Config) (*queue.Service, *queuetest.Replicator) {
@@ -129,7 +130,7 @@ func TestService_SendValidation(t *testing.T) {
 	if id, ts, err := s.Send(ctx, "alice", "q", "", []byte("12345678"), ""); err != nil || id != 1 || ts == 0 {
 		t.Fatalf("Send at the limit = (%d, %d, %v)", id, ts, err)
 	}
-	_, _, err := s.Send(ctx, "alice", "q", "", []byte("x"), strings.Repeat("k", queue.MaxIdempotencyKey+1))
+	_, _, err := s.Send(ctx, "alice", "q", "", []byte("x"), strings.Repeat("k", wire.MaxIdempotencyKey+1))
 	wantCode(t, err, errs.Invalid)
 }
 
