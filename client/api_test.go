@@ -1,5 +1,7 @@
 package client_test
 
+import "github.com/parley-chat/parley/internal/state/statetest"
+
 import (
 	"context"
 	"net/http"
@@ -13,11 +15,9 @@ import (
 	"github.com/parley-chat/parley/internal/api"
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/kv"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
 	"github.com/parley-chat/parley/internal/link"
 	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/queue"
-	"github.com/parley-chat/parley/internal/queue/queuetest"
 )
 
 // fullServer is a real api.Server with every domain over in-memory
@@ -25,29 +25,31 @@ import (
 type fullServer struct {
 	base string
 	hc   *http.Client
-	qRep *queuetest.Replicator
+	qRep *statetest.Replicator
 }
 
 func newFullServer(t *testing.T) *fullServer {
 	t.Helper()
 	epoch := func() time.Time { return time.UnixMilli(0) } // the replicators' leader time starts there
-	accounts, err := account.NewService(kvtest.NewReplicator(4, account.StateMachine{}), account.Config{
+	accounts, err := account.NewService(statetest.NewReplicator(4, account.StateMachine{}), account.Config{
 		Hasher: passwordtest.Hasher(),
 		Now:    epoch,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	links, err := link.NewService(kvtest.NewReplicator(4, link.StateMachine{}), link.Config{})
+	links, err := link.NewService(statetest.NewReplicator(4, link.StateMachine{}), link.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	qRep := queuetest.NewReplicator(4)
+	qRep := statetest.NewReplicator(4, queue.StateMachine{})
+	qRep.Freeze(statetest.Start)
+	qRep.NotifyOn(queue.NotifyQueue)
 	srv := httptest.NewServer(api.New(api.Config{
-		KV:        kv.NewService(kvtest.NewReplicator(4, nil), kv.Limits{}),
+		KV:        kv.NewService(statetest.NewReplicator(4, kv.StateMachine{}), kv.Limits{}),
 		Status:    &fakeStatus{ready: true},
 		Accounts:  accounts,
-		Rooms:     chat.NewService(kvtest.NewReplicator(4, chat.StateMachine{}), chat.Config{Hasher: passwordtest.Hasher()}),
+		Rooms:     chat.NewService(statetest.NewReplicator(4, chat.StateMachine{}), chat.Config{Hasher: passwordtest.Hasher()}),
 		Queues:    queue.NewService(qRep, queue.Config{Now: qRep.Now, Notifier: qRep}),
 		Links:     links,
 		PublicURL: "https://par.ly",

@@ -14,24 +14,6 @@ import (
 	"github.com/parley-chat/parley/internal/wire"
 )
 
-// Replicator is what the Service needs from the replication engine; it is
-// the same as kv.Replicator.
-type Replicator interface {
-	// PartitionOf returns the partition (Raft group id) that owns a routing key.
-	PartitionOf(routingKey string) uint64
-	// Partitions returns all partition ids.
-	Partitions() []uint64
-	// Propose replicates cmd in partition p and returns Apply's result once
-	// applied. dedupKey non-empty makes the command idempotent: a second
-	// proposal with the same dedupKey within the dedup window returns the
-	// first result.
-	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
-	// Read runs fn against partition p's state: linearizable (ReadIndex)
-	// unless stale, when it reads the local replica (or the nearest one) and
-	// returns how stale it may be in ms.
-	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
-}
-
 // AdminClaimRoutingKey routes the cluster's one admin seat. It starts with
 // 0x00, which no username can, so it shares its partition with users only by
 // chance of the hash.
@@ -166,7 +148,7 @@ type RegisterRequest struct {
 // Service registers users and manages their sessions. It is safe for
 // concurrent use.
 type Service struct {
-	r      Replicator
+	r      state.Replicator
 	cfg    Config
 	hasher *password.Hasher
 	cache  *sessionCache // nil when disabled
@@ -176,7 +158,7 @@ type Service struct {
 // NewService returns a Service that replicates through r. Without
 // Config.Hasher, building it hashes one random password (the stand-in
 // verified for unknown users).
-func NewService(r Replicator, cfg Config) (*Service, error) {
+func NewService(r state.Replicator, cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/errs"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
 	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // clock is a fake clock. It starts at the Unix epoch, like the in-memory
@@ -40,7 +40,7 @@ func (c *clock) Advance(d time.Duration) {
 // spy wraps the in-memory replicator to count reads and proposals and to fail
 // chosen proposals.
 type spy struct {
-	*kvtest.Replicator
+	*statetest.Replicator
 	reads, proposals atomic.Int64
 	mu               sync.Mutex
 	fail             func(cmd []byte) error
@@ -71,10 +71,10 @@ func (s *spy) setFail(f func(cmd []byte) error) {
 }
 
 func newSpy(partitions int) *spy {
-	return &spy{Replicator: kvtest.NewReplicator(partitions, account.StateMachine{})}
+	return &spy{Replicator: statetest.NewReplicator(partitions, account.StateMachine{})}
 }
 
-func mustService(t testing.TB, r account.Replicator, clk *clock, mod func(*account.Config)) *account.Service {
+func mustService(t testing.TB, r state.Replicator, clk *clock, mod func(*account.Config)) *account.Service {
 	t.Helper()
 	cfg := account.Config{Hasher: passwordtest.Hasher(), Now: clk.Now}
 	if mod != nil {

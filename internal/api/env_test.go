@@ -14,12 +14,11 @@ import (
 
 	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/chat"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
 	"github.com/parley-chat/parley/internal/link"
 	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/queue"
-	"github.com/parley-chat/parley/internal/queue/queuetest"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // clock is a settable clock for the account service. It starts at the Unix
@@ -47,10 +46,10 @@ func (c *clock) Advance(d time.Duration) {
 type fullEnv struct {
 	*testEnv
 	clk     *clock
-	accRep  *kvtest.Replicator
-	chatRep *kvtest.Replicator
-	qRep    *queuetest.Replicator
-	linkRep *kvtest.Replicator
+	accRep  *statetest.Replicator
+	chatRep *statetest.Replicator
+	qRep    *statetest.Replicator
+	linkRep *statetest.Replicator
 	writes  atomic.Int64 // Set and Delete calls of account, chat and link
 }
 
@@ -66,11 +65,13 @@ func newFullEnv(t *testing.T, o envOptions) *fullEnv {
 	t.Helper()
 	e := &fullEnv{
 		clk:  &clock{now: time.UnixMilli(0)},
-		qRep: queuetest.NewReplicator(4),
+		qRep: statetest.NewReplicator(4, queue.StateMachine{}),
 	}
-	e.accRep = kvtest.NewReplicator(4, countingApplier{account.StateMachine{}, &e.writes})
-	e.chatRep = kvtest.NewReplicator(4, countingApplier{chat.StateMachine{}, &e.writes})
-	e.linkRep = kvtest.NewReplicator(4, countingApplier{link.StateMachine{}, &e.writes})
+	e.qRep.Freeze(statetest.Start)
+	e.qRep.NotifyOn(queue.NotifyQueue)
+	e.accRep = statetest.NewReplicator(4, countingApplier{account.StateMachine{}, &e.writes})
+	e.chatRep = statetest.NewReplicator(4, countingApplier{chat.StateMachine{}, &e.writes})
+	e.linkRep = statetest.NewReplicator(4, countingApplier{link.StateMachine{}, &e.writes})
 	if o.rateLimit == 0 {
 		o.rateLimit = 1000
 	}

@@ -17,24 +17,6 @@ import (
 	"github.com/parley-chat/parley/internal/wire"
 )
 
-// Replicator is what the Service needs from the replication engine. It is the
-// same method set as kv.Replicator, so one engine adapter serves both.
-type Replicator interface {
-	// PartitionOf returns the partition (Raft group id) that owns a routing key.
-	PartitionOf(routingKey string) uint64
-	// Partitions returns all partition ids.
-	Partitions() []uint64
-	// Propose replicates cmd in partition p and returns Apply's result once
-	// applied. dedupKey non-empty makes the command idempotent: a second
-	// proposal with the same dedupKey within the dedup window returns the
-	// first result.
-	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
-	// Read runs fn against partition p's state: linearizable (ReadIndex)
-	// unless stale, when it reads the local replica (or the nearest one) and
-	// returns how stale it may be in ms.
-	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
-}
-
 // Defaults of Config.
 const (
 	DefaultMaxText     = 4096 // bytes
@@ -102,13 +84,13 @@ func (c Config) Validate() error {
 // is errs.Unauthorized. Room names are folded to lower case (see
 // CanonicalRoom).
 type Service struct {
-	r   Replicator
+	r   state.Replicator
 	cfg Config
 }
 
 // NewService returns a Service that replicates through r within cfg.
 // Without Config.Hasher, building it hashes one random password.
-func NewService(r Replicator, cfg Config) *Service {
+func NewService(r state.Replicator, cfg Config) *Service {
 	cfg = cfg.withDefaults()
 	if cfg.Hasher == nil {
 		h, err := password.NewHasher(password.DefaultParams(), 0)

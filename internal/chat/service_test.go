@@ -12,20 +12,21 @@ import (
 
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
 	"github.com/parley-chat/parley/internal/password/passwordtest"
+	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/state/statetest"
 	"github.com/parley-chat/parley/internal/wire"
 )
 
-// The in-memory kvtest.Replicator takes any state.Applier: here it runs the
+// The in-memory statetest.Replicator takes any state.Applier: here it runs the
 // chat state machine with dedup keys honoured and no Raft underneath.
-var _ chat.Replicator = (*kvtest.Replicator)(nil)
+var _ state.Replicator = (*statetest.Replicator)(nil)
 
 var ctx = context.Background()
 
-func newService(t testing.TB, partitions int) (*chat.Service, *kvtest.Replicator) {
+func newService(t testing.TB, partitions int) (*chat.Service, *statetest.Replicator) {
 	t.Helper()
-	r := kvtest.NewReplicator(partitions, chat.StateMachine{})
+	r := statetest.NewReplicator(partitions, chat.StateMachine{})
 	cfg := chat.Config{MaxText: 64, MaxMembers: 10, Hasher: passwordtest.Hasher()}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

@@ -14,23 +14,6 @@ import (
 	"github.com/parley-chat/parley/internal/wire"
 )
 
-// Replicator is what the Service needs from the replication engine.
-type Replicator interface {
-	// PartitionOf returns the partition (Raft group id) that owns a routing key.
-	PartitionOf(routingKey string) uint64
-	// Partitions returns all partition ids.
-	Partitions() []uint64
-	// Propose replicates cmd in partition p and returns Apply's result once
-	// applied. dedupKey non-empty makes the command idempotent: a second
-	// proposal with the same dedupKey within the dedup window returns the
-	// first result.
-	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
-	// Read runs fn against partition p's state: linearizable (ReadIndex)
-	// unless stale, when it reads the local replica (or the nearest one) and
-	// returns how stale it may be in ms.
-	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
-}
-
 // Default limits.
 const (
 	DefaultMaxKey    = 1 << 10 // bytes
@@ -63,12 +46,12 @@ func (l Limits) withDefaults() Limits {
 // Service turns kv API calls into proposals and reads. It is safe for
 // concurrent use.
 type Service struct {
-	r   Replicator
+	r   state.Replicator
 	lim Limits
 }
 
 // NewService returns a Service that replicates through r within lim.
-func NewService(r Replicator, lim Limits) *Service {
+func NewService(r state.Replicator, lim Limits) *Service {
 	return &Service{r: r, lim: lim.withDefaults()}
 }
 

@@ -11,13 +11,13 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/state/statetest"
 	"github.com/parley-chat/parley/internal/wire"
 )
 
-func newService(t *testing.T, partitions int) (*kv.Service, *kvtest.Replicator) {
+func newService(t *testing.T, partitions int) (*kv.Service, *statetest.Replicator) {
 	t.Helper()
-	r := kvtest.NewReplicator(partitions, nil)
+	r := statetest.NewReplicator(partitions, kv.StateMachine{})
 	return kv.NewService(r, kv.Limits{MaxKey: 16, MaxValue: 32, MaxList: 50}), r
 }
 
@@ -308,7 +308,7 @@ func TestService_Concurrent(t *testing.T) {
 }
 
 func BenchmarkService_Put(b *testing.B) {
-	s := kv.NewService(kvtest.NewReplicator(16, nil), kv.Limits{})
+	s := kv.NewService(statetest.NewReplicator(16, kv.StateMachine{}), kv.Limits{})
 	value := make([]byte, 256)
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
 	"github.com/parley-chat/parley/internal/link"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // clock is a fake clock.
@@ -40,7 +40,7 @@ func (c *clock) Advance(d time.Duration) {
 // spy wraps the in-memory replicator to count reads by kind, to fail chosen
 // proposals, and to hide links from stale reads as a lagging replica would.
 type spy struct {
-	*kvtest.Replicator
+	*statetest.Replicator
 	staleReads, linReads, proposals atomic.Int64
 	mu                              sync.Mutex
 	fail                            func(ctx context.Context, p uint64, dedupKey string, cmd []byte) error
@@ -48,7 +48,7 @@ type spy struct {
 }
 
 func newSpy(partitions int) *spy {
-	return &spy{Replicator: kvtest.NewReplicator(partitions, link.StateMachine{})}
+	return &spy{Replicator: statetest.NewReplicator(partitions, link.StateMachine{})}
 }
 
 func (s *spy) Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error) {
@@ -85,7 +85,7 @@ func (s *spy) set(f func(*spy)) {
 	f(s)
 }
 
-func mustService(t testing.TB, r link.Replicator, clk *clock, mod func(*link.Config)) *link.Service {
+func mustService(t testing.TB, r state.Replicator, clk *clock, mod func(*link.Config)) *link.Service {
 	t.Helper()
 	cfg := link.Config{Now: clk.Now}
 	if mod != nil {

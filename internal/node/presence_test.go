@@ -10,17 +10,17 @@ import (
 
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
 	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/presence"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // presenceEnv is a tracker of node "n1" over an in-memory replicator
 // running the real partition state machine. One clock, nowMs, is both the
 // leader's (stamped into commands) and the tracker's.
 type presenceEnv struct {
-	rep   *kvtest.Replicator
+	rep   *statetest.Replicator
 	p     *Presence
 	nowMs int64
 }
@@ -36,7 +36,7 @@ func (l leaderClock) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte,
 func newPresenceEnv(t *testing.T, ttl time.Duration) *presenceEnv {
 	t.Helper()
 	e := &presenceEnv{nowMs: 1_000_000}
-	e.rep = kvtest.NewReplicator(4, leaderClock{e})
+	e.rep = statetest.NewReplicator(4, leaderClock{e})
 	e.p = newPresence("n1", ttl, e.rep, func(uint64) bool { return true }, slog.New(slog.DiscardHandler))
 	e.p.now = func() time.Time { return time.UnixMilli(e.nowMs) }
 	return e

@@ -15,24 +15,6 @@ import (
 	"github.com/parley-chat/parley/internal/wire"
 )
 
-// Replicator is what the Service needs from the replication engine. It is
-// the same as kv.Replicator, so one engine adapter serves both.
-type Replicator interface {
-	// PartitionOf returns the partition (Raft group id) that owns a routing key.
-	PartitionOf(routingKey string) uint64
-	// Partitions returns all partition ids.
-	Partitions() []uint64
-	// Propose replicates cmd in partition p and returns Apply's result once
-	// applied. dedupKey non-empty makes the command idempotent: a second
-	// proposal with the same dedupKey within the dedup window returns the
-	// first result.
-	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
-	// Read runs fn against partition p's state: linearizable (ReadIndex)
-	// unless stale, when it reads the local replica (or the nearest one) and
-	// returns how stale it may be in ms.
-	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
-}
-
 // Notifier wakes long-polling receivers. The node layer implements it from
 // its applied-command notifications: after the batch holding a command for
 // which NotifyQueue reports a queue is visible to reads, it wakes that
@@ -108,13 +90,13 @@ type Config struct {
 // Service turns queue API calls into proposals and reads. It is safe for
 // concurrent use.
 type Service struct {
-	r   Replicator
+	r   state.Replicator
 	cfg Config
 	lim Limits
 }
 
 // NewService returns a Service that replicates through r.
-func NewService(r Replicator, cfg Config) *Service {
+func NewService(r state.Replicator, cfg Config) *Service {
 	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.PollMin <= 0 {
 		cfg.PollMin = DefaultPollMin
