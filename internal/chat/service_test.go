@@ -390,7 +390,7 @@ func TestService_Compact(t *testing.T) {
 	for range 9 {
 		mustPost(t, s, "alice", "r", "x") // t=2..10
 	}
-	// kvtest stamps the next proposal t=11: keep 5 ms, so t<6 goes (seqs 1-5).
+	// statetest stamps the next proposal t=11: keep 5 ms, so t<6 goes (seqs 1-5).
 	res, err := s.Compact(ctx, r.PartitionOf("r"), 5*time.Millisecond, 0)
 	if err != nil || res.Deleted != 5 || res.More {
 		t.Fatalf("Compact = %+v, %v", res, err)
