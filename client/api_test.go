@@ -1,7 +1,5 @@
 package client_test
 
-import "github.com/parley-chat/parley/internal/state/statetest"
-
 import (
 	"context"
 	"net/http"
@@ -18,6 +16,7 @@ import (
 	"github.com/parley-chat/parley/internal/link"
 	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/queue"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // fullServer is a real api.Server with every domain over in-memory

@@ -1,7 +1,5 @@
 package client_test
 
-import "github.com/parley-chat/parley/internal/state/statetest"
-
 import (
 	"bytes"
 	"context"
@@ -18,6 +16,7 @@ import (
 	"github.com/parley-chat/parley/internal/api"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // fakeStatus is an api.StatusSource with fixed answers.

@@ -1,7 +1,5 @@
 package api
 
-import "github.com/parley-chat/parley/internal/state/statetest"
-
 import (
 	"bytes"
 	"net/http"
@@ -9,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/parley-chat/parley/internal/kv"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 func benchHandler(b *testing.B) http.Handler {

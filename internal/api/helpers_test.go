@@ -1,7 +1,5 @@
 package api
 
-import "github.com/parley-chat/parley/internal/state/statetest"
-
 import (
 	"bytes"
 	"context"
@@ -14,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/parley-chat/parley/internal/kv"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // fakeKV is a KVService over a real kv.Service on an in-memory replicator. It

@@ -1,7 +1,5 @@
 package queue_test
 
-import "github.com/parley-chat/parley/internal/state/statetest"
-
 import (
 	"context"
 	"sync"
@@ -10,6 +8,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/queue"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // fakeNotifier records Wait calls and hands them to an inner Notifier. Its
