@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 // This file starts the peer servers the rabbitmq and nats tests run
@@ -52,22 +54,6 @@ func startProcess(t *testing.T, dir, name string, cmd *exec.Cmd) {
 		}
 		_ = logf.Close()
 	})
-}
-
-// waitFor polls ok every 250 ms until it returns nil or the deadline passes.
-func waitFor(t *testing.T, what string, deadline time.Duration, ok func() error) {
-	t.Helper()
-	end := time.Now().Add(deadline)
-	for {
-		err := ok()
-		if err == nil {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("%s: not ready after %s: %v", what, deadline, err)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
 }
 
 // lookPath returns the path of the first of names found, or skips.
@@ -124,7 +110,7 @@ func startRabbitMQ(t *testing.T) string {
 	)
 	startProcess(t, dir, "rabbitmq", cmd)
 	url := fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", amqpPort)
-	waitFor(t, "rabbitmq (log in "+dir+")", 3*time.Minute, func() error {
+	poll.Until(t, 3*time.Minute, "rabbitmq (log in "+dir+")", func() error {
 		c, err := rmqDial(url)
 		if err == nil {
 			_ = c.Close()
@@ -143,7 +129,7 @@ func startNATS(t *testing.T) string {
 	port := freePort(t)
 	cmd := exec.Command(server, "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", dir, "-n", "bench-test")
 	startProcess(t, dir, "nats", cmd)
-	waitFor(t, "nats-server", time.Minute, func() error {
+	poll.Until(t, time.Minute, "nats-server", func() error {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
 			_ = c.Close()

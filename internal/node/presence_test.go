@@ -11,6 +11,7 @@ import (
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/password/passwordtest"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/presence"
 	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/state/statetest"
@@ -184,22 +185,9 @@ func TestPresence_RunProposesOnConnect(t *testing.T) {
 	go func() { defer close(done); e.p.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	release := e.p.Connected("alice")
-	waitFor(t, "alice online", func() bool { return len(e.online(t)) == 1 })
+	poll.Until(t, 10*time.Second, "alice online", func() bool { return len(e.online(t)) == 1 })
 	release()
-	waitFor(t, "alice offline", func() bool { return len(e.online(t)) == 0 })
-}
-
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Until(t, 10*time.Second, "alice offline", func() bool { return len(e.online(t)) == 0 })
 }
 
 func TestPresenceRooms_FillsOnline(t *testing.T) {
