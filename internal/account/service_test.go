@@ -16,26 +16,10 @@ import (
 	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
-// clock is a fake clock. It starts at the Unix epoch, like the in-memory
-// replicator's leader time, so sessions expire on the same time line.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.UnixMilli(0)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock returns the Service's clock. It starts at the Unix epoch, like
+// the in-memory replicator's leader time, so sessions expire on the same
+// time line.
+func newClock() *statetest.Clock { return statetest.NewClock(time.UnixMilli(0)) }
 
 // spy wraps the in-memory replicator to count reads and proposals and to fail
 // chosen proposals.
@@ -74,7 +58,7 @@ func newSpy(partitions int) *spy {
 	return &spy{Replicator: statetest.NewReplicator(partitions, account.StateMachine{})}
 }
 
-func mustService(t testing.TB, r state.Replicator, clk *clock, mod func(*account.Config)) *account.Service {
+func mustService(t testing.TB, r state.Replicator, clk *statetest.Clock, mod func(*account.Config)) *account.Service {
 	t.Helper()
 	cfg := account.Config{Hasher: passwordtest.Hasher(), Now: clk.Now}
 	if mod != nil {

@@ -7,50 +7,19 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/parley-chat/parley/internal/account"
-	"github.com/parley-chat/parley/internal/chat"
-	"github.com/parley-chat/parley/internal/link"
-	"github.com/parley-chat/parley/internal/password/passwordtest"
-	"github.com/parley-chat/parley/internal/queue"
-	"github.com/parley-chat/parley/internal/state"
-	"github.com/parley-chat/parley/internal/state/statetest"
+	"github.com/parley-chat/parley/internal/servicetest"
 )
 
-// clock is a settable clock for the account service. It starts at the Unix
-// epoch, like the in-memory replicator's leader time, so sessions expire on
-// the same time line.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// fullEnv is a Server with every domain: real services over in-memory
-// replicators, cheap password hashing and controllable clocks.
+// fullEnv is a Server with every domain: the services of servicetest (real
+// services over in-memory replicators, cheap password hashing and
+// controllable clocks).
 type fullEnv struct {
 	*testEnv
-	clk     *clock
-	accRep  *statetest.Replicator
-	chatRep *statetest.Replicator
-	qRep    *statetest.Replicator
-	linkRep *statetest.Replicator
-	writes  atomic.Int64 // Set and Delete calls of account, chat and link
+	*servicetest.Stack
 }
 
 // envOptions adjust a fullEnv.
@@ -63,44 +32,20 @@ type envOptions struct {
 
 func newFullEnv(t *testing.T, o envOptions) *fullEnv {
 	t.Helper()
-	e := &fullEnv{
-		clk:  &clock{now: time.UnixMilli(0)},
-		qRep: statetest.NewReplicator(4, queue.StateMachine{}),
-	}
-	e.qRep.Freeze(statetest.Start)
-	e.qRep.NotifyOn(queue.NotifyQueue)
-	e.accRep = statetest.NewReplicator(4, countingApplier{account.StateMachine{}, &e.writes})
-	e.chatRep = statetest.NewReplicator(4, countingApplier{chat.StateMachine{}, &e.writes})
-	e.linkRep = statetest.NewReplicator(4, countingApplier{link.StateMachine{}, &e.writes})
 	if o.rateLimit == 0 {
 		o.rateLimit = 1000
 	}
-	accounts, err := account.NewService(e.accRep, account.Config{
+	e := &fullEnv{Stack: servicetest.New(t, servicetest.Options{
 		Registration:      o.registration,
-		Hasher:            passwordtest.Hasher(),
 		AttemptsPerMinute: o.rateLimit,
 		SessionTTL:        o.sessionTTL,
-		Now:               e.clk.Now,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	links, err := link.NewService(e.linkRep, link.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := o.cfg
-	cfg.Accounts = accounts
-	cfg.Rooms = chat.NewService(e.chatRep, chat.Config{Hasher: passwordtest.Hasher()})
-	cfg.Queues = queue.NewService(e.qRep, queue.Config{
-		Now:      e.qRep.Now,
-		Notifier: e.qRep,
 		IsAdmin: func(ctx context.Context, user string) (bool, error) {
 			id, _ := IdentityFrom(ctx)
 			return id.Admin && strings.EqualFold(id.User, user), nil
 		},
-	})
-	cfg.Links = links
+	})}
+	cfg := o.cfg
+	cfg.Accounts, cfg.Rooms, cfg.Queues, cfg.Links = e.Accounts, e.Rooms, e.Queues, e.Links
 	cfg.LoginRateLimit = o.rateLimit
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "https://par.ly/"
@@ -138,35 +83,10 @@ func (e *fullEnv) call(t *testing.T, token, method, target, body string, headers
 // requests change nothing.
 func (e *fullEnv) stored() string {
 	var keys []string
-	for p := uint64(1); p <= 4; p++ {
-		keys = append(keys, e.qRep.Keys(p)...)
+	for _, p := range e.QueueRep.Partitions() {
+		keys = append(keys, e.QueueRep.Keys(p)...)
 	}
-	return fmt.Sprintf("%d writes, queue keys %q", e.writes.Load(), keys)
-}
-
-// countingApplier counts the writes of a state machine.
-type countingApplier struct {
-	app    state.Applier
-	writes *atomic.Int64
-}
-
-func (c countingApplier) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
-	return c.app.Apply(countingWriter{w, c.writes}, meta, cmd)
-}
-
-type countingWriter struct {
-	state.Writer
-	writes *atomic.Int64
-}
-
-func (c countingWriter) Set(k, v []byte) error {
-	c.writes.Add(1)
-	return c.Writer.Set(k, v)
-}
-
-func (c countingWriter) Delete(k []byte) error {
-	c.writes.Add(1)
-	return c.Writer.Delete(k)
+	return fmt.Sprintf("%d writes, queue keys %q", e.Writes(), keys)
 }
 
 // mustJSON checks w's status and decodes its JSON body into out (nil: no

@@ -98,7 +98,7 @@ func TestStream_Revocation(t *testing.T) {
 		if err := other.Logout(context.Background(), alice); err != nil {
 			t.Fatal(err)
 		}
-		e.clk.Advance(time.Second) // this node's cached answer is now too old
+		e.Clock.Advance(time.Second) // this node's cached answer is now too old
 		send(t, c, `{"type":"subscribe","room":"archive","after":0}`)
 		mustEndUnauthorized(t, c, sessionWindow+sessionSlack)
 	})
@@ -114,7 +114,7 @@ func TestStream_Revocation(t *testing.T) {
 		if err := other.Logout(context.Background(), alice); err != nil {
 			t.Fatal(err)
 		}
-		e.clk.Advance(time.Second) // this node's cached answer is now too old
+		e.Clock.Advance(time.Second) // this node's cached answer is now too old
 		start := time.Now()
 		mustEndUnauthorized(t, c, sessionWindow+sessionSlack)
 		t.Logf("stream ended %v after the cached answer expired", time.Since(start))
@@ -125,9 +125,9 @@ func TestStream_Revocation(t *testing.T) {
 // with its own session cache: another node's.
 func otherNodeAccounts(t *testing.T, e *streamEnv) *account.Service {
 	t.Helper()
-	s, err := account.NewService(e.accRep, account.Config{
+	s, err := account.NewService(e.AccountRep, account.Config{
 		Hasher: passwordtest.Hasher(),
-		Now:    e.clk.Now,
+		Now:    e.Clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)

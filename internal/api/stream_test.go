@@ -111,7 +111,7 @@ func newStreamEnvWith(t *testing.T, hubCfg stream.Config, o envOptions) *streamE
 	o.cfg.Streams = ts
 	o.cfg.StreamOrigins = func() []string { return []string{"10.0.0.7:7070", "https://chat.example.com"} }
 	e := newFullEnv(t, o)
-	ts.rep = e.chatRep
+	ts.rep = e.RoomRep
 	srv := httptest.NewServer(e.h)
 	t.Cleanup(srv.Close)
 	return &streamEnv{fullEnv: e, streams: ts, srv: srv}
