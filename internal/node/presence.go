@@ -26,14 +26,6 @@ const (
 	expireRounds = 8
 )
 
-// presenceReplicator is what the Presence tracker needs from the Router.
-type presenceReplicator interface {
-	PartitionOf(routingKey string) uint64
-	Partitions() []uint64
-	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
-	Read(ctx context.Context, p uint64, stale bool, fn func(state.Reader) error) (int64, error)
-}
-
 // Presence tracks who is online through this node and answers who is
 // online anywhere. The stream calls Connected when a WebSocket
 // authenticates and the returned release when it closes; Run renews this
@@ -46,7 +38,7 @@ type presenceReplicator interface {
 type Presence struct {
 	node  string
 	ttl   time.Duration
-	r     presenceReplicator
+	r     state.Replicator    // the Router
 	leads func(p uint64) bool // this node leads partition p
 	now   func() time.Time
 	log   *slog.Logger
@@ -65,7 +57,7 @@ type userConns struct {
 
 // newPresence returns a tracker for node id that renews leases of ttl
 // (defaultPresenceTTL when zero).
-func newPresence(id string, ttl time.Duration, r presenceReplicator, leads func(uint64) bool, log *slog.Logger) *Presence {
+func newPresence(id string, ttl time.Duration, r state.Replicator, leads func(uint64) bool, log *slog.Logger) *Presence {
 	if ttl <= 0 {
 		ttl = defaultPresenceTTL
 	}
