@@ -101,6 +101,9 @@ type network struct {
 	engines map[string]*Engine
 	rec     *recorder
 	down    map[string]bool
+	// filter, when set, sees every message that is not cut off by down and
+	// returns what is delivered: it may drop messages or change the copies.
+	filter func(from, to string, m *raftpb.Message) (deliver bool)
 }
 
 type netSender struct {
@@ -113,15 +116,20 @@ func (s *netSender) SendRaft(addr string, msgs []transport.GroupMessage) {
 		s.net.rec.add(event{kind: "send", node: s.from, msg: m.Msg})
 	}
 	s.net.mu.Lock()
-	e, down := s.net.engines[addr], s.net.down[addr] || s.net.down[s.from]
+	e, down, filter := s.net.engines[addr], s.net.down[addr] || s.net.down[s.from], s.net.filter
 	s.net.mu.Unlock()
 	if e == nil || down {
 		return
 	}
+	deliver := make([]transport.GroupMessage, 0, len(msgs))
 	for _, m := range msgs {
+		if filter != nil && !filter(s.from, addr, &m.Msg) {
+			continue
+		}
 		s.net.rec.add(event{kind: "recv", node: addr, msg: m.Msg})
+		deliver = append(deliver, m)
 	}
-	e.Step(append([]transport.GroupMessage(nil), msgs...))
+	e.Step(deliver)
 }
 
 func (s *netSender) SendSnapshot(ctx context.Context, addr string, msg transport.GroupMessage, data func(io.Writer) error) error {
