@@ -23,10 +23,7 @@ func (c *icluster) stop(n *inode, crash bool) string {
 		c.net.mu.Unlock()
 		sends := n.sentSoFar(c.net.rec.snapshot())
 		clone := n.fs.CrashClone(vfs.CrashCloneCfg{})
-		j, err := readJournal(n.db.State(1))
-		if err != nil {
-			c.t.Fatal(err)
-		}
+		j := c.journalOf(n.db)
 		c.down(n)
 		c.net.mu.Lock()
 		delete(c.net.down, n.name)
@@ -42,14 +39,7 @@ func (c *icluster) stop(n *inode, crash bool) string {
 	delete(c.net.engines, n.name)
 	c.net.mu.Unlock()
 	e.Close() // nothing changes the store after this
-	j, err := readJournal(db.State(1))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	applied, sum, err := db.Checksum(1)
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	j, applied, sum := c.storeState(db)
 	c.down(n)
 	n.before, n.crashed, n.appliedIdx, n.sum, n.sends = j, false, applied, sum, sends
 	return n.name + " stopped"
@@ -79,11 +69,7 @@ func (c *icluster) awaitCrash(n *inode) string {
 	case <-time.After(10 * time.Second):
 		return n.name + " never synced"
 	}
-	j, err := readJournal(n.db.State(1)) // what it applied by now, the crash's included
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	n.before = j
+	n.before = c.journalOf(n.db) // what it applied by now, the crash's included
 	c.down(n)
 	c.net.mu.Lock()
 	delete(c.net.down, n.name)
@@ -110,18 +96,11 @@ func (n *inode) sentSoFar(events []event) []event {
 // persist, then send). With ahead, its log must also hold entries it has
 // not applied.
 func (c *icluster) restart(n *inode, sc *scriptCase) string {
-	db, err := storage.Open("db", storage.Options{FS: n.fs})
+	db, err := storage.Open("db", storage.Options{FS: n.fs.fs()})
 	if err != nil {
 		return fmt.Sprintf("%s: reopen: %v", n.name, err)
 	}
-	j, err := readJournal(db.State(1))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	applied, sum, err := db.Checksum(1)
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	j, applied, sum := c.storeState(db)
 	g, err := db.Group(1)
 	if err != nil {
 		c.t.Fatal(err)
@@ -183,4 +162,25 @@ func durableAcks(name string, sends []event, last uint64, hs raftpb.HardState) [
 		problems = append(problems, fmt.Sprintf("%s granted its vote to %d in term %d, its hard state says %d in term %d", name, vote.To, vote.Term, hs.Vote, hs.Term))
 	}
 	return problems
+}
+
+// journalOf returns the journal in db.
+func (c *icluster) journalOf(db *storage.DB) []jentry {
+	c.t.Helper()
+	j, err := readJournal(db.State(1))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return j
+}
+
+// storeState returns the journal in db with the applied index and checksum
+// of the state.
+func (c *icluster) storeState(db *storage.DB) (j []jentry, applied, sum uint64) {
+	c.t.Helper()
+	applied, sum, err := db.Checksum(1)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return c.journalOf(db), applied, sum
 }

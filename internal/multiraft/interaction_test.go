@@ -196,7 +196,7 @@ func (c *icluster) start(nodes int, compaction uint64) string {
 // made by the leader's first message).
 func (c *icluster) up(n *inode, open bool, peers []uint64) {
 	c.t.Helper()
-	db, err := storage.Open("db", storage.Options{FS: n.fs})
+	db, err := storage.Open("db", storage.Options{FS: n.fs.fs()})
 	if err != nil {
 		c.t.Fatalf("%s: open store: %v", n.name, err)
 	}
@@ -426,10 +426,7 @@ func (c *icluster) check() string {
 		}
 		members++
 		poll.Until(c.t, 10*time.Second, n.name+" catching up", func() bool { return n.eng.Applied(1) >= target })
-		j, err := readJournal(n.db.State(1))
-		if err != nil {
-			return err.Error()
-		}
+		j := c.journalOf(n.db)
 		for _, p := range append(checkJournal(j, acked), checkLog(n.db, j)...) {
 			problems = append(problems, n.name+": "+p)
 		}

@@ -1,7 +1,6 @@
 package multiraft
 
 import (
-	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -19,10 +18,8 @@ type syncTrap struct {
 	spring func() // nil when disarmed; runs once
 }
 
-type trapFile struct {
-	vfs.File
-	trap *syncTrap
-}
+// fs returns the file system to open the node's store on.
+func (t *syncTrap) fs() vfs.FS { return &walFS{FS: t.MemFS, before: t.sprung} }
 
 // arm makes the next WAL sync call spring first.
 func (t *syncTrap) arm(spring func()) {
@@ -40,41 +37,4 @@ func (t *syncTrap) sprung() {
 	if spring != nil {
 		spring()
 	}
-}
-
-func (t *syncTrap) wrap(name string, f vfs.File, err error) (vfs.File, error) {
-	if err != nil || !strings.HasSuffix(name, ".log") {
-		return f, err
-	}
-	return &trapFile{File: f, trap: t}, nil
-}
-
-func (t *syncTrap) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := t.MemFS.Create(name, c)
-	return t.wrap(name, f, err)
-}
-
-func (t *syncTrap) ReuseForWrite(o, n string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := t.MemFS.ReuseForWrite(o, n, c)
-	return t.wrap(n, f, err)
-}
-
-func (t *syncTrap) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
-	f, err := t.MemFS.OpenReadWrite(name, c, opts...)
-	return t.wrap(name, f, err)
-}
-
-func (f *trapFile) Sync() error {
-	f.trap.sprung()
-	return f.File.Sync()
-}
-
-func (f *trapFile) SyncData() error {
-	f.trap.sprung()
-	return f.File.SyncData()
-}
-
-func (f *trapFile) SyncTo(n int64) (bool, error) {
-	f.trap.sprung()
-	return f.File.SyncTo(n)
 }
