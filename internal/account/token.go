@@ -34,13 +34,11 @@ func newToken(lowerName string, rnd io.Reader) (string, error) {
 // made.
 func parseToken(token string) (lowerName string, digest [TokenHashLen]byte, ok bool) {
 	i := strings.LastIndexByte(token, '.')
-	if i <= 0 || i > ident.MaxUsername || len(token)-i-1 != tokenRandomLen {
+	if i <= 0 || len(token)-i-1 != tokenRandomLen {
 		return "", digest, false
 	}
-	for j := 0; j < i; j++ {
-		if c := token[j]; !ident.IsNameByte(c) || ('A' <= c && c <= 'Z') {
-			return "", digest, false
-		}
+	if name := token[:i]; !ident.ValidUsername(name) || ident.Fold(name) != name {
+		return "", digest, false
 	}
 	for j := i + 1; j < len(token); j++ {
 		if c := token[j]; !ident.IsNameByte(c) || c == '.' {
