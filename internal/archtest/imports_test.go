@@ -108,3 +108,39 @@ func TestImports_EngineStaysDomainFree(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// testHelpers are packages for tests only: in-memory replicators, cheap
+// password hashing, the polling helper, the full service stack.
+var testHelpers = []string{"internal/state/statetest", "internal/password/passwordtest", "internal/poll", "internal/servicetest"}
+
+// TestImports_TestHelpersStayInTests keeps the test helpers out of the
+// product: only _test.go files and other helpers import them.
+func TestImports_TestHelpersStayInTests(t *testing.T) {
+	helper := map[string]bool{}
+	for _, h := range testHelpers {
+		helper[module+h] = true
+	}
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(path))
+		if helper[module+filepath.ToSlash(dir)] {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); helper[p] {
+				t.Errorf("%s imports the test helper %s", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
