@@ -9,50 +9,32 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
-	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/api"
-	"github.com/parley-chat/parley/internal/chat"
-	"github.com/parley-chat/parley/internal/kv"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
-	"github.com/parley-chat/parley/internal/link"
-	"github.com/parley-chat/parley/internal/queue"
-	"github.com/parley-chat/parley/internal/queue/queuetest"
+	"github.com/parley-chat/parley/internal/servicetest"
 )
 
 // fullServer is a real api.Server with every domain over in-memory
-// replicators; base is its URL.
+// replicators (servicetest); base is its URL.
 type fullServer struct {
+	*servicetest.Stack
 	base string
 	hc   *http.Client
-	qRep *queuetest.Replicator
 }
 
 func newFullServer(t *testing.T) *fullServer {
 	t.Helper()
-	epoch := func() time.Time { return time.UnixMilli(0) } // the replicators' leader time starts there
-	accounts, err := account.NewService(kvtest.NewReplicator(4, account.StateMachine{}), account.Config{
-		Hash: account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32},
-		Now:  epoch,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	links, err := link.NewService(kvtest.NewReplicator(4, link.StateMachine{}), link.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	qRep := queuetest.NewReplicator(4)
+	st := servicetest.New(t, servicetest.Options{})
 	srv := httptest.NewServer(api.New(api.Config{
-		KV:        kv.NewService(kvtest.NewReplicator(4, nil), kv.Limits{}),
+		KV:        st.KV,
 		Status:    &fakeStatus{ready: true},
-		Accounts:  accounts,
-		Rooms:     chat.NewService(kvtest.NewReplicator(4, chat.StateMachine{}), chat.Config{Hash: chat.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}}),
-		Queues:    queue.NewService(qRep, queue.Config{Now: qRep.Now, Notifier: qRep}),
-		Links:     links,
+		Accounts:  st.Accounts,
+		Rooms:     st.Rooms,
+		Queues:    st.Queues,
+		Links:     st.Links,
 		PublicURL: "https://par.ly",
 	}).Handler())
 	t.Cleanup(srv.Close)
-	return &fullServer{base: srv.URL, hc: srv.Client(), qRep: qRep}
+	return &fullServer{Stack: st, base: srv.URL, hc: srv.Client()}
 }
 
 // user registers name and returns a client signed in as name.
@@ -218,7 +200,7 @@ func TestClientAPI_Queues(t *testing.T) {
 	if err != nil || !found || m.Receipt == "" || m.LeaseExpiresAt == 0 {
 		t.Fatalf("leased receive = %+v %v %v", m, found, err)
 	}
-	s.qRep.Advance(2 * time.Second)
+	s.QueueRep.Advance(2 * time.Second)
 	mustAPIError(t, ben.Ack(ctx, "jobs", m.Receipt), 409, "conflict")
 	m2, found, err := ben.Receive(ctx, "jobs", client.ReceiveOptions{AckTimeout: time.Second})
 	if err != nil || !found || m2.ID != m.ID || m2.Deliveries != 2 {

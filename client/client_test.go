@@ -16,7 +16,7 @@ import (
 	"github.com/parley-chat/parley/internal/api"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // fakeStatus is an api.StatusSource with fixed answers.
@@ -32,14 +32,14 @@ func (f *fakeStatus) ClusterStatus(context.Context) (*api.ClusterStatus, error) 
 // env is a real api.Server over an in-memory kv store, and a Client for it.
 type env struct {
 	c      *client.Client
-	rep    *kvtest.Replicator
+	rep    *statetest.Replicator
 	status *fakeStatus
 	srv    *httptest.Server
 }
 
 func newEnv(t *testing.T, opts ...client.Option) *env {
 	t.Helper()
-	rep := kvtest.NewReplicator(4, nil)
+	rep := statetest.NewReplicator(4, kv.StateMachine{})
 	st := &fakeStatus{ready: true}
 	srv := httptest.NewServer(api.New(api.Config{
 		KV:     kv.NewService(rep, kv.Limits{MaxValue: 1 << 10}),

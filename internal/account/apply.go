@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -50,7 +51,7 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 }
 
 func applyCreateUser(w state.Writer, meta state.Meta, c CreateUser) ([]byte, error) {
-	k := userKey(asciiLower(c.Username))
+	k := userKey(ident.Fold(c.Username))
 	_, found, err := w.Get(k)
 	if err != nil {
 		return nil, fmt.Errorf("account: read user %q: %w", c.Username, err)
@@ -73,7 +74,7 @@ func applyClaimAdmin(w state.Writer, c ClaimAdmin) ([]byte, error) {
 	if found {
 		return claimResult(string(holder)), nil
 	}
-	name := asciiLower(c.Username)
+	name := ident.Fold(c.Username)
 	if err := w.Set([]byte(keyAdminClaim), []byte(name)); err != nil {
 		return nil, fmt.Errorf("account: claim admin: %w", err)
 	}
@@ -81,7 +82,7 @@ func applyClaimAdmin(w state.Writer, c ClaimAdmin) ([]byte, error) {
 }
 
 func applyCreateSession(w state.Writer, meta state.Meta, c CreateSession) ([]byte, error) {
-	name := asciiLower(c.Username)
+	name := ident.Fold(c.Username)
 	rec, found, err := w.Get(userKey(name))
 	if err != nil {
 		return nil, fmt.Errorf("account: read user %q: %w", name, err)

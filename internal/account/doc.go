@@ -2,7 +2,7 @@
 // deterministic state machine that applies them to one partition's state,
 // pure reads over that state, password hashing, and the Service that turns
 // API calls (register, login, logout, authenticate) into proposals through a
-// Replicator that the engine implements.
+// state.Replicator that the engine implements.
 //
 // The package uses only the standard library, golang.org/x/crypto/argon2,
 // internal/state and internal/errs; it knows nothing about Raft, Pebble or

@@ -20,7 +20,7 @@ func TestCheckUsername(t *testing.T) {
 		{"override", "\u202ebob", "username: bidirectional formatting character U+202E not allowed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckUsername(tc.in, 32)
+			err := CheckUsername(tc.in)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("CheckUsername(%q) = %v, want nil", tc.in, err)

@@ -3,33 +3,17 @@ package account
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ident"
+	"github.com/parley-chat/parley/internal/password"
 	"github.com/parley-chat/parley/internal/ratelimit"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/wire"
 )
-
-// Replicator is what the Service needs from the replication engine; it is
-// the same as kv.Replicator.
-type Replicator interface {
-	// PartitionOf returns the partition (Raft group id) that owns a routing key.
-	PartitionOf(routingKey string) uint64
-	// Partitions returns all partition ids.
-	Partitions() []uint64
-	// Propose replicates cmd in partition p and returns Apply's result once
-	// applied. dedupKey non-empty makes the command idempotent: a second
-	// proposal with the same dedupKey within the dedup window returns the
-	// first result.
-	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
-	// Read runs fn against partition p's state: linearizable (ReadIndex)
-	// unless stale, when it reads the local replica (or the nearest one) and
-	// returns how stale it may be in ms.
-	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
-}
 
 // AdminClaimRoutingKey routes the cluster's one admin seat. It starts with
 // 0x00, which no username can, so it shares its partition with users only by
@@ -50,30 +34,25 @@ const (
 
 // Defaults of Config.
 const (
-	DefaultMaxUsername     = 32
-	DefaultMinPassword     = 8
-	DefaultMaxPassword     = 256
-	DefaultHashConcurrency = 4
-	DefaultSessionTTL      = 7 * 24 * time.Hour
-	DefaultCacheTTL        = 500 * time.Millisecond
-	DefaultCacheSize       = 1 << 16
-	MaxCacheTTL            = time.Second // revocation must reach every node within 1 s
-	MaxIdempotencyKey      = 256         // bytes
+	DefaultMinPassword = 8
+	DefaultMaxPassword = 256
+	DefaultSessionTTL  = 7 * 24 * time.Hour
+	DefaultCacheTTL    = 500 * time.Millisecond
+	DefaultCacheSize   = 1 << 16
+	MaxCacheTTL        = time.Second // revocation must reach every node within 1 s
 )
 
 // Config tunes a Service. Zero fields take the defaults.
 type Config struct {
 	// Registration is RegistrationOpen (the default) or RegistrationClosed.
 	Registration RegistrationMode
-	// MaxUsername is the longest username in bytes (32).
-	MaxUsername int
 	// MinPassword and MaxPassword bound a password's length in bytes (8, 256).
 	MinPassword, MaxPassword int
-	// Hash holds argon2id's costs for new hashes (DefaultHashParams).
-	Hash HashParams
-	// HashConcurrency caps the password hashes computed or verified at once
-	// on this node (4).
-	HashConcurrency int
+	// Hasher hashes and verifies passwords, bounding how many run at once.
+	// Give every service of a node the same Hasher so that the bound is the
+	// node's. Nil: NewService builds one with password.DefaultParams and the
+	// default concurrency.
+	Hasher *password.Hasher
 	// SessionTTL is how long a session lasts after login (7 days).
 	SessionTTL time.Duration
 	// CacheTTL is how long Authenticate trusts an answer it has read: the
@@ -90,7 +69,7 @@ type Config struct {
 	// Now is the clock (time.Now). Only Authenticate's expiry checks and the
 	// cache use it; Apply uses the leader's time.
 	Now func() time.Time
-	// Rand is the source of salts and tokens (crypto/rand.Reader).
+	// Rand is the source of session tokens (crypto/rand.Reader).
 	Rand io.Reader
 }
 
@@ -109,20 +88,11 @@ func (c Config) withDefaults() Config {
 	if c.Registration == "" {
 		c.Registration = RegistrationOpen
 	}
-	if c.MaxUsername <= 0 {
-		c.MaxUsername = DefaultMaxUsername
-	}
 	if c.MinPassword <= 0 {
 		c.MinPassword = DefaultMinPassword
 	}
 	if c.MaxPassword <= 0 {
 		c.MaxPassword = DefaultMaxPassword
-	}
-	if c.Hash == (HashParams{}) {
-		c.Hash = DefaultHashParams()
-	}
-	if c.HashConcurrency <= 0 {
-		c.HashConcurrency = DefaultHashConcurrency
 	}
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = DefaultSessionTTL
@@ -152,9 +122,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("account: minimum password length %d exceeds the maximum %d", c.MinPassword, c.MaxPassword)
 	case c.CacheTTL > MaxCacheTTL:
 		return fmt.Errorf("account: cache TTL %v exceeds %v", c.CacheTTL, MaxCacheTTL)
-	case c.Hash.SaltLen < 8 || c.Hash.KeyLen < 16 || c.Hash.Time < 1 || c.Hash.Threads < 1 ||
-		c.Hash.MemoryKiB < 8*uint32(c.Hash.Threads) || c.Hash.MemoryKiB > maxMemoryKiB:
-		return fmt.Errorf("account: unusable hash parameters %+v", c.Hash)
 	}
 	return nil
 }
@@ -191,24 +158,28 @@ type RegisterRequest struct {
 // Service registers users and manages their sessions. It is safe for
 // concurrent use.
 type Service struct {
-	r      Replicator
+	r      state.Replicator
 	cfg    Config
-	hasher *hasher
+	hasher *password.Hasher
 	cache  *sessionCache // nil when disabled
 }
 
-// NewService returns a Service that replicates through r. Building it hashes
-// one random password (the stand-in verified for unknown users).
-func NewService(r Replicator, cfg Config) (*Service, error) {
+// NewService returns a Service that replicates through r. Without
+// Config.Hasher, building it hashes one random password (the stand-in
+// verified for unknown users).
+func NewService(r state.Replicator, cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	h, err := newHasher(cfg.Hash, cfg.HashConcurrency, cfg.Rand)
-	if err != nil {
-		return nil, err
+	if cfg.Hasher == nil {
+		h, err := password.NewHasher(password.DefaultParams(), 0)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Hasher = h
 	}
-	s := &Service{r: r, cfg: cfg, hasher: h}
+	s := &Service{r: r, cfg: cfg, hasher: cfg.Hasher}
 	if cfg.CacheTTL > 0 {
 		s.cache = newSessionCache(cfg.CacheTTL, cfg.CacheSize)
 	}
@@ -234,19 +205,19 @@ func (s *Service) CacheStats() (hits, misses uint64) {
 // caller is not an admin; errs.Conflict when the name is taken, whatever its
 // case.
 func (s *Service) Register(ctx context.Context, req RegisterRequest) (User, error) {
-	if err := CheckUsername(req.Username, s.cfg.MaxUsername); err != nil {
+	if err := CheckUsername(req.Username); err != nil {
 		return User{}, err
 	}
 	if err := checkPassword(req.Password, s.cfg.MinPassword, s.cfg.MaxPassword); err != nil {
 		return User{}, err
 	}
-	if len(req.IdempotencyKey) > MaxIdempotencyKey {
-		return User{}, errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(req.IdempotencyKey), MaxIdempotencyKey)
+	if err := wire.CheckIdempotencyKey(req.IdempotencyKey); err != nil {
+		return User{}, err
 	}
 	if err := s.allow(ctx, req.ClientAddr, ""); err != nil {
 		return User{}, err
 	}
-	lower := asciiLower(req.Username)
+	lower := ident.Fold(req.Username)
 	holder, err := s.readClaim(ctx)
 	if err != nil {
 		return User{}, err
@@ -262,7 +233,7 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (User, erro
 			return User{}, errs.New(errs.Conflict, "username is taken")
 		}
 	}
-	phc, err := s.hasher.hash(ctx, req.Password)
+	phc, err := s.hasher.Hash(ctx, req.Password)
 	if err != nil {
 		return User{}, fmt.Errorf("account: hash password: %w", err)
 	}
@@ -313,10 +284,10 @@ func (s *Service) claimAdmin(ctx context.Context, lower string) (string, error) 
 // harmless.
 func (s *Service) Login(ctx context.Context, username, password, clientAddr string) (Session, error) {
 	denied := errs.New(errs.Unauthorized, "invalid username or password")
-	badName := CheckUsername(username, s.cfg.MaxUsername) != nil
+	badName := CheckUsername(username) != nil
 	lower := ""
 	if !badName {
-		lower = asciiLower(username)
+		lower = ident.Fold(username)
 	}
 	if err := s.allow(ctx, clientAddr, lower); err != nil {
 		return Session{}, err
@@ -328,7 +299,7 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 	if err != nil {
 		return Session{}, err
 	}
-	ok, err := s.hasher.verify(ctx, u.passwordHash, password)
+	ok, err := s.hasher.Verify(ctx, u.passwordHash, password)
 	if err != nil {
 		return Session{}, fmt.Errorf("account: verify password of %q: %w", lower, err)
 	}
@@ -360,7 +331,7 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 // other node within CacheTTL. An unknown, malformed or already revoked token
 // is errs.Unauthorized.
 func (s *Service) Logout(ctx context.Context, token string) error {
-	lower, digest, ok := parseToken(token, s.cfg.MaxUsername)
+	lower, digest, ok := parseToken(token)
 	if !ok {
 		return errs.New(errs.Unauthorized, "invalid session token")
 	}
@@ -409,7 +380,7 @@ type SessionInfo struct {
 // malformed, expired or revoked token is errs.Unauthorized; a revoked one is
 // refused on every node within CacheTTL of the Logout returning.
 func (s *Service) Session(ctx context.Context, token string) (SessionInfo, error) {
-	lower, digest, ok := parseToken(token, s.cfg.MaxUsername)
+	lower, digest, ok := parseToken(token)
 	if !ok {
 		return SessionInfo{}, errs.New(errs.Unauthorized, "invalid session token")
 	}
@@ -437,10 +408,10 @@ func (s *Service) Session(ctx context.Context, token string) (SessionInfo, error
 // Lookup returns the user named username, in any case; errs.NotFound when
 // there is none. The read is linearizable.
 func (s *Service) Lookup(ctx context.Context, username string) (User, error) {
-	if err := CheckUsername(username, s.cfg.MaxUsername); err != nil {
+	if err := CheckUsername(username); err != nil {
 		return User{}, err
 	}
-	u, found, err := s.readUser(ctx, asciiLower(username))
+	u, found, err := s.readUser(ctx, ident.Fold(username))
 	if err != nil {
 		return User{}, err
 	}
@@ -522,10 +493,5 @@ const sessionQuorumBudget = 2 * time.Second
 // domains' in the same partition, the length prefix keeps ("ab","c") apart
 // from ("a","bc").
 func dedupKey(op byte, name, idempotencyKey string) string {
-	if idempotencyKey == "" {
-		return ""
-	}
-	b := make([]byte, 0, 2+binary.MaxVarintLen64+len(name)+len(idempotencyKey))
-	b = binary.AppendUvarint(append(b, Tag, op), uint64(len(name)))
-	return string(append(append(b, name...), idempotencyKey...))
+	return wire.NewDedupKey(idempotencyKey, Tag, op).String(name).Raw(idempotencyKey).Done()
 }

@@ -11,39 +11,21 @@ import (
 
 	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/errs"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/ratelimit"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
-// testParams are cheap argon2id costs for tests that are not about hashing.
-var testParams = account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}
-
-// clock is a fake clock. It starts at the Unix epoch, like the in-memory
-// replicator's leader time, so sessions expire on the same time line.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.UnixMilli(0)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock returns the Service's clock. It starts at the Unix epoch, like
+// the in-memory replicator's leader time, so sessions expire on the same
+// time line.
+func newClock() *statetest.Clock { return statetest.NewClock(time.UnixMilli(0)) }
 
 // spy wraps the in-memory replicator to count reads and proposals and to fail
 // chosen proposals.
 type spy struct {
-	*kvtest.Replicator
+	*statetest.Replicator
 	reads, proposals atomic.Int64
 	mu               sync.Mutex
 	fail             func(cmd []byte) error
@@ -74,12 +56,12 @@ func (s *spy) setFail(f func(cmd []byte) error) {
 }
 
 func newSpy(partitions int) *spy {
-	return &spy{Replicator: kvtest.NewReplicator(partitions, account.StateMachine{})}
+	return &spy{Replicator: statetest.NewReplicator(partitions, account.StateMachine{})}
 }
 
-func mustService(t testing.TB, r account.Replicator, clk *clock, mod func(*account.Config)) *account.Service {
+func mustService(t testing.TB, r state.Replicator, clk *statetest.Clock, mod func(*account.Config)) *account.Service {
 	t.Helper()
-	cfg := account.Config{Hash: testParams, Now: clk.Now}
+	cfg := account.Config{Hasher: passwordtest.Hasher(), Now: clk.Now}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -504,7 +486,6 @@ func TestConfig_Validate(t *testing.T) {
 		{"cache ttl 1s", account.Config{CacheTTL: time.Second}, true},
 		{"cache ttl over 1s", account.Config{CacheTTL: 2 * time.Second}, false},
 		{"passwords inverted", account.Config{MinPassword: 10, MaxPassword: 9}, false},
-		{"weak hash", account.Config{Hash: account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 4, KeyLen: 32}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -513,7 +494,7 @@ func TestConfig_Validate(t *testing.T) {
 			}
 		})
 	}
-	if d := account.DefaultConfig(); d.Hash != account.DefaultHashParams() || d.HashConcurrency != 4 || d.CacheTTL != 500*time.Millisecond {
+	if d := account.DefaultConfig(); d.Hasher != nil || d.CacheTTL != 500*time.Millisecond {
 		t.Fatalf("DefaultConfig() = %+v", d)
 	}
 }

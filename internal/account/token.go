@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/parley-chat/parley/internal/ident"
 )
 
 // tokenRandomBytes is the random part of a token: 192 bits.
@@ -30,18 +32,16 @@ func newToken(lowerName string, rnd io.Reader) (string, error) {
 // to (which routes it to its partition) and the digest under which its
 // session is stored. ok is false when the token cannot be one this package
 // made.
-func parseToken(token string, maxName int) (lowerName string, digest [TokenHashLen]byte, ok bool) {
+func parseToken(token string) (lowerName string, digest [TokenHashLen]byte, ok bool) {
 	i := strings.LastIndexByte(token, '.')
-	if i <= 0 || i > maxName || len(token)-i-1 != tokenRandomLen {
+	if i <= 0 || len(token)-i-1 != tokenRandomLen {
 		return "", digest, false
 	}
-	for j := 0; j < i; j++ {
-		if c := token[j]; !nameByte(c) || ('A' <= c && c <= 'Z') {
-			return "", digest, false
-		}
+	if name := token[:i]; !ident.ValidUsername(name) || ident.Fold(name) != name {
+		return "", digest, false
 	}
 	for j := i + 1; j < len(token); j++ {
-		if c := token[j]; !nameByte(c) || c == '.' {
+		if c := token[j]; !ident.IsNameByte(c) || c == '.' {
 			return "", digest, false
 		}
 	}

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/parley-chat/parley/internal/kv"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 func benchHandler(b *testing.B) http.Handler {
 	b.Helper()
-	svc := kv.NewService(kvtest.NewReplicator(16, nil), kv.Limits{})
+	svc := kv.NewService(statetest.NewReplicator(16, kv.StateMachine{}), kv.Limits{})
 	return New(Config{KV: svc, Status: &fakeStatus{ready: true}}).Handler()
 }
 

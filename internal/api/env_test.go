@@ -8,52 +8,21 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/parley-chat/parley/internal/account"
-	"github.com/parley-chat/parley/internal/chat"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
-	"github.com/parley-chat/parley/internal/link"
-	"github.com/parley-chat/parley/internal/queue"
-	"github.com/parley-chat/parley/internal/queue/queuetest"
 	"github.com/parley-chat/parley/internal/ratelimit"
-	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/servicetest"
 )
 
-// clock is a settable clock for the account service. It starts at the Unix
-// epoch, like the in-memory replicator's leader time, so sessions expire on
-// the same time line.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// fullEnv is a Server with every domain: real services over in-memory
-// replicators, cheap password hashing and controllable clocks.
+// fullEnv is a Server with every domain: the services of servicetest (real
+// services over in-memory replicators, cheap password hashing and
+// controllable clocks).
 type fullEnv struct {
 	*testEnv
-	clk     *clock
-	accRep  *kvtest.Replicator
-	chatRep *kvtest.Replicator
-	qRep    *queuetest.Replicator
-	linkRep *kvtest.Replicator
-	writes  atomic.Int64 // Set and Delete calls of account, chat and link
-	limiter *ratelimit.Local
+	*servicetest.Stack
+	limiter *ratelimit.Local // the per-user and login limits, on the stack's clock
 }
 
 // envOptions adjust a fullEnv.
@@ -61,7 +30,7 @@ type envOptions struct {
 	registration account.RegistrationMode
 	rateLimit    int           // login attempts per minute per address; 0: 1000
 	sessionTTL   time.Duration // 0: account.DefaultSessionTTL
-	// limits are the per-user limits of a local Limiter (on the env's
+	// limits are the per-user limits of a local Limiter (on the stack's
 	// clock); none by default.
 	limits ratelimit.Config
 	cfg    Config
@@ -69,46 +38,25 @@ type envOptions struct {
 
 func newFullEnv(t *testing.T, o envOptions) *fullEnv {
 	t.Helper()
-	e := &fullEnv{
-		clk:  &clock{now: time.UnixMilli(0)},
-		qRep: queuetest.NewReplicator(4),
-	}
-	e.accRep = kvtest.NewReplicator(4, countingApplier{account.StateMachine{}, &e.writes})
-	e.chatRep = kvtest.NewReplicator(4, countingApplier{chat.StateMachine{}, &e.writes})
-	e.linkRep = kvtest.NewReplicator(4, countingApplier{link.StateMachine{}, &e.writes})
 	if o.rateLimit == 0 {
 		o.rateLimit = 1000
 	}
+	e := &fullEnv{}
 	lc := ratelimit.Config{Rates: map[string]ratelimit.Rate{}, Slots: o.limits.Slots}
 	maps.Copy(lc.Rates, o.limits.Rates)
 	lc.Rates[ratelimit.LoginsPerAddress] = ratelimit.Rate{N: o.rateLimit, Per: time.Minute}
-	e.limiter = ratelimit.NewLocal(lc, e.clk.Now)
-	accounts, err := account.NewService(e.accRep, account.Config{
+	e.limiter = ratelimit.NewLocal(lc, func() time.Time { return e.Clock.Now() })
+	e.Stack = servicetest.New(t, servicetest.Options{
 		Registration: o.registration,
-		Hash:         account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32},
 		Limiter:      e.limiter,
 		SessionTTL:   o.sessionTTL,
-		Now:          e.clk.Now,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	links, err := link.NewService(e.linkRep, link.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := o.cfg
-	cfg.Accounts = accounts
-	cfg.Rooms = chat.NewService(e.chatRep, chat.Config{Hash: chat.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}})
-	cfg.Queues = queue.NewService(e.qRep, queue.Config{
-		Now:      e.qRep.Now,
-		Notifier: e.qRep,
 		IsAdmin: func(ctx context.Context, user string) (bool, error) {
 			id, _ := IdentityFrom(ctx)
 			return id.Admin && strings.EqualFold(id.User, user), nil
 		},
 	})
-	cfg.Links = links
+	cfg := o.cfg
+	cfg.Accounts, cfg.Rooms, cfg.Queues, cfg.Links = e.Accounts, e.Rooms, e.Queues, e.Links
 	cfg.Limiter = e.limiter
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "https://par.ly/"
@@ -146,35 +94,10 @@ func (e *fullEnv) call(t *testing.T, token, method, target, body string, headers
 // requests change nothing.
 func (e *fullEnv) stored() string {
 	var keys []string
-	for p := uint64(1); p <= 4; p++ {
-		keys = append(keys, e.qRep.Keys(p)...)
+	for _, p := range e.QueueRep.Partitions() {
+		keys = append(keys, e.QueueRep.Keys(p)...)
 	}
-	return fmt.Sprintf("%d writes, queue keys %q", e.writes.Load(), keys)
-}
-
-// countingApplier counts the writes of a state machine.
-type countingApplier struct {
-	app    state.Applier
-	writes *atomic.Int64
-}
-
-func (c countingApplier) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
-	return c.app.Apply(countingWriter{w, c.writes}, meta, cmd)
-}
-
-type countingWriter struct {
-	state.Writer
-	writes *atomic.Int64
-}
-
-func (c countingWriter) Set(k, v []byte) error {
-	c.writes.Add(1)
-	return c.Writer.Set(k, v)
-}
-
-func (c countingWriter) Delete(k []byte) error {
-	c.writes.Add(1)
-	return c.Writer.Delete(k)
+	return fmt.Sprintf("%d writes, queue keys %q", e.Writes(), keys)
 }
 
 // mustJSON checks w's status and decodes its JSON body into out (nil: no

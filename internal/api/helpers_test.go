@@ -12,14 +12,14 @@ import (
 	"testing"
 
 	"github.com/parley-chat/parley/internal/kv"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // fakeKV is a KVService over a real kv.Service on an in-memory replicator. It
 // records every call and, when err is set, fails every call with it.
 type fakeKV struct {
 	svc *kv.Service
-	rep *kvtest.Replicator
+	rep *statetest.Replicator
 
 	mu    sync.Mutex
 	calls []string
@@ -27,7 +27,7 @@ type fakeKV struct {
 }
 
 func newFakeKV() *fakeKV {
-	rep := kvtest.NewReplicator(4, nil)
+	rep := statetest.NewReplicator(4, kv.StateMachine{})
 	return &fakeKV{svc: kv.NewService(rep, kv.Limits{MaxKey: 64, MaxValue: 1024, MaxList: 100}), rep: rep}
 }
 

@@ -51,7 +51,7 @@ func TestAPI_PostLimit(t *testing.T) {
 			t.Fatalf("bob's post %d while alice floods = %d %s", i+1, w.Code, w.Body)
 		}
 	}
-	e.clk.Advance(2 * time.Second)
+	e.Clock.Advance(2 * time.Second)
 	if w := post(alice); w.Code != http.StatusCreated {
 		t.Fatalf("alice's post after the refill = %d %s", w.Code, w.Body)
 	}
@@ -120,7 +120,7 @@ func TestStream_Limit(t *testing.T) {
 		limits: ratelimit.Config{Slots: map[string]int{ratelimit.Streams: 1}},
 		cfg:    Config{Streams: ts},
 	})
-	ts.rep = fe.chatRep
+	ts.rep = fe.RoomRep
 	srv := httptest.NewServer(fe.h)
 	t.Cleanup(srv.Close)
 	e := &streamEnv{fullEnv: fe, streams: ts, srv: srv}

@@ -9,16 +9,16 @@ import (
 	"testing"
 
 	"github.com/parley-chat/parley/internal/errs"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
 	"github.com/parley-chat/parley/internal/presence"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // leaseStore is a PresenceService over presence leases in an in-memory
 // replicator: the node's tracker without connections or clocks (the
 // replicator's leader time starts at the epoch, and so does now).
 type leaseStore struct {
-	rep   *kvtest.Replicator
+	rep   *statetest.Replicator
 	nowMs int64
 }
 
@@ -48,7 +48,7 @@ func (l *leaseStore) OnlineUsers(ctx context.Context) ([]string, error) {
 }
 
 func TestAPI_UsersOnline(t *testing.T) {
-	store := &leaseStore{rep: kvtest.NewReplicator(4, presence.StateMachine{})}
+	store := &leaseStore{rep: statetest.NewReplicator(4, presence.StateMachine{})}
 	e := newFullEnv(t, envOptions{cfg: Config{Presence: store}})
 	token := e.signUp(t, "alice")
 	get := func() []string {

@@ -106,7 +106,7 @@ func TestAPI_Queues(t *testing.T) {
 		if w := e.call(t, carol, http.MethodPost, "/api/v1/queues/jobs/receive", ""); w.Code != http.StatusNoContent {
 			t.Fatalf("a leased message was delivered again at once: %d %s", w.Code, w.Body)
 		}
-		e.qRep.Advance(1500 * time.Millisecond)
+		e.QueueRep.Advance(1500 * time.Millisecond)
 		var again messageJSON
 		mustJSON(t, e.call(t, carol, http.MethodPost, "/api/v1/queues/jobs/receive", `{"ack_timeout_ms":1000}`), http.StatusOK, &again)
 		if again.ID != m.ID || again.Deliveries != 2 {
@@ -117,7 +117,7 @@ func TestAPI_Queues(t *testing.T) {
 		if w := e.call(t, carol, http.MethodPost, "/api/v1/queues/jobs/ack", `{"receipt":"`+again.Receipt+`"}`); w.Code != http.StatusNoContent {
 			t.Fatalf("ack = %d %s", w.Code, w.Body)
 		}
-		e.qRep.Advance(1500 * time.Millisecond)
+		e.QueueRep.Advance(1500 * time.Millisecond)
 		if w := e.call(t, carol, http.MethodPost, "/api/v1/queues/jobs/receive", ""); w.Code != http.StatusNoContent {
 			t.Fatalf("an acked message came back: %d %s", w.Code, w.Body)
 		}

@@ -152,8 +152,8 @@ func TestAPI_Rooms(t *testing.T) {
 		mustError(t, e.call(t, alice, http.MethodGet, "/api/v1/rooms/bad%20name/messages", ""), 400, "invalid", "room name")
 	})
 	t.Run("history compacted", func(t *testing.T) {
-		e.chatRep.SetErr(&errs.Error{Code: chat.CodeHistoryCompacted, Message: "events before seq 9 were removed", Err: chat.ErrHistoryCompacted})
-		defer e.chatRep.SetErr(nil)
+		e.RoomRep.SetErr(&errs.Error{Code: chat.CodeHistoryCompacted, Message: "events before seq 9 were removed", Err: chat.ErrHistoryCompacted})
+		defer e.RoomRep.SetErr(nil)
 		mustError(t, e.call(t, bob, http.MethodGet, "/api/v1/rooms/general/messages?after=1", ""), http.StatusGone, "history_compacted", "seq 9")
 	})
 	t.Run("read marker", func(t *testing.T) {

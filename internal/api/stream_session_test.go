@@ -10,6 +10,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/parley-chat/parley/internal/account"
+	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/stream"
 )
 
@@ -97,7 +98,7 @@ func TestStream_Revocation(t *testing.T) {
 		if err := other.Logout(context.Background(), alice); err != nil {
 			t.Fatal(err)
 		}
-		e.clk.Advance(time.Second) // this node's cached answer is now too old
+		e.Clock.Advance(time.Second) // this node's cached answer is now too old
 		send(t, c, `{"type":"subscribe","room":"archive","after":0}`)
 		mustEndUnauthorized(t, c, sessionWindow+sessionSlack)
 	})
@@ -113,7 +114,7 @@ func TestStream_Revocation(t *testing.T) {
 		if err := other.Logout(context.Background(), alice); err != nil {
 			t.Fatal(err)
 		}
-		e.clk.Advance(time.Second) // this node's cached answer is now too old
+		e.Clock.Advance(time.Second) // this node's cached answer is now too old
 		start := time.Now()
 		mustEndUnauthorized(t, c, sessionWindow+sessionSlack)
 		t.Logf("stream ended %v after the cached answer expired", time.Since(start))
@@ -124,9 +125,9 @@ func TestStream_Revocation(t *testing.T) {
 // with its own session cache: another node's.
 func otherNodeAccounts(t *testing.T, e *streamEnv) *account.Service {
 	t.Helper()
-	s, err := account.NewService(e.accRep, account.Config{
-		Hash: account.HashParams{MemoryKiB: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32},
-		Now:  e.clk.Now,
+	s, err := account.NewService(e.AccountRep, account.Config{
+		Hasher: passwordtest.Hasher(),
+		Now:    e.Clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)

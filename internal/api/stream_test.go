@@ -13,15 +13,15 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/parley-chat/parley/internal/chat"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/state/statetest"
 	"github.com/parley-chat/parley/internal/stream"
 )
 
 // testStreams is a StreamService over a Hub fed from the chat replicator:
 // what the node does, minus Raft. publish hands the room's new events over.
 type testStreams struct {
-	rep *kvtest.Replicator
+	rep *statetest.Replicator
 	hub *stream.Hub
 
 	mu  sync.Mutex
@@ -111,7 +111,7 @@ func newStreamEnvWith(t *testing.T, hubCfg stream.Config, o envOptions) *streamE
 	o.cfg.Streams = ts
 	o.cfg.StreamOrigins = func() []string { return []string{"10.0.0.7:7070", "https://chat.example.com"} }
 	e := newFullEnv(t, o)
-	ts.rep = e.chatRep
+	ts.rep = e.RoomRep
 	srv := httptest.NewServer(e.h)
 	t.Cleanup(srv.Close)
 	return &streamEnv{fullEnv: e, streams: ts, srv: srv}

@@ -125,7 +125,7 @@ func TestAPI_LoginRateLimit(t *testing.T) {
 		}
 	})
 	t.Run("refills", func(t *testing.T) {
-		e.clk.Advance(20 * 1e9)
+		e.Clock.Advance(20 * 1e9)
 		mustJSON(t, e.do(t, http.MethodPost, "/api/v1/sessions", login), http.StatusCreated, nil)
 	})
 }

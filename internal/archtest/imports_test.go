@@ -17,26 +17,34 @@ const module = "github.com/parley-chat/parley/"
 
 // domainImports lists, for each package that must stay a pure domain
 // package (internal/presence is the presence domain; its service,
-// internal/presence/tracker, is a package of its own, see layers), the non-standard-library imports it may use. Every package here
-// may also use internal/state, internal/errs and internal/wire, and no package here may
-// use net/http or math/rand (Apply must be deterministic; randomness comes
-// from the proposer).
+// internal/presence/tracker, is a package of its own, see layers), the
+// non-standard-library imports it may use. Every package here may also use
+// the shared homes internal/state, internal/errs, internal/wire,
+// internal/ident and internal/text (what every replica must compute alike,
+// and the rule for user-chosen text, are declared once there), and no
+// package here may use net/http or math/rand (Apply must be deterministic;
+// randomness comes from the proposer).
 var domainImports = map[string][]string{
-	"internal/kv":        nil,
-	"internal/account":   {"golang.org/x/crypto/argon2", module + "internal/ratelimit"},
-	"internal/chat":      {"golang.org/x/crypto/argon2"},
-	"internal/queue":     nil,
-	"internal/link":      nil,
-	"internal/presence":  nil,
-	"internal/ratelimit": nil,
-	"internal/placement": nil,
-	"internal/state":     nil,
-	"internal/errs":      nil,
-	"internal/wire":      nil,
-	"internal/audit":     nil,
-	"internal/pki":       nil, // standard library crypto only
-	"internal/text":      nil, // standard library only, no Unicode tables
+	"internal/kv":                    nil,
+	"internal/account":               {module + "internal/password", module + "internal/ratelimit"},
+	"internal/chat":                  {module + "internal/password"},
+	"internal/password":              {"golang.org/x/crypto/argon2"}, // the one home of password hashing
+	"internal/password/passwordtest": {module + "internal/password"},
+	"internal/queue":                 nil,
+	"internal/link":                  nil,
+	"internal/presence":              nil,
+	"internal/ratelimit":             nil,
+	"internal/placement":             nil,
+	"internal/state":                 nil,
+	"internal/errs":                  nil,
+	"internal/wire":                  nil,
+	"internal/audit":                 nil,
+	"internal/pki":                   nil, // standard library crypto only
+	"internal/text":                  nil, // standard library only, no Unicode tables
 }
+
+// sharedHomes are the packages every domain package may import.
+var sharedHomes = []string{"internal/state", "internal/errs", "internal/wire", "internal/ident", "internal/text"}
 
 // forbiddenStd are standard-library packages no domain package may import.
 var forbiddenStd = map[string]bool{"net/http": true, "math/rand": true, "math/rand/v2": true}
@@ -44,9 +52,9 @@ var forbiddenStd = map[string]bool{"net/http": true, "math/rand": true, "math/ra
 func TestImports_DomainPackagesStayPure(t *testing.T) {
 	for dir, extra := range domainImports {
 		t.Run(dir, func(t *testing.T) {
-			allowed := map[string]bool{
-				module + "internal/state": true, module + "internal/errs": true,
-				module + "internal/wire": true, module + "internal/text": true,
+			allowed := map[string]bool{}
+			for _, shared := range sharedHomes {
+				allowed[module+shared] = true
 			}
 			for _, p := range extra {
 				allowed[p] = true
@@ -143,5 +151,41 @@ func TestImports_Layers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// testHelpers are packages for tests only: in-memory replicators, cheap
+// password hashing, the polling helper, the full service stack.
+var testHelpers = []string{"internal/state/statetest", "internal/password/passwordtest", "internal/poll", "internal/servicetest"}
+
+// TestImports_TestHelpersStayInTests keeps the test helpers out of the
+// product: only _test.go files and other helpers import them.
+func TestImports_TestHelpersStayInTests(t *testing.T) {
+	helper := map[string]bool{}
+	for _, h := range testHelpers {
+		helper[module+h] = true
+	}
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(path))
+		if helper[module+filepath.ToSlash(dir)] {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); helper[p] {
+				t.Errorf("%s imports the test helper %s", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -60,7 +61,7 @@ func checkNames(room, user string) []byte {
 	if !isCanonicalRoom(room) {
 		return refuse(statusInvalid, "room name %q is invalid", clip(room))
 	}
-	if !validUsername(user) {
+	if !ident.ValidUsername(user) {
 		return refuse(statusInvalid, "username %q is invalid", clip(user))
 	}
 	return nil
@@ -166,12 +167,12 @@ func applyDelete(w state.Writer, c DeleteRoom) ([]byte, error) {
 	if err != nil || refusal != nil {
 		return refusal, err
 	}
-	if !c.Admin && !sameUser(c.User, rec.owner) {
+	if !c.Admin && !ident.EqualFold(c.User, rec.owner) {
 		return refuse(statusForbidden, "only the owner of room %q or an admin may delete it", c.Room), nil
 	}
 	var keys [][]byte
 	lo := membersPrefix(c.Room)
-	if err := w.Scan(lo, prefixEnd(lo), func(k, _ []byte) bool {
+	if err := w.Scan(lo, state.PrefixEnd(lo), func(k, _ []byte) bool {
 		keys = append(keys, append([]byte(nil), k...))
 		return true
 	}); err != nil {
@@ -328,13 +329,13 @@ func resolveRecipients(r state.Reader, room string, to []string) ([]string, []by
 	out := make([]string, 0, len(to))
 	seen := make(map[string]bool, len(to))
 	for _, t := range to {
-		if !validUsername(t) {
+		if !ident.ValidUsername(t) {
 			return nil, refuse(statusInvalid, "to: %q is not a valid username", clip(t)), nil
 		}
-		if seen[lower(t)] {
+		if seen[ident.Fold(t)] {
 			continue
 		}
-		seen[lower(t)] = true
+		seen[ident.Fold(t)] = true
 		m, member, err := getMember(r, room, t)
 		if err != nil {
 			return nil, nil, err
@@ -372,7 +373,7 @@ func applyCompact(w state.Writer, meta state.Meta, c Compact) ([]byte, error) {
 		first := rec.firstRetained
 		var err error
 		lo := eventsPrefix(room)
-		scanErr := w.Scan(lo, prefixEnd(lo), func(k, v []byte) bool {
+		scanErr := w.Scan(lo, state.PrefixEnd(lo), func(k, v []byte) bool {
 			if len(k) != len(lo)+8 {
 				err = fmt.Errorf("chat: corrupt event key %q", k)
 				return false

@@ -74,7 +74,7 @@ func TestStateMachine_Apply(t *testing.T) {
 				t.Fatalf("Members of deleted room: %v", err)
 			}
 			n := 0
-			_ = f.w.Scan(membersPrefix("pub"), prefixEnd(membersPrefix("pub")), func(_, _ []byte) bool { n++; return true })
+			_ = f.w.Scan(membersPrefix("pub"), state.PrefixEnd(membersPrefix("pub")), func(_, _ []byte) bool { n++; return true })
 			if n != 0 {
 				t.Fatalf("%d member records left", n)
 			}

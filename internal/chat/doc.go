@@ -1,7 +1,7 @@
 // Package chat is Parley's rooms domain: the binary commands, the
 // deterministic state machine that applies them to one partition's state,
 // pure reads over that state, and the Service that turns the room routes of
-// the HTTP API into proposals through a Replicator that the engine
+// the HTTP API into proposals through a state.Replicator that the engine
 // implements.
 //
 // The package uses only the standard library, internal/state, internal/errs

@@ -1,5 +1,7 @@
 package chat
 
+import "github.com/parley-chat/parley/internal/ident"
+
 // Event kinds, as sent in the "kind" field of stream frames and history
 // pages.
 const (
@@ -40,11 +42,11 @@ func (e Event) ViewFor(user string) Event {
 
 // involves reports whether user sent or receives the event.
 func (e Event) involves(user string) bool {
-	if sameUser(e.Sender, user) {
+	if ident.EqualFold(e.Sender, user) {
 		return true
 	}
 	for _, t := range e.To {
-		if sameUser(t, user) {
+		if ident.EqualFold(t, user) {
 			return true
 		}
 	}

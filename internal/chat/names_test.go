@@ -51,24 +51,3 @@ func TestCanonicalRoom(t *testing.T) {
 		t.Fatal(`"General" is canonical`)
 	}
 }
-
-func TestSameUser(t *testing.T) {
-	cases := []struct {
-		a, b string
-		want bool
-	}{
-		{"alice", "alice", true},
-		{"Alice", "aLICE", true},
-		{"alice", "alice2", false},
-		{"a-b", "a_b", false},
-		{"", "", true},
-	}
-	for _, tc := range cases {
-		if got := sameUser(tc.a, tc.b); got != tc.want {
-			t.Errorf("sameUser(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
-	}
-	if got := lower("MiXeD-1"); got != "mixed-1" {
-		t.Errorf("lower = %q", got)
-	}
-}

@@ -184,7 +184,7 @@ func forEachRoom(r state.Reader, fn func(room string, rec *roomRecord) (bool, er
 				return err
 			}
 		}
-		lo = prefixEnd(roomPrefix(room))
+		lo = state.PrefixEnd(roomPrefix(room))
 	}
 }
 
@@ -219,7 +219,7 @@ func Members(r state.Reader, room string) ([]Member, error) {
 	}
 	out := make([]Member, 0, rec.members)
 	lo := membersPrefix(room)
-	err = r.Scan(lo, prefixEnd(lo), func(k, v []byte) bool {
+	err = r.Scan(lo, state.PrefixEnd(lo), func(k, v []byte) bool {
 		var m memberRecord
 		if m, err = decodeMember(k, v); err != nil {
 			return false

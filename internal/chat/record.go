@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/wire"
 )
 
@@ -39,15 +40,7 @@ func membersPrefix(room string) []byte { return append(roomKeyBuf(room, 2), 'm',
 
 // memberKey returns the key of user's membership of room.
 func memberKey(room, user string) []byte {
-	b := append(roomKeyBuf(room, 2+len(user)), 'm', '/')
-	for i := 0; i < len(user); i++ {
-		c := user[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b = append(b, c)
-	}
-	return b
+	return ident.AppendFold(append(roomKeyBuf(room, 2+len(user)), 'm', '/'), user)
 }
 
 // eventsPrefix returns the prefix of room's event keys.
@@ -70,19 +63,6 @@ func roomOfKey(k []byte) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// prefixEnd returns the smallest key greater than every key that starts with
-// p, or nil when there is none.
-func prefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
 }
 
 // Room record flags.

@@ -2,10 +2,8 @@ package chat
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -13,26 +11,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ident"
+	"github.com/parley-chat/parley/internal/password"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/wire"
 )
-
-// Replicator is what the Service needs from the replication engine. It is the
-// same method set as kv.Replicator, so one engine adapter serves both.
-type Replicator interface {
-	// PartitionOf returns the partition (Raft group id) that owns a routing key.
-	PartitionOf(routingKey string) uint64
-	// Partitions returns all partition ids.
-	Partitions() []uint64
-	// Propose replicates cmd in partition p and returns Apply's result once
-	// applied. dedupKey non-empty makes the command idempotent: a second
-	// proposal with the same dedupKey within the dedup window returns the
-	// first result.
-	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
-	// Read runs fn against partition p's state: linearizable (ReadIndex)
-	// unless stale, when it reads the local replica (or the nearest one) and
-	// returns how stale it may be in ms.
-	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
-}
 
 // Defaults of Config.
 const (
@@ -41,7 +24,6 @@ const (
 	DefaultMaxMembers  = 1000 // the highest max_members a creator may ask for
 	DefaultMinPassword = 8    // bytes
 	DefaultMaxPassword = 256  // bytes
-	MaxIdempotencyKey  = 256  // bytes
 )
 
 // Config bounds what callers may do. Zero fields take the defaults.
@@ -56,11 +38,11 @@ type Config struct {
 	// MinPassword and MaxPassword bound private room passwords in bytes
 	// (8 and 256).
 	MinPassword, MaxPassword int
-	// Hash is the argon2id cost of room passwords (DefaultHashParams).
-	Hash HashParams
-	// MaxConcurrentHashes bounds the password hashes computed at once, each
-	// taking Hash.MemoryKiB of memory (GOMAXPROCS).
-	MaxConcurrentHashes int
+	// Hasher hashes and verifies room passwords, bounding how many run at
+	// once. Give every service of a node the same Hasher so that the bound is
+	// the node's. Nil: NewService builds one with password.DefaultParams and
+	// the default concurrency.
+	Hasher *password.Hasher
 }
 
 // DefaultConfig returns the defaults.
@@ -82,12 +64,6 @@ func (c Config) withDefaults() Config {
 	if c.MaxPassword <= 0 {
 		c.MaxPassword = DefaultMaxPassword
 	}
-	if c.Hash == (HashParams{}) {
-		c.Hash = DefaultHashParams()
-	}
-	if c.MaxConcurrentHashes <= 0 {
-		c.MaxConcurrentHashes = runtime.GOMAXPROCS(0)
-	}
 	return c
 }
 
@@ -99,9 +75,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("chat: default room size %d exceeds the member cap %d", c.RoomMembers, c.MaxMembers)
 	case c.MinPassword > c.MaxPassword:
 		return fmt.Errorf("chat: minimum password length %d exceeds the maximum %d", c.MinPassword, c.MaxPassword)
-	case c.Hash.Time == 0 || c.Hash.Time > maxHashTime || c.Hash.Threads == 0 ||
-		c.Hash.MemoryKiB < 8*uint32(c.Hash.Threads) || c.Hash.MemoryKiB > maxHashMemoryKiB:
-		return fmt.Errorf("chat: argon2id parameters %+v out of bounds", c.Hash)
 	}
 	return nil
 }
@@ -111,15 +84,22 @@ func (c Config) Validate() error {
 // is errs.Unauthorized. Room names are folded to lower case (see
 // CanonicalRoom).
 type Service struct {
-	r      Replicator
-	cfg    Config
-	hashes chan struct{} // semaphore of password hashes in progress
+	r   state.Replicator
+	cfg Config
 }
 
 // NewService returns a Service that replicates through r within cfg.
-func NewService(r Replicator, cfg Config) *Service {
+// Without Config.Hasher, building it hashes one random password.
+func NewService(r state.Replicator, cfg Config) *Service {
 	cfg = cfg.withDefaults()
-	return &Service{r: r, cfg: cfg, hashes: make(chan struct{}, cfg.MaxConcurrentHashes)}
+	if cfg.Hasher == nil {
+		h, err := password.NewHasher(password.DefaultParams(), 0)
+		if err != nil {
+			panic(err) // the default parameters are valid
+		}
+		cfg.Hasher = h
+	}
+	return &Service{r: r, cfg: cfg}
 }
 
 // Config returns the configuration in force, defaults filled in.
@@ -181,7 +161,7 @@ func (s *Service) Create(ctx context.Context, user string, req CreateRequest, id
 		if err := s.checkPassword(req.Password); err != nil {
 			return Room{}, err
 		}
-		if cmd.PasswordHash, err = s.hash(ctx, req.Password); err != nil {
+		if cmd.PasswordHash, err = s.cfg.Hasher.Hash(ctx, req.Password); err != nil {
 			return Room{}, err
 		}
 	}
@@ -237,7 +217,7 @@ func (s *Service) Join(ctx context.Context, user, room, password, idempotencyKey
 		if len(password) > s.cfg.MaxPassword {
 			return Room{}, errs.New(errs.Forbidden, "wrong password for room %q", room)
 		}
-		ok, err := s.verify(ctx, hash, password)
+		ok, err := s.cfg.Hasher.Verify(ctx, hash, password)
 		if err != nil {
 			return Room{}, fmt.Errorf("chat: join %q: %w", room, err)
 		}
@@ -493,41 +473,12 @@ func (s *Service) checkPassword(pw string) error {
 	return nil
 }
 
-// hash hashes a room password, at most Config.MaxConcurrentHashes at once.
-func (s *Service) hash(ctx context.Context, pw string) (string, error) {
-	if err := s.acquire(ctx); err != nil {
-		return "", err
-	}
-	defer s.release()
-	return hashPassword(pw, s.cfg.Hash)
-}
-
-// verify checks a password against a stored hash, sharing hash's bound.
-func (s *Service) verify(ctx context.Context, phc, pw string) (bool, error) {
-	if err := s.acquire(ctx); err != nil {
-		return false, err
-	}
-	defer s.release()
-	return verifyPassword(phc, pw)
-}
-
-func (s *Service) acquire(ctx context.Context) error {
-	select {
-	case s.hashes <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (s *Service) release() { <-s.hashes }
-
 // checkUser rejects a missing or malformed signed-in username.
 func checkUser(user string) error {
 	switch {
 	case user == "":
 		return errs.New(errs.Unauthorized, "sign in to use rooms")
-	case !validUsername(user):
+	case !ident.ValidUsername(user):
 		return errs.New(errs.Invalid, "username %q is invalid", clip(user))
 	}
 	return nil
@@ -539,18 +490,12 @@ func checkUser(user string) error {
 // partition, the length prefix keeps ("ab","c") apart from ("a","bc").
 // Usernames are case-insensitive, so the user is folded.
 func DedupKey(user, idempotencyKey string) string {
-	if idempotencyKey == "" {
-		return ""
-	}
-	user = lower(user)
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(user)+len(idempotencyKey))
-	b = binary.AppendUvarint(append(b, Tag), uint64(len(user)))
-	return string(append(append(b, user...), idempotencyKey...))
+	return wire.NewDedupKey(idempotencyKey, Tag).String(ident.Fold(user)).Raw(idempotencyKey).Done()
 }
 
 func dedupKeyFor(user, idempotencyKey string) (string, error) {
-	if len(idempotencyKey) > MaxIdempotencyKey {
-		return "", errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(idempotencyKey), MaxIdempotencyKey)
+	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
+		return "", err
 	}
 	return DedupKey(user, idempotencyKey), nil
 }

@@ -12,19 +12,22 @@ import (
 
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/password/passwordtest"
+	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/state/statetest"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
-// The in-memory kvtest.Replicator takes any state.Applier: here it runs the
+// The in-memory statetest.Replicator takes any state.Applier: here it runs the
 // chat state machine with dedup keys honoured and no Raft underneath.
-var _ chat.Replicator = (*kvtest.Replicator)(nil)
+var _ state.Replicator = (*statetest.Replicator)(nil)
 
 var ctx = context.Background()
 
-func newService(t testing.TB, partitions int) (*chat.Service, *kvtest.Replicator) {
+func newService(t testing.TB, partitions int) (*chat.Service, *statetest.Replicator) {
 	t.Helper()
-	r := kvtest.NewReplicator(partitions, chat.StateMachine{})
-	cfg := chat.Config{MaxText: 64, MaxMembers: 10, Hash: chat.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}}
+	r := statetest.NewReplicator(partitions, chat.StateMachine{})
+	cfg := chat.Config{MaxText: 64, MaxMembers: 10, Hasher: passwordtest.Hasher()}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +280,7 @@ func TestService_Validation(t *testing.T) {
 			return err
 		}, errs.Invalid, "to: 12 recipients; the limit is 10"},
 		{"long idempotency key", func() error {
-			_, err := s.Post(ctx, "bob", "r", "x", nil, strings.Repeat("i", chat.MaxIdempotencyKey+1))
+			_, err := s.Post(ctx, "bob", "r", "x", nil, strings.Repeat("i", wire.MaxIdempotencyKey+1))
 			return err
 		}, errs.Invalid, "idempotency key"},
 		{"members over cap", func() error {
@@ -418,7 +421,7 @@ func TestService_Compact(t *testing.T) {
 	for range 9 {
 		mustPost(t, s, "alice", "r", "x") // t=2..10
 	}
-	// kvtest stamps the next proposal t=11: keep 5 ms, so t<6 goes (seqs 1-5).
+	// statetest stamps the next proposal t=11: keep 5 ms, so t<6 goes (seqs 1-5).
 	res, err := s.Compact(ctx, r.PartitionOf("r"), 5*time.Millisecond, 0)
 	if err != nil || res.Deleted != 5 || res.More {
 		t.Fatalf("Compact = %+v, %v", res, err)
@@ -518,7 +521,7 @@ func BenchmarkService_Post(b *testing.B) {
 func TestConfig(t *testing.T) {
 	d := chat.DefaultConfig()
 	if d.MaxText != 4096 || d.RoomMembers != 30 || d.MaxMembers != 1000 || d.MinPassword != 8 || d.MaxPassword != 256 ||
-		d.Hash != chat.DefaultHashParams() || d.MaxConcurrentHashes < 1 {
+		d.Hasher != nil {
 		t.Fatalf("DefaultConfig = %+v", d)
 	}
 	if err := d.Validate(); err != nil {
@@ -527,8 +530,6 @@ func TestConfig(t *testing.T) {
 	for name, c := range map[string]chat.Config{
 		"room over cap":      {RoomMembers: 50, MaxMembers: 40},
 		"passwords inverted": {MinPassword: 20, MaxPassword: 10},
-		"hash memory":        {Hash: chat.HashParams{Time: 1, MemoryKiB: 1 << 30, Threads: 1}},
-		"hash threads":       {Hash: chat.HashParams{Time: 1, MemoryKiB: 64}},
 	} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: Validate(%+v) = nil", name, c)

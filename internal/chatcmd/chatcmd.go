@@ -21,6 +21,7 @@ import (
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv"
 	"github.com/parley-chat/parley/internal/text"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Rooms is the room service the commands wrap (chat.Service satisfies it).
@@ -136,7 +137,7 @@ func (p *Poster) run(ctx context.Context, user string, c Command, idempotencyKey
 	kvKey := ""
 	if idempotencyKey != "" {
 		kvKey = idempotencyKey + "/kv"
-		if len(kvKey) > chat.MaxIdempotencyKey {
+		if len(kvKey) > wire.MaxIdempotencyKey {
 			kvKey = ""
 		}
 	}

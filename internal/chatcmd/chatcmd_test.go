@@ -9,8 +9,9 @@ import (
 	"github.com/parley-chat/parley/internal/chatcmd"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // both applies chat and KV commands, as a partition of a node does.
@@ -49,8 +50,8 @@ func TestParse(t *testing.T) {
 
 func TestPoster_Post(t *testing.T) {
 	ctx := context.Background()
-	r := kvtest.NewReplicator(4, both{})
-	rooms := chat.NewService(r, chat.Config{MaxText: 80, Hash: chat.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}})
+	r := statetest.NewReplicator(4, both{})
+	rooms := chat.NewService(r, chat.Config{MaxText: 80, Hasher: passwordtest.Hasher()})
 	store := kv.NewService(r, kv.Limits{})
 	p := chatcmd.NewPoster(rooms, store, 80)
 	if _, err := rooms.Create(ctx, "alice", chat.CreateRequest{Name: "lobby"}, ""); err != nil {

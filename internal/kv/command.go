@@ -1,7 +1,7 @@
 // Package kv is Parley's replicated key-value store: the binary commands, the
 // deterministic state machine that applies them to one partition's state,
 // pure reads over that state, and the Service that turns API calls into
-// proposals through a Replicator that the engine implements.
+// proposals through a state.Replicator that the engine implements.
 //
 // The package uses only the standard library, internal/state and internal/errs;
 // it knows nothing about Raft, Pebble or HTTP.

@@ -42,7 +42,7 @@ func Get(r state.Reader, key string) (item Item, found bool, err error) {
 // of them (no cap when limit <= 0).
 func List(r state.Reader, prefix, after string, limit int) ([]ListItem, error) {
 	lo := dataKey(prefix)
-	hi := prefixEnd(lo)
+	hi := state.PrefixEnd(lo)
 	if after != "" && after >= prefix {
 		lo = append(dataKey(after), 0) // the smallest key greater than after
 	}

@@ -86,8 +86,8 @@ func TestPrefixEnd(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%q", tc.in), func(t *testing.T) {
-			if got := prefixEnd(tc.in); !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("prefixEnd(%q) = %q, want %q", tc.in, got, tc.want)
+			if got := state.PrefixEnd(tc.in); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("state.PrefixEnd(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}

@@ -44,16 +44,3 @@ func decodeHeader(k, rec []byte) (header, error) {
 	}
 	return h, nil
 }
-
-// prefixEnd returns the smallest key greater than every key that starts with
-// p, or nil when there is none (p is empty or all 0xff).
-func prefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
-}

@@ -2,7 +2,6 @@ package kv
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,32 +11,15 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/wire"
 )
-
-// Replicator is what the Service needs from the replication engine.
-type Replicator interface {
-	// PartitionOf returns the partition (Raft group id) that owns a routing key.
-	PartitionOf(routingKey string) uint64
-	// Partitions returns all partition ids.
-	Partitions() []uint64
-	// Propose replicates cmd in partition p and returns Apply's result once
-	// applied. dedupKey non-empty makes the command idempotent: a second
-	// proposal with the same dedupKey within the dedup window returns the
-	// first result.
-	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
-	// Read runs fn against partition p's state: linearizable (ReadIndex)
-	// unless stale, when it reads the local replica (or the nearest one) and
-	// returns how stale it may be in ms.
-	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
-}
 
 // Default limits.
 const (
-	DefaultMaxKey     = 1 << 10 // bytes
-	DefaultMaxValue   = 1 << 20 // bytes
-	DefaultMaxList    = 1000    // keys per List call
-	DefaultListLimit  = 100     // keys per List call when the caller gives no limit
-	MaxIdempotencyKey = 256     // bytes
+	DefaultMaxKey    = 1 << 10 // bytes
+	DefaultMaxValue  = 1 << 20 // bytes
+	DefaultMaxList   = 1000    // keys per List call
+	DefaultListLimit = 100     // keys per List call when the caller gives no limit
 )
 
 // Limits bounds what callers may store and ask for. Zero fields take the
@@ -64,12 +46,12 @@ func (l Limits) withDefaults() Limits {
 // Service turns kv API calls into proposals and reads. It is safe for
 // concurrent use.
 type Service struct {
-	r   Replicator
+	r   state.Replicator
 	lim Limits
 }
 
 // NewService returns a Service that replicates through r within lim.
-func NewService(r Replicator, lim Limits) *Service {
+func NewService(r state.Replicator, lim Limits) *Service {
 	return &Service{r: r, lim: lim.withDefaults()}
 }
 
@@ -239,17 +221,12 @@ func (s *Service) checkKey(key string) error {
 // empty. The tag keeps kv retries apart from other domains' in the same
 // partition, the length prefix keeps ("ab","c") apart from ("a","bc").
 func DedupKey(user, idempotencyKey string) string {
-	if idempotencyKey == "" {
-		return ""
-	}
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(user)+len(idempotencyKey))
-	b = binary.AppendUvarint(append(b, Tag), uint64(len(user)))
-	return string(append(append(b, user...), idempotencyKey...))
+	return wire.NewDedupKey(idempotencyKey, Tag).String(user).Raw(idempotencyKey).Done()
 }
 
 func dedupKeyFor(user, idempotencyKey string) (string, error) {
-	if len(idempotencyKey) > MaxIdempotencyKey {
-		return "", errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(idempotencyKey), MaxIdempotencyKey)
+	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
+		return "", err
 	}
 	return DedupKey(user, idempotencyKey), nil
 }

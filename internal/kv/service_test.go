@@ -11,12 +11,13 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/state/statetest"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
-func newService(t *testing.T, partitions int) (*kv.Service, *kvtest.Replicator) {
+func newService(t *testing.T, partitions int) (*kv.Service, *statetest.Replicator) {
 	t.Helper()
-	r := kvtest.NewReplicator(partitions, nil)
+	r := statetest.NewReplicator(partitions, kv.StateMachine{})
 	return kv.NewService(r, kv.Limits{MaxKey: 16, MaxValue: 32, MaxList: 50}), r
 }
 
@@ -171,7 +172,7 @@ func TestService_Validation(t *testing.T) {
 		{"put bad utf8", func() error { _, err := s.Put(ctx, "", "\xff", nil, 0, ""); return err }, errs.Invalid, "key"},
 		{"put large value", func() error { _, err := s.Put(ctx, "", "k", make([]byte, 33), 0, ""); return err }, errs.TooLarge, "value"},
 		{"put long idempotency key", func() error {
-			_, err := s.Put(ctx, "", "k", nil, 0, strings.Repeat("i", kv.MaxIdempotencyKey+1))
+			_, err := s.Put(ctx, "", "k", nil, 0, strings.Repeat("i", wire.MaxIdempotencyKey+1))
 			return err
 		}, errs.Invalid, "idempotency key"},
 		{"get empty key", func() error { _, _, err := s.Get(ctx, "", false); return err }, errs.Invalid, "key"},
@@ -307,7 +308,7 @@ func TestService_Concurrent(t *testing.T) {
 }
 
 func BenchmarkService_Put(b *testing.B) {
-	s := kv.NewService(kvtest.NewReplicator(16, nil), kv.Limits{})
+	s := kv.NewService(statetest.NewReplicator(16, kv.StateMachine{}), kv.Limits{})
 	value := make([]byte, 256)
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -51,7 +52,7 @@ func applyCreate(w state.Writer, meta state.Meta, c Create) ([]byte, error) {
 	if err := w.Set(k, rec); err != nil {
 		return nil, fmt.Errorf("link: create %q: %w", c.Code, err)
 	}
-	if err := w.Set(ownerKey(asciiLower(c.CreatedBy), r.createdMs, c.Code), nil); err != nil {
+	if err := w.Set(ownerKey(ident.Fold(c.CreatedBy), r.createdMs, c.Code), nil); err != nil {
 		return nil, fmt.Errorf("link: index %q: %w", c.Code, err)
 	}
 	return append([]byte{statusOK}, rec...), nil
@@ -70,8 +71,8 @@ func applyDelete(w state.Writer, d Delete) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	owner := asciiLower(r.createdBy)
-	if !d.Admin && asciiLower(d.User) != owner {
+	owner := ident.Fold(r.createdBy)
+	if !d.Admin && ident.Fold(d.User) != owner {
 		return []byte{statusForbidden}, nil
 	}
 	if err := w.Delete(ownerKey(owner, r.createdMs, d.Code)); err != nil {
@@ -105,22 +106,4 @@ func applyAddHits(w state.Writer, a AddHits) ([]byte, error) {
 		updated++
 	}
 	return hitsResult(updated), nil
-}
-
-// asciiLower returns s with ASCII letters lowercased and every other byte
-// unchanged. Apply uses it instead of strings.ToLower, whose Unicode tables
-// may differ between Go releases and so between replicas.
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if c := b[j]; 'A' <= c && c <= 'Z' {
-					b[j] = c + 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }

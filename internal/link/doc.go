@@ -1,7 +1,7 @@
 // Package link is Parley's URL shortener: the binary commands, the
 // deterministic state machine that applies them to one partition's state,
 // pure reads over that state, and the Service that creates, lists, deletes
-// and resolves links through a Replicator that the engine implements.
+// and resolves links through a state.Replicator that the engine implements.
 //
 // The package uses only the standard library, internal/state and internal/errs;
 // it knows nothing about Raft, Pebble or HTTP.

@@ -1,10 +1,10 @@
 package link
 
 import (
-	"bytes"
 	"fmt"
 	"time"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -41,8 +41,8 @@ func Get(r state.Reader, code string) (l Link, found bool, err error) {
 // OwnedBy returns the links of a partition created by owner (any case),
 // newest first, at most limit of them (no cap when limit <= 0).
 func OwnedBy(r state.Reader, owner string, limit int) ([]Link, error) {
-	lo := ownerPrefix(asciiLower(owner))
-	hi := prefixEnd(lo)
+	lo := ownerPrefix(ident.Fold(owner))
+	hi := state.PrefixEnd(lo)
 	var codes []string
 	err := r.Scan(lo, hi, func(k, _ []byte) bool {
 		if len(k) > len(lo)+8 {
@@ -64,17 +64,4 @@ func OwnedBy(r state.Reader, owner string, limit int) ([]Link, error) {
 		}
 	}
 	return links, nil
-}
-
-// prefixEnd returns the smallest key greater than every key that starts with
-// p, or nil when there is none (p is empty or all 0xff).
-func prefixEnd(p []byte) []byte {
-	end := bytes.Clone(p)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
 }

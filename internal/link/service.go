@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -15,25 +14,8 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/wire"
 )
-
-// Replicator is what the Service needs from the replication engine; it is
-// the same as kv.Replicator.
-type Replicator interface {
-	// PartitionOf returns the partition (Raft group id) that owns a routing key.
-	PartitionOf(routingKey string) uint64
-	// Partitions returns all partition ids.
-	Partitions() []uint64
-	// Propose replicates cmd in partition p and returns Apply's result once
-	// applied. dedupKey non-empty makes the command idempotent: a second
-	// proposal with the same dedupKey within the dedup window returns the
-	// first result.
-	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
-	// Read runs fn against partition p's state: linearizable (ReadIndex)
-	// unless stale, when it reads the local replica (or the nearest one) and
-	// returns how stale it may be in ms.
-	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
-}
 
 // Defaults of Config.
 const (
@@ -47,7 +29,6 @@ const (
 	DefaultMaxMine           = 1000
 	DefaultMaxHitsPerCommand = 1024
 	DefaultFlushRetention    = 256
-	MaxIdempotencyKey        = 256 // bytes
 )
 
 // Config tunes a Service. Zero fields take the defaults.
@@ -144,7 +125,7 @@ func (c Config) Validate() error {
 // Service creates, reads and deletes short links and resolves them for
 // redirects. It is safe for concurrent use.
 type Service struct {
-	r   Replicator
+	r   state.Replicator
 	cfg Config
 	log *slog.Logger
 
@@ -158,7 +139,7 @@ type Service struct {
 }
 
 // NewService returns a Service that replicates through r.
-func NewService(r Replicator, cfg Config) (*Service, error) {
+func NewService(r state.Replicator, cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -188,8 +169,8 @@ func (s *Service) Create(ctx context.Context, user, url, code, idempotencyKey st
 	if err := CheckURL(url, s.cfg.MaxURL); err != nil {
 		return Link{}, err
 	}
-	if len(idempotencyKey) > MaxIdempotencyKey {
-		return Link{}, errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(idempotencyKey), MaxIdempotencyKey)
+	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
+		return Link{}, err
 	}
 	if code != "" {
 		if err := CheckCode(code); err != nil {
@@ -329,11 +310,5 @@ func firstError(list []error) error {
 // link retries apart from other domains' in the same partition, the length
 // prefix keeps ("ab","c") apart from ("a","bc").
 func dedupKey(op byte, user, idempotencyKey string, attempt int) string {
-	if idempotencyKey == "" {
-		return ""
-	}
-	b := make([]byte, 0, 2+2*binary.MaxVarintLen64+len(user)+len(idempotencyKey))
-	b = binary.AppendUvarint(append(b, Tag, op), uint64(len(user)))
-	b = binary.AppendUvarint(append(b, user...), uint64(attempt))
-	return string(append(b, idempotencyKey...))
+	return wire.NewDedupKey(idempotencyKey, Tag, op).String(user).Uvarint(uint64(attempt)).Raw(idempotencyKey).Done()
 }

@@ -12,35 +12,18 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
 	"github.com/parley-chat/parley/internal/link"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
-// clock is a fake clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock returns the Service's clock.
+func newClock() *statetest.Clock { return statetest.NewClock(time.Unix(1_700_000_000, 0)) }
 
 // spy wraps the in-memory replicator to count reads by kind, to fail chosen
 // proposals, and to hide links from stale reads as a lagging replica would.
 type spy struct {
-	*kvtest.Replicator
+	*statetest.Replicator
 	staleReads, linReads, proposals atomic.Int64
 	mu                              sync.Mutex
 	fail                            func(ctx context.Context, p uint64, dedupKey string, cmd []byte) error
@@ -48,7 +31,7 @@ type spy struct {
 }
 
 func newSpy(partitions int) *spy {
-	return &spy{Replicator: kvtest.NewReplicator(partitions, link.StateMachine{})}
+	return &spy{Replicator: statetest.NewReplicator(partitions, link.StateMachine{})}
 }
 
 func (s *spy) Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error) {
@@ -85,7 +68,7 @@ func (s *spy) set(f func(*spy)) {
 	f(s)
 }
 
-func mustService(t testing.TB, r link.Replicator, clk *clock, mod func(*link.Config)) *link.Service {
+func mustService(t testing.TB, r state.Replicator, clk *statetest.Clock, mod func(*link.Config)) *link.Service {
 	t.Helper()
 	cfg := link.Config{Now: clk.Now}
 	if mod != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 // newMember starts a member on a free 127.0.0.1 port with fast timings.
@@ -36,18 +38,6 @@ func mustJoin(t *testing.T, m *Membership) {
 	defer cancel()
 	if err := m.Join(ctx); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitFor polls until cond holds, or fails after 5 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second) // generous: -race on a busy 2-core machine
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -101,7 +91,7 @@ func TestMembership_Pair(t *testing.T) {
 	b := newMember(t, "b", "c1", []string{a.Addr()}, 0)
 	mustJoin(t, a) // nothing to join: returns at once
 	mustJoin(t, b)
-	waitFor(t, "a and b to see each other", func() bool {
+	poll.Until(t, 20*time.Second, "a and b to see each other", func() bool {
 		return sees(a, "b", Alive, "z-b") && sees(b, "a", Alive, "z-a") && sees(a, "a", Alive, "z-a")
 	})
 	mb, _ := a.Member("b")
@@ -111,7 +101,7 @@ func TestMembership_Pair(t *testing.T) {
 	if err := b.UpdateMeta(Meta{Zone: "moved", Standby: true}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a to see b's new metadata", func() bool {
+	poll.Until(t, 20*time.Second, "a to see b's new metadata", func() bool {
 		mb, _ := a.Member("b")
 		return mb.Meta.Zone == "moved" && mb.Meta.Standby && mb.Meta.ID == "b"
 	})
@@ -134,7 +124,7 @@ func TestMembership_Cluster(t *testing.T) {
 		mustJoin(t, m)
 		ms = append(ms, m)
 	}
-	waitFor(t, "everyone to see everyone with metadata", func() bool {
+	poll.Until(t, 20*time.Second, "everyone to see everyone with metadata", func() bool {
 		for _, m := range ms {
 			for _, o := range ms {
 				if !sees(m, o.cfg.NodeID, Alive, "z-"+o.cfg.NodeID) {
@@ -168,7 +158,7 @@ func TestMembership_Cluster(t *testing.T) {
 		victim := ms[4]
 		_ = victim.Close() // no Leave: a crash
 		others := ms[:4]
-		waitFor(t, "the others to see m4 dead", func() bool {
+		poll.Until(t, 20*time.Second, "the others to see m4 dead", func() bool {
 			for _, m := range others {
 				if mb, _ := m.Member("m4"); mb.State != Dead {
 					return false
@@ -206,7 +196,7 @@ func TestMembership_Cluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = leaver.Close()
-		waitFor(t, "the others to see m3 left", func() bool {
+		poll.Until(t, 20*time.Second, "the others to see m3 left", func() bool {
 			for _, m := range ms[:3] {
 				if mb, _ := m.Member("m3"); mb.State != Left {
 					return false
@@ -235,7 +225,7 @@ func TestMembership_EventsNeverBlock(t *testing.T) {
 	for i := range 3 {
 		mustJoin(t, newMember(t, fmt.Sprintf("b%d", i), "c1", []string{a.Addr()}, 0))
 	}
-	waitFor(t, "a to see all", func() bool { return len(a.Members()) == 4 })
+	poll.Until(t, 20*time.Second, "a to see all", func() bool { return len(a.Members()) == 4 })
 	if a.Dropped() == 0 {
 		t.Fatal("nothing dropped from a one-slot buffer")
 	}

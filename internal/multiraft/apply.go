@@ -131,11 +131,14 @@ func (e *Engine) handOut(g *group, id, result []byte) {
 	}
 }
 
-// applyConfChange applies a membership change to Raft and records it.
+// applyConfChange applies a membership change to Raft and records it. Its
+// proposer is told once the round is advanced (finishRound): before that,
+// Raft still counts the change as pending and would turn the next one into
+// a no-op.
 func (e *Engine) applyConfChange(g *group, cc raftpb.ConfChangeV2) {
 	g.confState = *g.rn.ApplyConfChange(cc)
 	if ch, ok := g.confWaits[string(cc.Context)]; ok && len(cc.Context) > 0 {
-		close(ch)
+		g.confApplied = append(g.confApplied, ch)
 		delete(g.confWaits, string(cc.Context))
 	}
 	e.ls().cur.confChanged = append(e.ls().cur.confChanged, g)

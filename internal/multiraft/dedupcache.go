@@ -1,7 +1,6 @@
 package multiraft
 
 import (
-	"bytes"
 	"container/heap"
 	"encoding/binary"
 	"fmt"
@@ -47,14 +46,14 @@ func (h *expiryHeap) Pop() any {
 // records that were re-recorded, exactly as every other replica's does).
 func loadDedupCache(r state.Reader) (*dedupCache, error) {
 	c := &dedupCache{expiry: map[string]int64{}}
-	err := r.Scan(prefixDedup, prefixEnd(prefixDedup), func(k, v []byte) bool {
+	err := r.Scan(prefixDedup, state.PrefixEnd(prefixDedup), func(k, v []byte) bool {
 		if exp, n := binary.Varint(v); n > 0 {
 			c.expiry[string(k[len(prefixDedup):])] = exp
 		}
 		return true
 	})
 	if err == nil {
-		err = r.Scan(prefixDedupExp, prefixEnd(prefixDedupExp), func(k, _ []byte) bool {
+		err = r.Scan(prefixDedupExp, state.PrefixEnd(prefixDedupExp), func(k, _ []byte) bool {
 			if rest := k[len(prefixDedupExp):]; len(rest) >= 8 {
 				c.order = append(c.order, expiryItem{expiry: int64(binary.BigEndian.Uint64(rest)), id: string(rest[8:])})
 			}
@@ -66,18 +65,6 @@ func loadDedupCache(r state.Reader) (*dedupCache, error) {
 	}
 	heap.Init(&c.order)
 	return c, nil
-}
-
-// prefixEnd returns the smallest key greater than every key with prefix p.
-func prefixEnd(p []byte) []byte {
-	end := bytes.Clone(p)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] != 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
 }
 
 // lookup reports whether id has a record that has not expired at nowMs.

@@ -331,9 +331,11 @@ func (e *Engine) TransferLeadership(ctx context.Context) error {
 }
 
 // ProposeConfChange proposes a membership change to a group this node leads
-// and waits until it is applied here. The library turns a change proposed
-// while another is pending into a no-op; callers must check the applied
-// membership (GroupStatus) rather than trust a nil error alone.
+// and waits until it is applied here and Raft has been told so, so that the
+// next change may be proposed at once. The library turns a change proposed
+// while another is pending into a no-op (the call then ends with ctx);
+// callers must check the applied membership (GroupStatus) rather than trust
+// a nil error alone.
 func (e *Engine) ProposeConfChange(ctx context.Context, id uint64, cc raftpb.ConfChangeV2) error {
 	var err error
 	var wait chan struct{}

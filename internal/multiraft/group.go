@@ -34,6 +34,9 @@ type group struct {
 
 	proposals map[string][]*proposal // by proposal id, on the node that proposed
 	confWaits map[string]chan struct{}
+	// confApplied are the waiters of conf changes applied this round,
+	// closed once Raft is advanced past them.
+	confApplied []chan struct{}
 
 	pendingReads []*readRequest // not yet sent as a ReadIndex
 	inflight     *readBatch     // sent, waiting for its ReadState

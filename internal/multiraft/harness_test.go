@@ -43,55 +43,64 @@ func (r *recorder) snapshot() []event {
 	return append([]event(nil), r.events...)
 }
 
-// syncFS records every sync of a Pebble WAL file.
-type syncFS struct {
+// walFS calls its hooks around every sync of a Pebble WAL file: before
+// runs first (the interaction tests' crash at a sync), after once the sync
+// returned (the ordering test's record of syncs). Nil hooks are skipped.
+type walFS struct {
 	vfs.FS
-	node string
-	rec  *recorder
+	before, after func()
 }
 
-type syncFile struct {
+type walFile struct {
 	vfs.File
-	fs *syncFS
+	fs *walFS
 }
 
-func (f *syncFS) wrap(name string, file vfs.File, err error) (vfs.File, error) {
+func (f *walFS) wrap(name string, file vfs.File, err error) (vfs.File, error) {
 	if err != nil || !strings.HasSuffix(name, ".log") {
 		return file, err
 	}
-	return &syncFile{File: file, fs: f}, nil
+	return &walFile{File: file, fs: f}, nil
 }
 
-func (f *syncFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+func (f *walFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
 	file, err := f.FS.Create(name, c)
 	return f.wrap(name, file, err)
 }
 
-func (f *syncFS) ReuseForWrite(o, n string, c vfs.DiskWriteCategory) (vfs.File, error) {
+func (f *walFS) ReuseForWrite(o, n string, c vfs.DiskWriteCategory) (vfs.File, error) {
 	file, err := f.FS.ReuseForWrite(o, n, c)
 	return f.wrap(n, file, err)
 }
 
-func (f *syncFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+func (f *walFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
 	file, err := f.FS.OpenReadWrite(name, c, opts...)
 	return f.wrap(name, file, err)
 }
 
-func (s *syncFile) Sync() error {
-	err := s.File.Sync()
-	s.fs.rec.add(event{kind: "sync", node: s.fs.node})
+// around runs the hooks around one sync.
+func (w *walFile) around(sync func()) {
+	if w.fs.before != nil {
+		w.fs.before()
+	}
+	sync()
+	if w.fs.after != nil {
+		w.fs.after()
+	}
+}
+
+func (w *walFile) Sync() (err error) {
+	w.around(func() { err = w.File.Sync() })
 	return err
 }
 
-func (s *syncFile) SyncData() error {
-	err := s.File.SyncData()
-	s.fs.rec.add(event{kind: "sync", node: s.fs.node})
+func (w *walFile) SyncData() (err error) {
+	w.around(func() { err = w.File.SyncData() })
 	return err
 }
 
-func (s *syncFile) SyncTo(n int64) (bool, error) {
-	full, err := s.File.SyncTo(n)
-	s.fs.rec.add(event{kind: "sync", node: s.fs.node})
+func (w *walFile) SyncTo(n int64) (full bool, err error) {
+	w.around(func() { full, err = w.File.SyncTo(n) })
 	return full, err
 }
 
@@ -101,6 +110,9 @@ type network struct {
 	engines map[string]*Engine
 	rec     *recorder
 	down    map[string]bool
+	// filter, when set, sees every message that is not cut off by down and
+	// returns what is delivered: it may drop messages or change the copies.
+	filter func(from, to string, m *raftpb.Message) (deliver bool)
 }
 
 type netSender struct {
@@ -113,15 +125,20 @@ func (s *netSender) SendRaft(addr string, msgs []transport.GroupMessage) {
 		s.net.rec.add(event{kind: "send", node: s.from, msg: m.Msg})
 	}
 	s.net.mu.Lock()
-	e, down := s.net.engines[addr], s.net.down[addr] || s.net.down[s.from]
+	e, down, filter := s.net.engines[addr], s.net.down[addr] || s.net.down[s.from], s.net.filter
 	s.net.mu.Unlock()
 	if e == nil || down {
 		return
 	}
+	deliver := make([]transport.GroupMessage, 0, len(msgs))
 	for _, m := range msgs {
+		if filter != nil && !filter(s.from, addr, &m.Msg) {
+			continue
+		}
 		s.net.rec.add(event{kind: "recv", node: addr, msg: m.Msg})
+		deliver = append(deliver, m)
 	}
-	e.Step(append([]transport.GroupMessage(nil), msgs...))
+	e.Step(deliver)
 }
 
 func (s *netSender) SendSnapshot(ctx context.Context, addr string, msg transport.GroupMessage, data func(io.Writer) error) error {
@@ -175,7 +192,7 @@ func newTestNet(t *testing.T, size int, compaction uint64) *testNet {
 	}
 	for i := 1; i <= size; i++ {
 		name := fmt.Sprintf("n%d", i)
-		fs := &syncFS{FS: vfs.NewMem(), node: name, rec: tn.net.rec}
+		fs := &walFS{FS: vfs.NewMem(), after: func() { tn.net.rec.add(event{kind: "sync", node: name}) }}
 		db, err := storage.Open("db", storage.Options{FS: fs})
 		if err != nil {
 			t.Fatal(err)

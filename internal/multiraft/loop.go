@@ -361,6 +361,10 @@ func (e *Engine) finishRound(rb *roundBatch) error {
 			r.g.releaseReads()
 		}
 		r.g.rn.Advance(r.rd)
+		for _, ch := range r.g.confApplied {
+			close(ch) // Raft now counts the change applied: the next one may follow
+		}
+		r.g.confApplied = r.g.confApplied[:0]
 		r.g.inFlight = false
 		e.markTouched(r.g)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/kv"
 	"github.com/parley-chat/parley/internal/link"
+	"github.com/parley-chat/parley/internal/password"
 )
 
 // Intervals of the services' background work.
@@ -38,10 +39,17 @@ type services struct {
 // newServices builds the domain services from the node's configuration;
 // accounts limit sign-in attempts with limits.
 func (n *Node) newServices(limits account.Limiter) (*services, error) {
+	// One Hasher for accounts and rooms: its bound on concurrent argon2id
+	// runs is the node's.
+	hasher, err := password.NewHasher(password.DefaultParams(), 0)
+	if err != nil {
+		return nil, err
+	}
 	accounts, err := account.NewService(n.router, account.Config{
 		Registration: account.RegistrationMode(n.cfg.Registration),
 		Limiter:      limits,
 		SessionTTL:   n.cfg.SessionTTL,
+		Hasher:       hasher,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("accounts: %w", err)
@@ -61,7 +69,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 	queues := n.newQueueService(accounts, n.notes.Queues(n.router.PartitionOf))
 	return &services{
 		accounts: accounts,
-		rooms:    chat.NewService(n.router, chat.Config{}),
+		rooms:    chat.NewService(n.router, chat.Config{Hasher: hasher}),
 		queues:   queues,
 		links:    links,
 		kv:       kv.NewService(n.router, kv.Limits{}),

@@ -62,14 +62,8 @@ func IsSecretKey(k []byte) bool { return bytes.HasPrefix(k, SecretPrefix) }
 // TouchesSecrets reports whether a scan of [lo, hi) of the metadata group
 // would see a secret (hi nil means to the end).
 func TouchesSecrets(lo, hi []byte) bool {
-	end := prefixEnd(SecretPrefix)
+	end := state.PrefixEnd(SecretPrefix)
 	return bytes.Compare(lo, end) < 0 && (hi == nil || bytes.Compare(hi, SecretPrefix) > 0)
-}
-
-func prefixEnd(p []byte) []byte {
-	end := slices.Clone(p)
-	end[len(end)-1]++
-	return end
 }
 
 // LoadCA reads the cluster CA; ok is false in a cluster made without one
@@ -98,7 +92,7 @@ func LoadToken(r state.Reader, id string) (JoinToken, bool, error) {
 func LoadTokens(r state.Reader) ([]JoinToken, error) {
 	var out []JoinToken
 	var bad error
-	err := r.Scan(tokenPrefix, prefixEnd(tokenPrefix), func(_, v []byte) bool {
+	err := r.Scan(tokenPrefix, state.PrefixEnd(tokenPrefix), func(_, v []byte) bool {
 		var t JoinToken
 		if err := json.Unmarshal(v, &t); err != nil {
 			bad = fmt.Errorf("placement: corrupt join token: %w", err)

@@ -3,6 +3,7 @@ package presence
 import (
 	"fmt"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -37,7 +38,7 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 func applyRenew(w state.Writer, meta state.Meta, c Renew) ([]byte, error) {
 	expires := meta.TimeMs + int64(c.TTLMs)
 	for _, u := range c.Users {
-		if err := w.Set(leaseKey(asciiLower(u), c.Node), encodeRecord(record{expiresMs: expires, name: u})); err != nil {
+		if err := w.Set(leaseKey(ident.Fold(u), c.Node), encodeRecord(record{expiresMs: expires, name: u})); err != nil {
 			return nil, fmt.Errorf("presence: renew %q on %q: %w", u, c.Node, err)
 		}
 	}
@@ -48,7 +49,7 @@ func applyRenew(w state.Writer, meta state.Meta, c Renew) ([]byte, error) {
 func applyRelease(w state.Writer, c Release) ([]byte, error) {
 	var ended uint64
 	for _, u := range c.Users {
-		k := leaseKey(asciiLower(u), c.Node)
+		k := leaseKey(ident.Fold(u), c.Node)
 		_, found, err := w.Get(k)
 		if err != nil {
 			return nil, fmt.Errorf("presence: read lease of %q on %q: %w", u, c.Node, err)
@@ -71,7 +72,7 @@ func applyExpire(w state.Writer, meta state.Meta, c Expire) ([]byte, error) {
 	more := false
 	var bad error
 	lo := []byte(prefixLease)
-	err := w.Scan(lo, prefixEnd(lo), func(k, v []byte) bool {
+	err := w.Scan(lo, state.PrefixEnd(lo), func(k, v []byte) bool {
 		rec, err := decodeRecord(v)
 		if err != nil {
 			bad = fmt.Errorf("%w (key %q)", err, k)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -34,7 +35,7 @@ func (l Lease) live(nowMs int64) bool {
 // scanLeases calls fn for every lease under prefix p, in key order.
 func scanLeases(r state.Reader, p []byte, fn func(lowerUser string, l Lease)) error {
 	var bad error
-	err := r.Scan(p, prefixEnd(p), func(k, v []byte) bool {
+	err := r.Scan(p, state.PrefixEnd(p), func(k, v []byte) bool {
 		user, node, err := splitLeaseKey(k)
 		if err != nil {
 			bad = err
@@ -92,7 +93,7 @@ func IsOnline(r state.Reader, users []string, nowMs int64) (map[string]bool, err
 	out := make(map[string]bool, len(users))
 	for _, u := range users {
 		online := false
-		err := scanLeases(r, userPrefix(asciiLower(u)), func(_ string, l Lease) {
+		err := scanLeases(r, userPrefix(ident.Fold(u)), func(_ string, l Lease) {
 			online = online || l.live(nowMs)
 		})
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/wire"
 )
 
@@ -67,37 +68,6 @@ func decodeRecord(rec []byte) (record, error) {
 	return record{expiresMs: int64(binary.BigEndian.Uint64(rec[1:])), name: string(rec[recordHeaderLen:])}, nil
 }
 
-// asciiLower returns s with ASCII letters lowercased and every other byte
-// unchanged. Apply uses it instead of strings.ToLower, whose Unicode tables
-// may differ between Go releases and so between replicas.
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if c := b[j]; 'A' <= c && c <= 'Z' {
-					b[j] = c + 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
-}
-
 // Fold returns the key a username is tracked and routed under: the name
 // with ASCII letters lowercased, as usernames are case-insensitive.
-func Fold(user string) string { return asciiLower(user) }
-
-// prefixEnd returns the smallest key greater than every key that starts with
-// p, or nil when there is none.
-func prefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
-}
+func Fold(user string) string { return ident.Fold(user) }

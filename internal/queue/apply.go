@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -69,13 +70,13 @@ func applyDelete(w state.Writer, c Delete) ([]byte, error) {
 	if !found {
 		return notFound(opDelete, c.Queue), nil
 	}
-	if !c.Admin && !sameUser(q.creator, c.User) {
+	if !c.Admin && !ident.EqualFold(q.creator, c.User) {
 		return refusal(statusForbidden, opDelete, "only the creator of queue %q or an admin may delete it", c.Queue), nil
 	}
 	// Collect first: the Writer does not promise that a scan survives writes.
 	var doomed [][]byte
 	lo := keysOf(c.Queue).all()
-	if err := w.Scan(lo, prefixEnd(lo), func(k, _ []byte) bool {
+	if err := w.Scan(lo, state.PrefixEnd(lo), func(k, _ []byte) bool {
 		doomed = append(doomed, append([]byte(nil), k...))
 		return true
 	}); err != nil {
@@ -211,7 +212,7 @@ func applyAck(w state.Writer, meta state.Meta, c Ack) ([]byte, error) {
 	}
 	// Someone else's lease is answered like an unknown receipt: receipts
 	// are not secrets, leases are.
-	if !ok || m.leaseIndex != c.Lease || !sameUser(m.holder, c.User) {
+	if !ok || m.leaseIndex != c.Lease || !ident.EqualFold(m.holder, c.User) {
 		return refusal(statusConflict, opAck, "unknown receipt: the message was acknowledged, or its lease lapsed and it was delivered again"), nil
 	}
 	if meta.TimeMs > m.leaseUntil {
@@ -304,7 +305,7 @@ func raiseFloors(w state.Writer, k keys, rh *readyHeads, taken, nextID uint64) e
 // lowerFloors lowers the floors of the two indexes a reaped message returns
 // to, when they are above its id.
 func lowerFloors(w state.Writer, k keys, m *messageRecord, id uint64) error {
-	sender, receiver := fold(m.sender), fold(m.receiver)
+	sender, receiver := ident.Fold(m.sender), ident.Fold(m.receiver)
 	for _, p := range [2][]byte{k.readyPrefix(false, "", receiver), k.readyPrefix(true, sender, receiver)} {
 		v, ok, err := w.Get(k.floor(p))
 		if err != nil {
@@ -324,7 +325,7 @@ func setFloor(w state.Writer, k keys, prefix []byte, id uint64) error {
 }
 
 func setReady(w state.Writer, k keys, m *messageRecord, id uint64) error {
-	a, b := k.readyKeys(fold(m.sender), fold(m.receiver), id)
+	a, b := k.readyKeys(ident.Fold(m.sender), ident.Fold(m.receiver), id)
 	if err := set(w, a, nil); err != nil {
 		return err
 	}
@@ -332,7 +333,7 @@ func setReady(w state.Writer, k keys, m *messageRecord, id uint64) error {
 }
 
 func deleteReady(w state.Writer, k keys, m *messageRecord, id uint64) error {
-	a, b := k.readyKeys(fold(m.sender), fold(m.receiver), id)
+	a, b := k.readyKeys(ident.Fold(m.sender), ident.Fold(m.receiver), id)
 	if err := del(w, a); err != nil {
 		return err
 	}

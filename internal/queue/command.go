@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/wire"
 )
 
@@ -256,11 +257,11 @@ func readName(b []byte, what string, allowEmpty bool) (string, []byte, error) {
 	if n > uint64(len(rest)) || n > MaxNameLen || (n == 0 && !allowEmpty) {
 		return "", nil, fmt.Errorf("%w: %s length %d with %d bytes left", errMalformed, what, n, len(rest))
 	}
-	name := rest[:n]
-	if !validNameBytes(name) {
+	name := string(rest[:n])
+	if n > 0 && !ident.ValidName(name, MaxNameLen) {
 		return "", nil, fmt.Errorf("%w: %s %q has characters outside [A-Za-z0-9_.-]", errMalformed, what, name)
 	}
-	return string(name), rest[n:], nil
+	return name, rest[n:], nil
 }
 
 func noTrailing(rest []byte) error {
@@ -272,31 +273,3 @@ func noTrailing(rest []byte) error {
 
 // readUvarint reads a minimally encoded uvarint (wire.Uvarint).
 func readUvarint(b []byte) (uint64, []byte, error) { return wire.Uvarint(b, errMalformed) }
-
-// validNameBytes reports whether every byte of b is in [A-Za-z0-9_.-].
-func validNameBytes(b []byte) bool {
-	for _, c := range b {
-		if !nameByte(c) {
-			return false
-		}
-	}
-	return true
-}
-
-// ValidName reports whether s is 1 to max bytes of [A-Za-z0-9_.-], the
-// alphabet of queue and user names.
-func ValidName(s string, max int) bool {
-	if len(s) == 0 || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !nameByte(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func nameByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
-}

@@ -129,20 +129,6 @@ func TestTouchedKey(t *testing.T) {
 	}
 }
 
-func TestValidName(t *testing.T) {
-	for _, tc := range []struct {
-		s    string
-		want bool
-	}{
-		{"a", true}, {"A-z_0.9", true}, {strings.Repeat("x", 64), true},
-		{"", false}, {strings.Repeat("x", 65), false}, {"a b", false}, {"a/b", false}, {"é", false}, {"a\x00", false},
-	} {
-		if got := ValidName(tc.s, 64); got != tc.want {
-			t.Errorf("ValidName(%q) = %v, want %v", tc.s, got, tc.want)
-		}
-	}
-}
-
 func TestReceipt(t *testing.T) {
 	r := FormatReceipt(7, 1234)
 	if len(r) != receiptLen {

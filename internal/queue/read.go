@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 )
 
@@ -160,7 +161,7 @@ func probe(r state.Reader, queue, user, from string, nowMs int64) (probeResult, 
 func scanQueues(r state.Reader, fn func(name string, q *queueRecord) error) error {
 	lo := []byte(recordPrefix)
 	var err error
-	scanErr := r.Scan(lo, prefixEnd(lo), func(k, v []byte) bool {
+	scanErr := r.Scan(lo, state.PrefixEnd(lo), func(k, v []byte) bool {
 		name := string(k[len(recordPrefix):])
 		var q queueRecord
 		if q, err = decodeQueueRecord(name, nil, v); err != nil {
@@ -230,7 +231,7 @@ func firstID(r state.Reader, k keys, prefix []byte) (indexHead, error) {
 		lo = appendID(prefix[:len(prefix):len(prefix)], h.floor)
 	}
 	var e firstEntry // one allocation for the callback's results
-	if err := r.Scan(lo, prefixEnd(prefix), e.visit); err != nil {
+	if err := r.Scan(lo, state.PrefixEnd(prefix), e.visit); err != nil {
 		return h, fmt.Errorf("queue: scan %q: %w", prefix, err)
 	}
 	h.id, h.found = e.id, e.found
@@ -283,14 +284,14 @@ func oldestReady(r state.Reader, k keys, user, from string) (uint64, bool, error
 
 // readyHeadsOf seeks the head of every index oldestReady looks at.
 func readyHeadsOf(r state.Reader, k keys, user, from string) (readyHeads, error) {
-	bySender, f := from != "", fold(from)
+	bySender, f := from != "", ident.Fold(from)
 	var rh readyHeads
 	var err error
 	if rh.heads[0], err = firstID(r, k, k.readyPrefix(bySender, f, "")); err != nil || user == "" {
 		rh.n = 1
 		return rh, err
 	}
-	rh.heads[1], err = firstID(r, k, k.readyPrefix(bySender, f, fold(user)))
+	rh.heads[1], err = firstID(r, k, k.readyPrefix(bySender, f, ident.Fold(user)))
 	rh.n = 2
 	return rh, err
 }
@@ -330,7 +331,7 @@ func lapsedLeases(r state.Reader, k keys, q *queueRecord, nowMs int64) (ids []ui
 	floor = nowMs
 	var keyErr error
 	p := k.leasePrefix()
-	err = r.Scan(k.lease(q.leaseFloor, 0), prefixEnd(p), func(key, _ []byte) bool {
+	err = r.Scan(k.lease(q.leaseFloor, 0), state.PrefixEnd(p), func(key, _ []byte) bool {
 		var exp int64
 		var id uint64
 		if exp, id, keyErr = k.leaseKeyParts(key); keyErr != nil {
@@ -359,7 +360,7 @@ func nextLapse(r state.Reader, k keys, q *queueRecord) (int64, bool, error) {
 	var found bool
 	var keyErr error
 	p := k.leasePrefix()
-	err := r.Scan(k.lease(q.leaseFloor, 0), prefixEnd(p), func(key, _ []byte) bool {
+	err := r.Scan(k.lease(q.leaseFloor, 0), state.PrefixEnd(p), func(key, _ []byte) bool {
 		exp, _, keyErr = k.leaseKeyParts(key)
 		found = keyErr == nil
 		return false

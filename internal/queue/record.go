@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/wire"
 )
 
@@ -107,43 +108,6 @@ func idAt(key []byte) (uint64, error) {
 		return 0, fmt.Errorf("queue: corrupt index key %q", key)
 	}
 	return binary.BigEndian.Uint64(key[len(key)-8:]), nil
-}
-
-// fold returns a user name folded to lower case for keys and comparisons.
-// Names are ASCII; a name without upper-case letters is returned as is.
-func fold(name string) string {
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(name)
-			for j := i; j < len(b); j++ {
-				if c := b[j]; 'A' <= c && c <= 'Z' {
-					b[j] = c + 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return name
-}
-
-// sameUser reports whether two user names name the same user.
-func sameUser(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // queueRecord is a queue's stored record.
@@ -271,18 +235,5 @@ func decodeMessageRecord(key, b []byte) (messageRecord, error) {
 // eligible reports whether user may receive the message, from sender when
 // from is not "". from is folded, user is not.
 func (m *messageRecord) eligible(user, from string) bool {
-	return (m.receiver == "" || sameUser(m.receiver, user)) && (from == "" || sameUser(m.sender, from))
-}
-
-// prefixEnd returns the smallest key greater than every key that starts with
-// p, or nil when there is none (p is empty or all 0xff).
-func prefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
+	return (m.receiver == "" || ident.EqualFold(m.receiver, user)) && (from == "" || ident.EqualFold(m.sender, from))
 }

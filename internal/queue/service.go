@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,30 +10,13 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/text"
 	"github.com/parley-chat/parley/internal/wire"
 )
 
-// Replicator is what the Service needs from the replication engine. It is
-// the same as kv.Replicator, so one engine adapter serves both.
-type Replicator interface {
-	// PartitionOf returns the partition (Raft group id) that owns a routing key.
-	PartitionOf(routingKey string) uint64
-	// Partitions returns all partition ids.
-	Partitions() []uint64
-	// Propose replicates cmd in partition p and returns Apply's result once
-	// applied. dedupKey non-empty makes the command idempotent: a second
-	// proposal with the same dedupKey within the dedup window returns the
-	// first result.
-	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
-	// Read runs fn against partition p's state: linearizable (ReadIndex)
-	// unless stale, when it reads the local replica (or the nearest one) and
-	// returns how stale it may be in ms.
-	Read(ctx context.Context, p uint64, stale bool, fn func(r state.Reader) error) (staleMs int64, err error)
-}
-
-// Notifier wakes long-polling receivers. The partition layer implements it from
+// Notifier wakes long-polling receivers. The node layer implements it from
 // its applied-command notifications: after the batch holding a command for
 // which TouchedKey reports a queue is visible to reads, it wakes that
 // queue's waiters with the command's Raft index.
@@ -60,7 +42,6 @@ const (
 	DefaultMaxWait       = 30 * time.Second
 	DefaultPollMin       = 50 * time.Millisecond
 	DefaultPollMax       = 500 * time.Millisecond
-	MaxIdempotencyKey    = 256 // bytes
 )
 
 // Limits bounds what callers may send and ask for. Zero fields take the
@@ -110,13 +91,13 @@ type Config struct {
 // Service turns queue API calls into proposals and reads. It is safe for
 // concurrent use.
 type Service struct {
-	r   Replicator
+	r   state.Replicator
 	cfg Config
 	lim Limits
 }
 
 // NewService returns a Service that replicates through r.
-func NewService(r Replicator, cfg Config) *Service {
+func NewService(r state.Replicator, cfg Config) *Service {
 	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.PollMin <= 0 {
 		cfg.PollMin = DefaultPollMin
@@ -248,8 +229,8 @@ func (s *Service) Receive(ctx context.Context, user, queue string, o ReceiveOpti
 	if o.Wait < 0 || o.Wait > s.lim.MaxWait {
 		return Message{}, false, errs.New(errs.Invalid, "wait must be between 0 and %d ms", s.lim.MaxWait.Milliseconds())
 	}
-	if len(idempotencyKey) > MaxIdempotencyKey {
-		return Message{}, false, idempotencyKeyTooLong(idempotencyKey)
+	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
+		return Message{}, false, err
 	}
 	cmd := EncodeReceive(Receive{
 		Queue:        queue,
@@ -347,8 +328,8 @@ func mergeResults(results []partResult) ([]QueueInfo, int64, error) {
 // propose replicates one command on queue's partition under user's
 // idempotency key.
 func (s *Service) propose(ctx context.Context, user, queue, idempotencyKey string, cmd []byte) ([]byte, error) {
-	if len(idempotencyKey) > MaxIdempotencyKey {
-		return nil, idempotencyKeyTooLong(idempotencyKey)
+	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
+		return nil, err
 	}
 	res, err := s.r.Propose(ctx, s.r.PartitionOf(queue), DedupKey(user, queue, idempotencyKey, 0), cmd)
 	if err != nil {
@@ -359,7 +340,7 @@ func (s *Service) propose(ctx context.Context, user, queue, idempotencyKey strin
 
 // checkQueue validates a queue name against the limits.
 func (s *Service) checkQueue(name string) error {
-	if !ValidName(name, s.lim.MaxName) {
+	if !ident.ValidName(name, s.lim.MaxName) {
 		if err := text.Check(name, text.Line); err != nil {
 			return errs.New(errs.Invalid, "queue name: %v", err)
 		}
@@ -370,17 +351,13 @@ func (s *Service) checkQueue(name string) error {
 
 // checkUser validates an optional user name given as a request field.
 func checkUser(field, name string) error {
-	if name != "" && !ValidName(name, MaxNameLen) {
+	if name != "" && !ident.ValidName(name, MaxNameLen) {
 		if err := text.Check(name, text.Line); err != nil {
 			return errs.New(errs.Invalid, "%s: %v", field, err)
 		}
 		return errs.New(errs.Invalid, "%s must be a user name: characters of A-Z, a-z, 0-9, '_', '.' and '-'", field)
 	}
 	return nil
-}
-
-func idempotencyKeyTooLong(key string) error {
-	return errs.New(errs.Invalid, "idempotency key is %d bytes; the limit is %d", len(key), MaxIdempotencyKey)
 }
 
 // DedupKey returns the replication dedup key for a user's idempotency key on
@@ -391,15 +368,9 @@ func idempotencyKeyTooLong(key string) error {
 // the parts apart, and the queue keeps one key reused on two queues from
 // returning one queue's result for the other.
 func DedupKey(user, queue, idempotencyKey string, attempt uint64) string {
-	if idempotencyKey == "" {
-		return ""
-	}
-	b := make([]byte, 0, 1+4*binary.MaxVarintLen64+len(user)+len(queue)+len(idempotencyKey))
-	b = wire.AppendString(append(b, Tag), user)
-	b = wire.AppendString(b, queue)
-	b = wire.AppendString(b, idempotencyKey)
+	k := wire.NewDedupKey(idempotencyKey, Tag).String(user).String(queue).String(idempotencyKey)
 	if attempt > 0 {
-		b = binary.AppendUvarint(b, attempt)
+		k.Uvarint(attempt)
 	}
-	return string(b)
+	return k.Done()
 }

@@ -12,12 +12,23 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/queue"
-	"github.com/parley-chat/parley/internal/queue/queuetest"
+	"github.com/parley-chat/parley/internal/state/statetest"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
-func newService(t *testing.T, partitions int, cfg queue.Config) (*queue.Service, *queuetest.Replicator) {
+// newReplicator returns an in-memory replicator of the queue state machine
+// whose clock stands at statetest.Start until the test advances it, and
+// whose Wait reports queue commands.
+func newReplicator(partitions int) *statetest.Replicator {
+	r := statetest.NewReplicator(partitions, queue.StateMachine{})
+	r.Freeze(statetest.Start)
+	r.NotifyOn(queue.TouchedKey)
+	return r
+}
+
+func newService(t *testing.T, partitions int, cfg queue.Config) (*queue.Service, *statetest.Replicator) {
 	t.Helper()
-	r := queuetest.NewReplicator(partitions)
+	r := newReplicator(partitions)
 	cfg.Now = r.Now
 	return queue.NewService(r, cfg), r
 }
@@ -64,7 +75,7 @@ func TestService_CreateDelete(t *testing.T) {
 	}
 	s, r := newService(t, 4, queue.Config{IsAdmin: isAdmin})
 	info, err := s.Create(ctx, "alice", "jobs", "")
-	if err != nil || info.Name != "jobs" || info.Creator != "alice" || info.CreatedMs != queuetest.Start.UnixMilli() {
+	if err != nil || info.Name != "jobs" || info.Creator != "alice" || info.CreatedMs != statetest.Start.UnixMilli() {
 		t.Fatalf("Create = (%+v, %v)", info, err)
 	}
 	_, err = s.Create(ctx, "bob", "jobs", "")
@@ -136,7 +147,7 @@ func TestService_SendValidation(t *testing.T) {
 	if id, ts, err := s.Send(ctx, "alice", "q", "", []byte("12345678"), ""); err != nil || id != 2 || ts == 0 {
 		t.Fatalf("Send at the limit = (%d, %d, %v)", id, ts, err)
 	}
-	_, _, err := s.Send(ctx, "alice", "q", "", []byte("x"), strings.Repeat("k", queue.MaxIdempotencyKey+1))
+	_, _, err := s.Send(ctx, "alice", "q", "", []byte("x"), strings.Repeat("k", wire.MaxIdempotencyKey+1))
 	wantCode(t, err, errs.Invalid)
 }
 
@@ -226,7 +237,7 @@ func TestService_Leases(t *testing.T) {
 	mustSend(t, s, "alice", "q", "", "job")
 
 	leased := mustReceive(t, s, "bob", "q", queue.ReceiveOptions{AckTimeout: 1500 * time.Microsecond})
-	if leased.Receipt == "" || leased.LeaseExpiresMs != queuetest.Start.UnixMilli()+2 {
+	if leased.Receipt == "" || leased.LeaseExpiresMs != statetest.Start.UnixMilli()+2 {
 		t.Fatalf("leased %+v, want a 2 ms lease (rounded up)", leased)
 	}
 	if _, found, _, _ := s.Peek(ctx, "carol", "q", "", false); found {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/queue"
-	"github.com/parley-chat/parley/internal/queue/queuetest"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // fakeNotifier records Wait calls and hands them to an inner Notifier. Its
@@ -41,9 +41,9 @@ func (f *fakeNotifier) calls() []uint64 {
 
 // newWaitService returns a Service whose long polls use a fakeNotifier over
 // the replicator (nil: polling).
-func newWaitService(t *testing.T, notify bool, spurious int) (*queue.Service, *queuetest.Replicator, *fakeNotifier) {
+func newWaitService(t *testing.T, notify bool, spurious int) (*queue.Service, *statetest.Replicator, *fakeNotifier) {
 	t.Helper()
-	r := queuetest.NewReplicator(2)
+	r := newReplicator(2)
 	cfg := queue.Config{Now: r.Now, PollMin: 5 * time.Millisecond, PollMax: 20 * time.Millisecond}
 	var f *fakeNotifier
 	if notify {

@@ -14,6 +14,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/parley-chat/parley/internal/state"
 )
 
 // Default tuning.
@@ -215,7 +217,7 @@ func (db *DB) Groups() ([]uint64, error) {
 			return nil, fmt.Errorf("storage: list groups: short key %x: %w", k, ErrCorrupt)
 		}
 		ids = append(ids, binary.BigEndian.Uint64(k[1:]))
-		next := prefixEnd(k[:groupPrefixLen])
+		next := state.PrefixEnd(k[:groupPrefixLen])
 		if next == nil {
 			break
 		}
@@ -258,7 +260,7 @@ func (db *DB) DestroyGroup(id uint64) error {
 	defer pb.Close()
 	for _, tag := range []byte{tagRaft, tagState} {
 		p := groupPrefix(tag, id)
-		if err := pb.DeleteRange(p, prefixEnd(p), nil); err != nil {
+		if err := pb.DeleteRange(p, state.PrefixEnd(p), nil); err != nil {
 			return fmt.Errorf("storage: destroy group %d: %w", id, err)
 		}
 	}

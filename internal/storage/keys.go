@@ -74,19 +74,6 @@ func logIndex(key []byte) uint64 {
 	return binary.BigEndian.Uint64(key[raftKeyLen:])
 }
 
-// prefixEnd returns the smallest key greater than every key starting with prefix, or nil when
-// there is none (prefix is all 0xff).
-func prefixEnd(prefix []byte) []byte {
-	end := append([]byte(nil), prefix...)
-	for i := len(end) - 1; i >= 0; i-- {
-		end[i]++
-		if end[i] != 0 {
-			return end[:i+1]
-		}
-	}
-	return nil
-}
-
 // putRaftKey writes raftKey(group, sub) into dst, which must be raftKeyLen long.
 func putRaftKey(dst []byte, group uint64, sub byte) {
 	dst[0] = tagRaft

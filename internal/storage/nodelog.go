@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/parley-chat/parley/internal/state"
 )
 
 // Node logs: the ids of the lists a node keeps under tagNodeLog.
@@ -140,7 +142,7 @@ func (l *NodeLog) Len() int {
 // span returns the bounds [lo, hi) of the log's keys.
 func (l *NodeLog) span() (lo, hi []byte) {
 	p := []byte{tagNodeLog, l.id}
-	return p, prefixEnd(p)
+	return p, state.PrefixEnd(p)
 }
 
 // key returns the key of record seq.

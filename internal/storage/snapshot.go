@@ -10,6 +10,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/parley-chat/parley/internal/state"
 )
 
 // pin is a Pebble snapshot kept for streaming one group's state at one applied index.
@@ -227,7 +229,7 @@ func buildSnapshotBatch(pb *pebble.Batch, group uint64, meta raftpb.SnapshotMeta
 		return err
 	}
 	prefix := groupPrefix(tagState, group)
-	if err := pb.DeleteRange(prefix, prefixEnd(prefix), nil); err != nil {
+	if err := pb.DeleteRange(prefix, state.PrefixEnd(prefix), nil); err != nil {
 		return err
 	}
 	err := readStream(r, func(k, v []byte) error {

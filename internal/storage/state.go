@@ -7,6 +7,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/parley-chat/parley/internal/state"
 )
 
 // StateWriter reads and writes one group's partition state inside a Batch. Keys are relative
@@ -112,7 +114,7 @@ func scanState(r pebble.Reader, prefix, lo, hi []byte, fn func(k, v []byte) bool
 	lower := append(append(make([]byte, 0, len(prefix)+len(lo)), prefix...), lo...)
 	var upper []byte
 	if hi == nil {
-		upper = prefixEnd(prefix)
+		upper = state.PrefixEnd(prefix)
 	} else {
 		upper = append(append(make([]byte, 0, len(prefix)+len(hi)), prefix...), hi...)
 	}

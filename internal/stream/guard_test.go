@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 // fakeSessions is a GuardConfig.Check over a table of refused tokens; it
@@ -71,18 +72,6 @@ func (e *ender) wait(t *testing.T, what string, within time.Duration) time.Durat
 	}
 }
 
-// waitUntil polls cond every millisecond for at most within.
-func waitUntil(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func TestGuard_Revoke(t *testing.T) {
 	g := NewGuard(GuardConfig{Check: newFakeSessions().Check, Interval: time.Hour})
 	a1, a2, b := newEnder(), newEnder(), newEnder()
@@ -126,7 +115,7 @@ func TestGuard_Recheck(t *testing.T) {
 	defer g.Watch("b", time.Time{}, b.end)()
 	defer g.Watch("c", time.Time{}, c.end)()
 	sessions.refuse("c", errs.New(errs.Unavailable, "no quorum"))
-	waitUntil(t, "five checks of b", 10*time.Second, func() bool { return sessions.count("b") >= 5 })
+	poll.Until(t, 10*time.Second, "five checks of b", func() bool { return sessions.count("b") >= 5 })
 	if na, nb := sessions.count("a"), sessions.count("b"); na < nb-1 || na > nb+1 {
 		t.Fatalf("a (3 streams) checked %d times, b (1 stream) %d: want one check per token per round", na, nb)
 	}
@@ -135,7 +124,7 @@ func TestGuard_Recheck(t *testing.T) {
 		e.wait(t, "a's stream "+string(rune('1'+i)), 10*time.Second)
 	}
 	checked := sessions.count("c")
-	waitUntil(t, "two more checks of c", 10*time.Second, func() bool { return sessions.count("c") >= checked+2 })
+	poll.Until(t, 10*time.Second, "two more checks of c", func() bool { return sessions.count("c") >= checked+2 })
 	if b.ended() || c.ended() {
 		t.Fatalf("b ended %v, c ended %v: want both open (valid; check failing)", b.ended(), c.ended())
 	}
@@ -173,9 +162,9 @@ func TestGuard_Watch(t *testing.T) {
 		return g.running
 	}
 	stop := g.Watch("a", time.Now().Add(time.Hour), newEnder().end)
-	waitUntil(t, "a check", 10*time.Second, func() bool { return sessions.count("a") > 0 })
+	poll.Until(t, 10*time.Second, "a check", func() bool { return sessions.count("a") > 0 })
 	stop()
-	waitUntil(t, "the loop stopping", 10*time.Second, func() bool { return !running() })
+	poll.Until(t, 10*time.Second, "the loop stopping", func() bool { return !running() })
 	if tokens, streams := g.Watching(); tokens != 0 || streams != 0 {
 		t.Fatalf("watching %d tokens, %d streams after stop", tokens, streams)
 	}

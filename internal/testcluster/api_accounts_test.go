@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -99,7 +100,7 @@ func TestAPI_Accounts(t *testing.T) {
 			}
 			for i := 0; i < c.Len(); i++ {
 				cl := anonAt(c, i, client.WithToken(token))
-				took := eventually(t, time.Second, fmt.Sprintf("token refused on n%d", i+1), func() error {
+				took := poll.Until(t, time.Second, fmt.Sprintf("token refused on n%d", i+1), func() error {
 					_, err := cl.ListRooms(ctx)
 					if err == nil {
 						return fmt.Errorf("still accepted")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -93,7 +94,7 @@ func TestAPI_Audit(t *testing.T) {
 		c.Kill(2)
 		c.Restart(2)
 		c.WaitConverged(30 * time.Second)
-		eventually(t, 10*time.Second, "n3's events back after its restart", func() error {
+		poll.Until(t, 10*time.Second, "n3's events back after its restart", func() error {
 			rep, err := as(c, 1, root).Audit(ctx, client.AuditQuery{Actor: "carol"})
 			if err != nil {
 				return err

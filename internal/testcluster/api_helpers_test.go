@@ -134,23 +134,6 @@ func noReplica(c *testcluster.Cluster, routingKey string) int {
 	return -1
 }
 
-// eventually polls check every 20 ms until it returns nil or within has
-// passed, and returns how long that took.
-func eventually(t *testing.T, within time.Duration, what string, check func() error) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for {
-		err := check()
-		if err == nil {
-			return time.Since(start)
-		}
-		if time.Since(start) > within {
-			t.Fatalf("%s: not within %v: %v", what, within, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // fmtSeqs formats the seqs and kinds of events.
 func fmtSeqs(events []client.Event) string {
 	s := ""
@@ -160,5 +143,5 @@ func fmtSeqs(events []client.Event) string {
 	return s
 }
 
-// errNotYet is what eventually's checks return while waiting.
+// errNotYet is what poll.Until's checks return while waiting.
 var errNotYet = errors.New("not yet")

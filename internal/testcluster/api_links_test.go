@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -81,7 +82,7 @@ func TestAPI_Links(t *testing.T) {
 			}
 			// Every node counted one redirect above; the counts are flushed
 			// every 2 s.
-			eventually(t, 10*time.Second, "hits counted", func() error {
+			poll.Until(t, 10*time.Second, "hits counted", func() error {
 				info, err := as(c, 0, lena).LinkInfo(ctx, code)
 				if err != nil {
 					t.Fatal(err)
@@ -105,7 +106,7 @@ func TestAPI_Links(t *testing.T) {
 			}
 			for i := 0; i < n; i++ {
 				cl := anonAt(c, i)
-				took := eventually(t, 5*time.Second, fmt.Sprintf("n%d stops redirecting", i+1), func() error {
+				took := poll.Until(t, 5*time.Second, fmt.Sprintf("n%d stops redirecting", i+1), func() error {
 					_, err := cl.Resolve(ctx, code)
 					var e *client.Error
 					if errors.As(err, &e) && e.Status == http.StatusNotFound {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -105,7 +106,7 @@ func TestAPI_Queues(t *testing.T) {
 				t.Fatalf("a leased message was delivered to another receiver: %v %v", found, err)
 			}
 			var second client.QueueMessage
-			eventually(t, 5*time.Second, "redelivery after the lease lapsed", func() error {
+			poll.Until(t, 5*time.Second, "redelivery after the lease lapsed", func() error {
 				m, found, err := as(c, 2, rita).Receive(ctx, q, client.ReceiveOptions{AckTimeout: 10 * time.Second})
 				if err != nil {
 					t.Fatal(err)

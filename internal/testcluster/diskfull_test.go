@@ -13,6 +13,7 @@ import (
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -113,7 +114,7 @@ func TestDiskFull_RefusesWritesWith507AndKeepsServingReads(t *testing.T) {
 	// bookkeeping and the metadata of reads may use the little space left.
 	low.Store(true)
 	for i := 0; i < 3; i++ {
-		eventually(t, 10*time.Second, fmt.Sprintf("n%d sees its disk full", i+1), func() error {
+		poll.Until(t, 10*time.Second, fmt.Sprintf("n%d sees its disk full", i+1), func() error {
 			if c.Node(i).DB().CheckSpace() == nil {
 				return errNotYet
 			}
@@ -173,7 +174,7 @@ func TestDiskFull_RefusesWritesWith507AndKeepsServingReads(t *testing.T) {
 	// Space is freed: every node notices, and writes work again.
 	low.Store(false)
 	for i := 0; i < 3; i++ {
-		eventually(t, 10*time.Second, fmt.Sprintf("n%d sees space again", i+1), func() error { return c.Node(i).DB().CheckSpace() })
+		poll.Until(t, 10*time.Second, fmt.Sprintf("n%d sees space again", i+1), func() error { return c.Node(i).DB().CheckSpace() })
 	}
 	for i := 0; i < 3; i++ {
 		if _, err := c.Client(i).KVPut(apiCtx(t), "k", []byte("w"), client.PutOptions{}); err != nil {

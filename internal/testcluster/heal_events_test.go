@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/placement"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -33,7 +34,7 @@ func TestHeal_EventsOfAFormerMetaLeaderKept(t *testing.T) {
 	if !ok || r.Role != placement.RoleVoter {
 		t.Fatalf("%s is no metadata voter", c.Node(next).ID())
 	}
-	waitUntil(t, "metadata leadership moved", 30*time.Second, func() error {
+	poll.Until(t, 30*time.Second, "metadata leadership moved", func() error {
 		if lead := c.LeaderOf(placement.MetaGroup); lead != old && lead >= 0 {
 			return nil
 		}

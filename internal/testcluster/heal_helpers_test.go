@@ -16,6 +16,7 @@ import (
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/placement"
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 // kvLoad runs clients that put and get a small key space through whichever
@@ -131,7 +132,7 @@ func (l *kvLoad) acks() int {
 func (l *kvLoad) waitAcks(n int, within time.Duration) {
 	l.t.Helper()
 	target := l.acks() + n
-	waitUntil(l.t, fmt.Sprintf("%d more successful operations", n), within, func() error {
+	poll.Until(l.t, within, fmt.Sprintf("%d more successful operations", n), func() error {
 		if got := l.acks(); got < target {
 			return fmt.Errorf("%d of %d", got, target)
 		}
@@ -189,22 +190,6 @@ func (l *kvLoad) stop(via *client.Client) loadReport {
 	}
 	t.Logf("load: %d operations ok, %d failed (all retryable), p99 %v; history linearizable", r.ok, r.fails, r.p99)
 	return r
-}
-
-// waitUntil polls cond until it returns nil, failing the test after within.
-func waitUntil(t *testing.T, what string, within time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %v: %v", what, within, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // placedOn checks that every partition has rf voters and the metadata

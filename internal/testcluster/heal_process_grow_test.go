@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 // balanced checks, through the cluster status, that the given nodes hold
@@ -64,7 +65,7 @@ func TestHealProcess_GrowToSixThenDrainAndRemove(t *testing.T) {
 	load.waitAcks(200, time.Minute)
 	for len(pc.procs) < 6 {
 		pc.add()
-		waitUntil(t, fmt.Sprintf("%d nodes balanced", len(pc.procs)), 2*time.Minute, func() error {
+		poll.Until(t, 2*time.Minute, fmt.Sprintf("%d nodes balanced", len(pc.procs)), func() error {
 			return pc.balanced(pc.ids)
 		})
 		load.waitAcks(100, time.Minute)
@@ -77,7 +78,7 @@ func TestHealProcess_GrowToSixThenDrainAndRemove(t *testing.T) {
 	if code, body := pc.admin(0, http.MethodPost, "/api/v1/cluster/nodes/n6/drain"); code != http.StatusAccepted {
 		t.Fatalf("drain n6: %s", body)
 	}
-	waitUntil(t, "n6 drained", 2*time.Minute, func() error {
+	poll.Until(t, 2*time.Minute, "n6 drained", func() error {
 		st, err := pc.status()
 		if err != nil {
 			return err
@@ -109,7 +110,7 @@ func (pc *procCluster) verify() {
 		down[pc.ids[i]] = d
 	}
 	pc.mu.Unlock()
-	waitUntil(t, "cluster verify: every replica equal", time.Minute, func() error {
+	poll.Until(t, time.Minute, "cluster verify: every replica equal", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		rep, err := pc.up()[0].Verify(ctx)

@@ -3,7 +3,7 @@ package testcluster_test
 import (
 	"context"
 	"fmt"
-	"github.com/parley-chat/parley/internal/node"
+	"github.com/parley-chat/parley/client"
 	"io"
 	"net"
 	"net/http"
@@ -18,7 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/node"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -198,7 +199,7 @@ func placedOnly(st *client.ClusterStatus, nodes []string) error {
 // waitPlacedOnly waits until placedOnly holds and returns how long it took.
 func (pc *procCluster) waitPlacedOnly(nodes []string, within time.Duration) time.Duration {
 	start := time.Now()
-	waitUntil(pc.t, fmt.Sprintf("partitions fully replicated on %v", nodes), within, func() error {
+	poll.Until(pc.t, within, fmt.Sprintf("partitions fully replicated on %v", nodes), func() error {
 		st, err := pc.status()
 		if err != nil {
 			return err
@@ -219,7 +220,7 @@ func TestHealProcess_Kill9TwiceRebuildsReplicas(t *testing.T) {
 	survivors := slices.Clone(pc.ids)
 	for _, victim := range []int{4, 1} {
 		// The victim holds its fair share when it dies.
-		waitUntil(t, "replicas and leaders balanced", 2*time.Minute, func() error { return pc.balanced(survivors) })
+		poll.Until(t, 2*time.Minute, "replicas and leaders balanced", func() error { return pc.balanced(survivors) })
 		pc.setDown(victim, true)
 		pc.procs[victim].kill9()
 		killed := time.Now()
@@ -241,7 +242,7 @@ func TestHealProcess_PausedBeyondDeadAfter(t *testing.T) {
 	load := startKVLoad(t, "k", 8, 40, pc.up)
 	load.waitAcks(200, time.Minute)
 	const paused = 3
-	waitUntil(t, "replicas and leaders balanced", 2*time.Minute, func() error { return pc.balanced(pc.ids) })
+	poll.Until(t, 2*time.Minute, "replicas and leaders balanced", func() error { return pc.balanced(pc.ids) })
 	pc.setDown(paused, true)
 	pc.signal(paused, syscall.SIGSTOP)
 	pc.waitPlacedOnly(pc.ids[:paused], processDeadAfter+2*time.Minute)
@@ -268,7 +269,7 @@ func TestHealProcess_PausedBeyondDeadAfter(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	waitUntil(t, "the resumed node holds only replicas the map gives it, and a fair share", 2*time.Minute, func() error {
+	poll.Until(t, 2*time.Minute, "the resumed node holds only replicas the map gives it, and a fair share", func() error {
 		st, err := pc.status()
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/placement"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -72,7 +73,7 @@ func anyMap(c *testcluster.Cluster) *placement.Map {
 func waitPlaced(t *testing.T, c *testcluster.Cluster, rf int, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	waitUntil(t, "replicas placed on the running nodes", within, func() error {
+	poll.Until(t, within, "replicas placed on the running nodes", func() error {
 		ids, _ := running(c, nil)
 		if err := placedOn(anyMap(c), rf, ids); err != nil {
 			return err
@@ -147,7 +148,7 @@ func TestHeal_RestartIsNotADeparture(t *testing.T) {
 // waitStable waits until the cluster converged with replicas balanced.
 func waitStable(t *testing.T, c *testcluster.Cluster) {
 	t.Helper()
-	waitUntil(t, "replicas balanced", time.Minute, func() error {
+	poll.Until(t, time.Minute, "replicas balanced", func() error {
 		ids, _ := running(c, nil)
 		if err := replicasBalanced(anyMap(c), ids); err != nil {
 			return err
@@ -172,7 +173,7 @@ func TestHeal_ReplicasRemovedWhileAwayAreDeleted(t *testing.T) {
 	waitPlaced(t, c, 3, time.Minute)
 	c.Restart(3)
 	n4 := c.Node(3)
-	waitUntil(t, "n4 holds only replicas the map gives it", time.Minute, func() error {
+	poll.Until(t, time.Minute, "n4 holds only replicas the map gives it", func() error {
 		m := n4.Map()
 		for _, g := range n4.Engine().Groups() {
 			st, ok, err := n4.Engine().GroupStatus(context.Background(), g)
@@ -272,14 +273,14 @@ func TestHeal_DrainThenRemoveUnderLoad(t *testing.T) {
 	if code != 202 || !strings.Contains(body, `"moves"`) {
 		t.Fatalf("drain: %d %s", code, body)
 	}
-	waitUntil(t, "n4 drained", time.Minute, func() error {
+	poll.Until(t, time.Minute, "n4 drained", func() error {
 		if h := anyMap(c).Holding("n4"); h > 0 {
 			return fmt.Errorf("n4 holds %d replicas", h)
 		}
 		return c.Converged()
 	})
 	load.waitAcks(100, time.Minute)
-	waitUntil(t, "the drain_finished event", 30*time.Second, func() error {
+	poll.Until(t, 30*time.Second, "the drain_finished event", func() error {
 		if !hasEvent(clusterEvents(t, c.Node(1).HTTPAddr(), clients[1].Token()), "drain_finished") {
 			return fmt.Errorf("not yet")
 		}
@@ -288,7 +289,7 @@ func TestHeal_DrainThenRemoveUnderLoad(t *testing.T) {
 	if code, body := adminCall(t, c, 1, "DELETE", "/api/v1/cluster/nodes/n4"); code != 200 {
 		t.Fatalf("remove the drained node: %d %s", code, body)
 	}
-	waitUntil(t, "n4 forgotten", 30*time.Second, func() error {
+	poll.Until(t, 30*time.Second, "n4 forgotten", func() error {
 		if _, ok := anyMap(c).Node("n4"); ok {
 			return fmt.Errorf("n4 still in the map")
 		}
@@ -304,7 +305,7 @@ func TestHeal_DrainThenRemoveUnderLoad(t *testing.T) {
 	t.Logf("during the drain: %d ok, %d retryable errors (%.2f%%), p99 %v",
 		rep.ok, rep.fails, 100*float64(rep.fails)/float64(max(1, rep.ok+rep.fails)), rep.p99)
 	c.VerifyReplicas(30 * time.Second)
-	waitUntil(t, "the drain_started and node_removed events", 30*time.Second, func() error {
+	poll.Until(t, 30*time.Second, "the drain_started and node_removed events", func() error {
 		evs := clusterEvents(t, c.Node(0).HTTPAddr(), clients[0].Token())
 		for _, kind := range []string{"drain_started", "drain_finished", "node_removed"} {
 			if !hasEvent(evs, kind) {

@@ -11,6 +11,7 @@ import (
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/placement"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -64,7 +65,7 @@ func TestHeal_ZonesSpreadThenZoneLost(t *testing.T) {
 	load := startKVLoad(t, "z", 6, 40, func() []*client.Client { _, cls := running(c, clients); return cls })
 	load.waitAcks(100, time.Minute)
 
-	waitUntil(t, "one voter per zone", 90*time.Second, func() error {
+	poll.Until(t, 90*time.Second, "one voter per zone", func() error {
 		if err := zoneSpread(anyMap(c)); err != nil {
 			return err
 		}
@@ -104,7 +105,7 @@ func TestHeal_StandbyTakesOverADeadNode(t *testing.T) {
 
 	sid := c.Node(standby).ID()
 	regular := []string{c.Node(0).ID(), c.Node(1).ID(), c.Node(2).ID()}
-	waitUntil(t, "everything placed on the regular nodes", time.Minute, func() error {
+	poll.Until(t, time.Minute, "everything placed on the regular nodes", func() error {
 		if err := placedOn(anyMap(c), 3, regular); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -35,7 +36,7 @@ func TestCluster_Lag(t *testing.T) {
 		written[c.Node(0).Router().PartitionOf(key)] = true
 	}
 	var rep *client.LagReport
-	eventually(t, 10*time.Second, "lag samples on every replica", func() error {
+	poll.Until(t, 10*time.Second, "lag samples on every replica", func() error {
 		var err error
 		if rep, err = cl.ClusterLag(apiCtx(t)); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -58,7 +59,7 @@ func expectEverywhere(t *testing.T, c *testcluster.Cluster, viewers map[int]*cli
 	if bobOnline {
 		want.online, want.hallOnline = []string{"bob"}, 1
 	}
-	return eventually(t, within, fmt.Sprintf("bob online=%v on every node", bobOnline), func() error {
+	return poll.Until(t, within, fmt.Sprintf("bob online=%v on every node", bobOnline), func() error {
 		for i, cl := range viewers {
 			v, err := viewFrom(t, cl)
 			if err != nil {

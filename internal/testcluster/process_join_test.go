@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -37,7 +38,7 @@ func TestProcess_JoinNeedsTheClusterToken(t *testing.T) {
 	t.Cleanup(p1.kill9)
 	waitReady(t, client.New("http://"+p1.http), 20*time.Second)
 	token := readJoinToken(t, filepath.Join(dir, "n1"))
-	eventually(t, 10*time.Second, "the first node prints its join token", func() error {
+	poll.Until(t, 10*time.Second, "the first node prints its join token", func() error {
 		if out, _ := os.ReadFile(logf.Name()); !strings.Contains(string(out), "--join-token "+token) {
 			return fmt.Errorf("not in its output:\n%s", out)
 		}

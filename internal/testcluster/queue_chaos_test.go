@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 // delivery is one message a consumer of the queue chaos test took.
@@ -180,7 +181,7 @@ func TestChaos_QueueUnderLeaderKills(t *testing.T) {
 	close(stopSend)
 	sendWG.Wait()
 	draining.Store(true)
-	eventually(t, 90*time.Second, "queues drained", func() error {
+	poll.Until(t, 90*time.Second, "queues drained", func() error {
 		qs, err := prod[0].ListQueues(apiCtx(t), false)
 		if err != nil {
 			return err

@@ -22,6 +22,7 @@ import (
 	"github.com/parley-chat/parley/internal/membership"
 	"github.com/parley-chat/parley/internal/pki"
 	"github.com/parley-chat/parley/internal/placement"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 	"github.com/parley-chat/parley/internal/transport"
 )
@@ -151,7 +152,7 @@ func TestSecurity_OutsiderIsRefusedEverything(t *testing.T) {
 	candidate := newAttacker(t, "rogue", pki.ClusterTLS(pki.Source{Identity: func() *pki.Identity { return nil }, Pin: func() string { return pin }}), pki.PeerNode, clusterID)
 	callsAllFail(t, candidate, target, "candidate without a token")
 
-	eventually(t, 10*time.Second, "refusals audited", func() error {
+	poll.Until(t, 10*time.Second, "refusals audited", func() error {
 		return check(refusals(c, audit.KindCallRefused) >= 3 && refusals(c, audit.KindJoin) >= 1, "refusals audited")
 	})
 	if after := c.Node(1).Map(); !reflect.DeepEqual(before.Nodes, after.Nodes) {
@@ -198,7 +199,7 @@ func TestSecurity_GossipNeedsTheClusterKey(t *testing.T) {
 			t.Fatalf("node %d lists the stranger as a member", i)
 		}
 	}
-	eventually(t, 10*time.Second, "gossip refusal audited", func() error { return check(refusals(c, audit.KindGossipRefused) >= 1, "gossip refusal audited") })
+	poll.Until(t, 10*time.Second, "gossip refusal audited", func() error { return check(refusals(c, audit.KindGossipRefused) >= 1, "gossip refusal audited") })
 	assertNodeNotListed(t, c.Client(0), "stranger")
 }
 
@@ -275,7 +276,7 @@ func TestSecurity_MemberCannotClaimAnotherID(t *testing.T) {
 			t.Errorf("%s of the metadata secrets answered: %.200s", method, out)
 		}
 	}
-	eventually(t, 10*time.Second, "refusals audited", func() error { return check(refusals(c, audit.KindCallRefused) >= 3, "refusals audited") })
+	poll.Until(t, 10*time.Second, "refusals audited", func() error { return check(refusals(c, audit.KindCallRefused) >= 3, "refusals audited") })
 	time.Sleep(200 * time.Millisecond)
 	for i := range c.Len() {
 		after, ok := c.Node(i).Map().Node("n3")
@@ -392,8 +393,8 @@ func TestSecurity_RemovedNodeIsCutOff(t *testing.T) {
 	if _, err := admin.DrainNode(ctx, "n4"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 60*time.Second, "n4 drained and removed", func() error { return admin.RemoveNode(ctx, "n4") })
-	eventually(t, 10*time.Second, "the revocation audited on every node", func() error {
+	poll.Until(t, 60*time.Second, "n4 drained and removed", func() error { return admin.RemoveNode(ctx, "n4") })
+	poll.Until(t, 10*time.Second, "the revocation audited on every node", func() error {
 		for i := range 3 {
 			found := false
 			for _, e := range c.Node(i).Audit().List() {
@@ -430,7 +431,7 @@ func TestSecurity_RotationChangesGossipKeyEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 15*time.Second, "every node on the new gossip key", func() error {
+	poll.Until(t, 15*time.Second, "every node on the new gossip key", func() error {
 		for i := range 3 {
 			keys, err := placement.LoadGossipKeys(c.Node(i).DB().State(placement.MetaGroup))
 			if err != nil || len(keys) != 2 || !bytes.Equal(keys[1], before) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -27,7 +28,7 @@ func TestStream_Presence(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < c.Len(); i++ {
-		eventually(t, 15*time.Second, "bob online through every node", func() error {
+		poll.Until(t, 15*time.Second, "bob online through every node", func() error {
 			users, err := as(c, i, carol).OnlineUsers(ctx)
 			if err != nil {
 				return err
@@ -52,7 +53,7 @@ func TestStream_Presence(t *testing.T) {
 // offline).
 func waitPresence(t *testing.T, r *streamReader, user string, online bool) {
 	t.Helper()
-	eventually(t, 20*time.Second, "presence frame", func() error {
+	poll.Until(t, 20*time.Second, "presence frame", func() error {
 		fs, err := r.snapshot()
 		for _, f := range fs {
 			if f.Type == client.FramePresence && f.Username == user && f.Online == online {
@@ -82,7 +83,7 @@ func TestStream_RoomDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, r := range rs {
-			eventually(t, 20*time.Second, fmt.Sprintf("not_found on n%d", i+1), func() error {
+			poll.Until(t, 20*time.Second, fmt.Sprintf("not_found on n%d", i+1), func() error {
 				fs, err := r.snapshot()
 				for _, f := range fs {
 					if f.Type == client.FrameError && f.Room == room && f.Code == "not_found" {

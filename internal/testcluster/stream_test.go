@@ -9,6 +9,7 @@ import (
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/chat"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -62,7 +63,7 @@ func openStream(t *testing.T, c *testcluster.Cluster, i int, cl *client.Client, 
 func (r *streamReader) waitReady(t *testing.T, room string) uint64 {
 	t.Helper()
 	var seq uint64
-	eventually(t, 20*time.Second, "ready frame of "+room, func() error {
+	poll.Until(t, 20*time.Second, "ready frame of "+room, func() error {
 		fs, err := r.snapshot()
 		for _, f := range fs {
 			if f.Type == client.FrameReady && f.Room == room {
@@ -86,7 +87,7 @@ func (r *streamReader) waitReady(t *testing.T, room string) uint64 {
 func (r *streamReader) waitSeq(t *testing.T, room string, seq uint64) []client.Frame {
 	t.Helper()
 	var out []client.Frame
-	eventually(t, 30*time.Second, fmt.Sprintf("event %d of %s", seq, room), func() error {
+	poll.Until(t, 30*time.Second, fmt.Sprintf("event %d of %s", seq, room), func() error {
 		fs, err := r.snapshot()
 		for _, f := range fs {
 			if f.Type == client.FrameEvent && f.Room == room && f.Seq >= seq {
@@ -254,7 +255,7 @@ func TestStream_Delivery(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := readStream(t, s)
-			eventually(t, 20*time.Second, "two error frames", func() error {
+			poll.Until(t, 20*time.Second, "two error frames", func() error {
 				fs, _ := r.snapshot()
 				codes := map[string]string{}
 				for _, f := range fs {
@@ -381,7 +382,7 @@ func TestStream_HistoryCompacted(t *testing.T) {
 	}
 	for i := 0; i < c.Len(); i++ {
 		r := openStream(t, c, i, carol, client.StreamOptions{Resume: map[string]uint64{room: 2}})
-		eventually(t, 20*time.Second, "history_compacted", func() error {
+		poll.Until(t, 20*time.Second, "history_compacted", func() error {
 			fs, _ := r.snapshot()
 			for _, f := range fs {
 				if f.Type == client.FrameError && f.Room == room && f.Code == client.CodeHistoryCompacted {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 func TestTransport_Call(t *testing.T) {
@@ -144,7 +146,7 @@ func TestTransport_Call(t *testing.T) {
 			t.Fatal(err)
 		}
 		mustNew(t, node{id: "b", cluster: "c1", addr: addr}, newTestHandler())
-		mustEventually(t, 2*time.Second, "call after restart", func() bool { return callErr(a, addr) == nil })
+		poll.Until(t, 2*time.Second, "call after restart", func() bool { return callErr(a, addr) == nil })
 	})
 	t.Run("large bodies", func(t *testing.T) {
 		a, b, _, _ := mustPair(t)

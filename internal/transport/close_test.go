@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 func TestTransport_Close(t *testing.T) {
@@ -33,7 +35,7 @@ func TestTransport_Close(t *testing.T) {
 		}
 		a.SendRaft(b.Addr(), testMessages(10))
 		b.SendRaft(a.Addr(), testMessages(10))
-		mustEventually(t, 2*time.Second, "raft both ways", func() bool { return ha.count() == 10 && hb.count() == 10 })
+		poll.Until(t, 2*time.Second, "raft both ways", func() bool { return ha.count() == 10 && hb.count() == 10 })
 		results := make(chan error, 2)
 		go func() {
 			_, err := a.Call(context.Background(), b.Addr(), "block", nil)
@@ -66,6 +68,6 @@ func TestTransport_Close(t *testing.T) {
 		if err := a.Close(); err != nil {
 			t.Fatalf("second Close: %v", err)
 		}
-		mustEventually(t, 2*time.Second, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
+		poll.Until(t, 2*time.Second, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 func TestFaults_Isolate(t *testing.T) {
@@ -15,7 +17,7 @@ func TestFaults_Isolate(t *testing.T) {
 		mustCall(t, b, a.Addr(), "echo", nil)
 		a.SendRaft(b.Addr(), testMessages(1))
 		b.SendRaft(a.Addr(), testMessages(1))
-		mustEventually(t, 2*time.Second, "warm-up messages", func() bool { return ha.count() == 1 && hb.count() == 1 })
+		poll.Until(t, 2*time.Second, "warm-up messages", func() bool { return ha.count() == 1 && hb.count() == 1 })
 
 		a.Faults().Isolate(b.Addr())
 		mustErrorIs(t, callErr(a, b.Addr()), ErrUnreachable)
@@ -33,8 +35,8 @@ func TestFaults_Isolate(t *testing.T) {
 
 		a.Faults().Heal(b.Addr())
 		mustCall(t, a, b.Addr(), "echo", nil)
-		mustEventually(t, 2*time.Second, "call from b after heal", func() bool { return callErr(b, a.Addr()) == nil })
-		mustEventually(t, 2*time.Second, "raft after heal", func() bool {
+		poll.Until(t, 2*time.Second, "call from b after heal", func() bool { return callErr(b, a.Addr()) == nil })
+		poll.Until(t, 2*time.Second, "raft after heal", func() bool {
 			a.SendRaft(b.Addr(), testMessages(1))
 			b.SendRaft(a.Addr(), testMessages(1))
 			return ha.count() > 1 && hb.count() > 1
@@ -61,7 +63,7 @@ func TestFaults_Isolate(t *testing.T) {
 		}
 		a.Faults().HealAll()
 		mustCall(t, a, b.Addr(), "echo", nil)
-		mustEventually(t, 2*time.Second, "raft after heal", func() bool {
+		poll.Until(t, 2*time.Second, "raft after heal", func() bool {
 			a.SendRaft(b.Addr(), testMessages(1))
 			return hb.count() > 0
 		})
@@ -78,7 +80,7 @@ func TestFaults_SetDropRate(t *testing.T) {
 	a.Faults().SetDropRate(0.5)
 	a.SendRaft(b.Addr(), testMessages(1000))
 	a.Faults().SetDropRate(0)
-	mustEventually(t, 2*time.Second, "surviving messages", func() bool {
+	poll.Until(t, 2*time.Second, "surviving messages", func() bool {
 		return uint64(hb.count())+a.Stats().RaftDropped == 1100
 	})
 	if n := hb.count(); n < 300 || n > 700 {
@@ -91,13 +93,13 @@ func TestFaults_SetDelay(t *testing.T) {
 	t.Run("raft", func(t *testing.T) {
 		a, b, _, hb := mustPair(t)
 		a.SendRaft(b.Addr(), testMessages(1)) // connect first
-		mustEventually(t, 2*time.Second, "first message", func() bool { return hb.count() == 1 })
+		poll.Until(t, 2*time.Second, "first message", func() bool { return hb.count() == 1 })
 		a.Faults().SetDelay(delay)
 		start := time.Now()
 		for i := range 20 {
 			a.SendRaft(b.Addr(), []GroupMessage{{Group: 1, Msg: appMsg(uint64(i), nil)}})
 		}
-		mustEventually(t, 2*time.Second, "delayed messages", func() bool { return hb.count() == 21 })
+		poll.Until(t, 2*time.Second, "delayed messages", func() bool { return hb.count() == 21 })
 		if d := time.Since(start); d < delay {
 			t.Fatalf("delivered after %v, want at least %v", d, delay)
 		}

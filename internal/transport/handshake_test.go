@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 func TestDecodeHello(t *testing.T) {
@@ -91,7 +93,7 @@ func TestTransport_Handshake(t *testing.T) {
 func mustRaftRefused(t *testing.T, a, b *Transport, hb *testHandler) {
 	t.Helper()
 	a.SendRaft(b.Addr(), []GroupMessage{{Group: 1, Msg: appMsg(1, nil)}})
-	mustEventually(t, 2*time.Second, "raft message dropped", func() bool { return a.Stats().RaftDropped >= 1 })
+	poll.Until(t, 2*time.Second, "raft message dropped", func() bool { return a.Stats().RaftDropped >= 1 })
 	time.Sleep(50 * time.Millisecond)
 	if n := hb.count(); n != 0 || b.Stats().RaftReceived != 0 {
 		t.Fatalf("receiver got %d messages, want none", n)

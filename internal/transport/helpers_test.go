@@ -119,18 +119,6 @@ func mustPair(t testing.TB) (a, b *Transport, ha, hb *testHandler) {
 	return a, b, ha, hb
 }
 
-// mustEventually polls cond until it holds or the timeout passes.
-func mustEventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // mustCall calls method on addr and fails the test on error.
 func mustCall(t testing.TB, tr *Transport, addr, method string, body []byte) []byte {
 	t.Helper()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 func TestTransport_SendRaft(t *testing.T) {
@@ -14,7 +16,7 @@ func TestTransport_SendRaft(t *testing.T) {
 		for i := range n {
 			a.SendRaft(b.Addr(), []GroupMessage{{Group: uint64(i % 7), Msg: appMsg(uint64(i), []byte(fmt.Sprint(i)))}})
 		}
-		mustEventually(t, 5*time.Second, "all messages", func() bool { return hb.count() == n && a.Stats().RaftSent == n })
+		poll.Until(t, 5*time.Second, "all messages", func() bool { return hb.count() == n && a.Stats().RaftSent == n })
 		got := hb.received()
 		for i, gm := range got {
 			if gm.Group != uint64(i%7) || gm.Msg.Index != uint64(i) || !bytes.Equal(gm.Msg.Entries[0].Data, []byte(fmt.Sprint(i))) {
@@ -40,7 +42,7 @@ func TestTransport_SendRaft(t *testing.T) {
 		a, b, _, hb := mustPair(t)
 		msgs := testMessages(500)
 		a.SendRaft(b.Addr(), msgs)
-		mustEventually(t, 5*time.Second, "all messages", func() bool {
+		poll.Until(t, 5*time.Second, "all messages", func() bool {
 			return hb.count() == len(msgs) && a.Stats().RaftSent == uint64(len(msgs))
 		})
 		mustEqualMessages(t, hb.received(), msgs)
@@ -51,7 +53,7 @@ func TestTransport_SendRaft(t *testing.T) {
 	t.Run("queue bound drops the excess", func(t *testing.T) {
 		a := mustNew(t, node{id: "a", cluster: "c1"}, newTestHandler(), func(c *Config) { c.MaxQueuedMessages = 10 })
 		a.SendRaft(deadAddr(t), testMessages(100))
-		mustEventually(t, 2*time.Second, "all dropped", func() bool { return a.Stats().RaftDropped == 100 })
+		poll.Until(t, 2*time.Second, "all dropped", func() bool { return a.Stats().RaftDropped == 100 })
 		if s := a.Stats(); s.RaftSent != 0 {
 			t.Fatalf("sent %d to a dead peer", s.RaftSent)
 		}
@@ -62,7 +64,7 @@ func TestTransport_SendRaft(t *testing.T) {
 		b := mustNew(t, node{id: "b", cluster: "c1"}, hb)
 		addr := b.Addr()
 		a.SendRaft(addr, []GroupMessage{{Group: 1, Msg: appMsg(1, nil)}})
-		mustEventually(t, 2*time.Second, "first message", func() bool { return hb.count() == 1 })
+		poll.Until(t, 2*time.Second, "first message", func() bool { return hb.count() == 1 })
 		if err := b.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +72,7 @@ func TestTransport_SendRaft(t *testing.T) {
 		a.SendRaft(addr, []GroupMessage{{Group: 1, Msg: appMsg(2, nil)}})
 		hb2 := newTestHandler()
 		mustNew(t, node{id: "b", cluster: "c1", addr: addr}, hb2)
-		mustEventually(t, 5*time.Second, "delivery after restart", func() bool {
+		poll.Until(t, 5*time.Second, "delivery after restart", func() bool {
 			a.SendRaft(addr, []GroupMessage{{Group: 1, Msg: appMsg(3, nil)}})
 			return hb2.count() > 0
 		})
@@ -86,13 +88,13 @@ func TestTransport_SendRaft(t *testing.T) {
 		t.Cleanup(func() { _ = a.Close() })
 		b := mustNew(t, node{id: "b", cluster: "c1"}, hb)
 		a.SendRaft(b.Addr(), testMessages(1))
-		mustEventually(t, 2*time.Second, "sender retired", func() bool {
+		poll.Until(t, 2*time.Second, "sender retired", func() bool {
 			a.mu.RLock()
 			defer a.mu.RUnlock()
 			return len(a.senders) == 0
 		})
 		a.SendRaft(b.Addr(), testMessages(1))
-		mustEventually(t, 2*time.Second, "second message", func() bool { return hb.count() == 2 })
+		poll.Until(t, 2*time.Second, "second message", func() bool { return hb.count() == 2 })
 	})
 	t.Run("after close messages are dropped", func(t *testing.T) {
 		a, b, _, _ := mustPair(t)

@@ -11,6 +11,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 // testCA is a throwaway certificate authority.
@@ -93,7 +95,7 @@ func TestTransport_TLS(t *testing.T) {
 			t.Fatalf("got %q", got)
 		}
 		a.SendRaft(b.Addr(), testMessages(10))
-		mustEventually(t, 2*time.Second, "raft over TLS", func() bool { return hb.count() == 10 })
+		poll.Until(t, 2*time.Second, "raft over TLS", func() bool { return hb.count() == 10 })
 		if err := a.SendSnapshot(t.Context(), b.Addr(), snapMsg(), writeInPieces(randomBytes(300<<10))); err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,10 @@
 // Package wire is the canonical binary encoding the domain commands and
 // records share: minimal uvarints and uvarint-length-prefixed strings. Its
 // readers accept only canonical input, so a decoded value re-encodes to the
-// same bytes (replicated commands must decode alike everywhere). Standard
-// library only: the domain packages import it.
+// same bytes (replicated commands must decode alike everywhere). It also
+// builds the replication dedup keys of client requests, which every node
+// must build alike (dedup.go). Standard library and internal/errs only: the
+// domain packages import it.
 package wire
 
 import (

@@ -35,14 +35,6 @@ const (
 	expireRounds = 8
 )
 
-// Replicator is what the Tracker needs from the partition Router.
-type Replicator interface {
-	PartitionOf(routingKey string) uint64
-	Partitions() []uint64
-	Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error)
-	Read(ctx context.Context, p uint64, stale bool, fn func(state.Reader) error) (int64, error)
-}
-
 // Tracker tracks who is online through this node and answers who is
 // online anywhere. The stream calls Connected when a WebSocket
 // authenticates and the returned release when it closes; Run renews this
@@ -55,7 +47,7 @@ type Replicator interface {
 type Tracker struct {
 	node  string
 	ttl   time.Duration
-	r     Replicator
+	r     state.Replicator    // the partition Router
 	leads func(p uint64) bool // this node leads partition p
 	now   func() time.Time
 	log   *slog.Logger
@@ -75,7 +67,7 @@ type userConns struct {
 // New returns a tracker for node id that renews leases of ttl (DefaultTTL
 // when zero) through r; leads reports whether this node's replica leads a
 // partition (it expires the leases of the partitions it leads).
-func New(id string, ttl time.Duration, r Replicator, leads func(partition uint64) bool, log *slog.Logger) *Tracker {
+func New(id string, ttl time.Duration, r state.Replicator, leads func(partition uint64) bool, log *slog.Logger) *Tracker {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}

@@ -10,16 +10,18 @@ import (
 
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
-	"github.com/parley-chat/parley/internal/kv/kvtest"
+	"github.com/parley-chat/parley/internal/password/passwordtest"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/presence"
 	"github.com/parley-chat/parley/internal/state"
+	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
 // presenceEnv is a tracker of node "n1" over an in-memory replicator
 // running the real partition state machine. One clock, nowMs, is both the
 // leader's (stamped into commands) and the tracker's.
 type presenceEnv struct {
-	rep   *kvtest.Replicator
+	rep   *statetest.Replicator
 	p     *Tracker
 	nowMs int64
 }
@@ -41,7 +43,7 @@ func (l leaderClock) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte,
 func newPresenceEnv(t *testing.T, ttl time.Duration) *presenceEnv {
 	t.Helper()
 	e := &presenceEnv{nowMs: 1_000_000}
-	e.rep = kvtest.NewReplicator(4, leaderClock{e})
+	e.rep = statetest.NewReplicator(4, leaderClock{e})
 	e.p = New("n1", ttl, e.rep, func(uint64) bool { return true }, slog.New(slog.DiscardHandler))
 	e.p.now = func() time.Time { return time.UnixMilli(e.nowMs) }
 	return e
@@ -189,28 +191,15 @@ func TestTracker_RunProposesOnConnect(t *testing.T) {
 	go func() { defer close(done); e.p.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	release := e.p.Connected("alice")
-	waitFor(t, "alice online", func() bool { return len(e.online(t)) == 1 })
+	poll.Until(t, 10*time.Second, "alice online", func() bool { return len(e.online(t)) == 1 })
 	release()
-	waitFor(t, "alice offline", func() bool { return len(e.online(t)) == 0 })
-}
-
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Until(t, 10*time.Second, "alice offline", func() bool { return len(e.online(t)) == 0 })
 }
 
 func TestRooms_FillsOnline(t *testing.T) {
 	e := newPresenceEnv(t, 10*time.Second)
 	ctx := context.Background()
-	rooms := chat.NewService(e.rep, chat.Config{Hash: chat.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}})
+	rooms := chat.NewService(e.rep, chat.Config{Hasher: passwordtest.Hasher()})
 	if _, err := rooms.Create(ctx, "alice", chat.CreateRequest{Name: "Lobby"}, ""); err != nil {
 		t.Fatal(err)
 	}

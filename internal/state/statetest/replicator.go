@@ -1,9 +1,8 @@
-// Package queuetest provides an in-memory Replicator and Notifier for tests
-// of code built on queue.Service: every partition is a state.Mem, commands
-// go through the real state machine and dedup keys are honoured, with no
-// Raft underneath. Time is a settable clock shared by the leader stamps and
-// the Service's reads, so tests decide when leases lapse.
-package queuetest
+// Package statetest provides an in-memory state.Replicator for tests of the
+// domain services and of code built on them: every partition is a
+// state.Mem, commands go through the real state machine (any
+// state.Applier) and dedup keys are honoured, with no Raft underneath.
+package statetest
 
 import (
 	"context"
@@ -11,29 +10,37 @@ import (
 	"sync"
 	"time"
 
-	"github.com/parley-chat/parley/internal/queue"
 	"github.com/parley-chat/parley/internal/state"
 )
 
-// Start is the clock's initial time.
+// Start is a round instant for tests that Freeze the clock.
 var Start = time.UnixMilli(1_700_000_000_000)
 
-// Replicator is an in-memory queue.Replicator and queue.Notifier. It is safe
-// for concurrent use.
+// Replicator is an in-memory state.Replicator. Its clock stamps the leader
+// time of each command: it starts at the Unix epoch and moves one
+// millisecond before each proposal, unless Freeze stopped it; stamps never
+// go backwards within a partition, as the engine's do. It is safe for
+// concurrent use.
 type Replicator struct {
 	// StaleMs is what Read reports for stale reads.
 	StaleMs int64
 
+	app     state.Applier
 	mu      sync.Mutex
 	parts   map[uint64]*partition
 	ids     []uint64
 	err     error
 	nowMs   int64
-	index   uint64            // Raft indexes, shared by all partitions for simplicity
-	sent    map[string]uint64 // queue -> index of its last command TouchedKey reports
-	wake    chan struct{}     // closed and replaced whenever sent changes
+	tickMs  int64
+	index   uint64 // Raft indexes, shared by all partitions for simplicity
 	reads   int
 	propose int
+	// Wait's notifications: the key each applied command wakes (notify),
+	// the index of the last command per key, and a channel closed and
+	// replaced whenever that changes.
+	notify func(cmd []byte) (key string, ok bool)
+	sent   map[string]uint64
+	wake   chan struct{}
 }
 
 // partition is one partition's state and dedup table.
@@ -44,20 +51,12 @@ type partition struct {
 	lastMs  int64
 }
 
-var (
-	_ queue.Replicator = (*Replicator)(nil)
-	_ queue.Notifier   = (*Replicator)(nil)
-)
+var _ state.Replicator = (*Replicator)(nil)
 
-// NewReplicator returns a Replicator of n partitions (ids 1..n) applying
-// queue.StateMachine, its clock at Start.
-func NewReplicator(n int) *Replicator {
-	r := &Replicator{
-		parts: map[uint64]*partition{},
-		nowMs: Start.UnixMilli(),
-		sent:  map[string]uint64{},
-		wake:  make(chan struct{}),
-	}
+// NewReplicator returns a Replicator of n partitions (ids 1..n) that applies
+// commands with app.
+func NewReplicator(n int, app state.Applier) *Replicator {
+	r := &Replicator{app: app, parts: map[uint64]*partition{}, tickMs: 1, sent: map[string]uint64{}, wake: make(chan struct{})}
 	for i := 1; i <= n; i++ {
 		id := uint64(i)
 		r.ids = append(r.ids, id)
@@ -66,7 +65,16 @@ func NewReplicator(n int) *Replicator {
 	return r
 }
 
-// Now returns the clock's time; give it to queue.Config.Now.
+// Freeze sets the clock to at and stops it moving by itself: from then on
+// only Advance moves it, so a test decides when leases lapse.
+func (r *Replicator) Freeze(at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nowMs, r.tickMs = at.UnixMilli(), 0
+}
+
+// Now returns the clock's time; give it to a Service's Now so that it reads
+// the time line the commands are stamped on.
 func (r *Replicator) Now() time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -78,6 +86,15 @@ func (r *Replicator) Advance(d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.nowMs += d.Milliseconds()
+}
+
+// NotifyOn makes Wait report the commands for which key reports a key (such
+// as queue.TouchedKey): Wait(ctx, k, i) returns once a command with key k
+// has been applied at an index above i.
+func (r *Replicator) NotifyOn(key func(cmd []byte) (string, bool)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notify = key
 }
 
 // SetErr makes every later Propose and Read fail with err (nil to heal).
@@ -114,18 +131,18 @@ func (r *Replicator) Keys(p uint64) []string {
 	return keys
 }
 
-// PartitionOf implements queue.Replicator with FNV-1a over the routing key.
+// PartitionOf implements state.Replicator with FNV-1a over the routing key.
 func (r *Replicator) PartitionOf(routingKey string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(routingKey))
 	return r.ids[h.Sum64()%uint64(len(r.ids))]
 }
 
-// Partitions implements queue.Replicator.
+// Partitions implements state.Replicator.
 func (r *Replicator) Partitions() []uint64 { return append([]uint64(nil), r.ids...) }
 
-// Propose implements queue.Replicator. Commands are stamped with the clock,
-// kept non-decreasing per partition as the engine does.
+// Propose implements state.Replicator: a dedup hit returns the first result,
+// anything else is applied at once.
 func (r *Replicator) Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -140,25 +157,28 @@ func (r *Replicator) Propose(ctx context.Context, p uint64, dedupKey string, cmd
 	if res, ok := part.dedup[dedupKey]; ok && dedupKey != "" {
 		return res, nil
 	}
+	r.nowMs += r.tickMs
 	r.index++
 	part.applied++
 	part.lastMs = max(part.lastMs, r.nowMs)
-	res, err := queue.StateMachine{}.Apply(part.mem, state.Meta{Partition: p, Index: r.index, TimeMs: part.lastMs}, cmd)
+	res, err := r.app.Apply(part.mem, state.Meta{Partition: p, Index: r.index, TimeMs: part.lastMs}, cmd)
 	if err != nil {
 		return nil, err
 	}
 	if dedupKey != "" {
 		part.dedup[dedupKey] = res
 	}
-	if q, ok := queue.TouchedKey(cmd); ok {
-		r.sent[q] = r.index
-		close(r.wake)
-		r.wake = make(chan struct{})
+	if r.notify != nil {
+		if k, ok := r.notify(cmd); ok {
+			r.sent[k] = r.index
+			close(r.wake)
+			r.wake = make(chan struct{})
+		}
 	}
 	return res, nil
 }
 
-// Read implements queue.Replicator.
+// Read implements state.Replicator.
 func (r *Replicator) Read(ctx context.Context, p uint64, stale bool, fn func(state.Reader) error) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -176,12 +196,13 @@ func (r *Replicator) Read(ctx context.Context, p uint64, stale bool, fn func(sta
 	return staleMs, fn(r.parts[p].mem)
 }
 
-// Wait implements queue.Notifier exactly: it returns once a Send or Delete
-// on queue has been applied after afterIndex.
-func (r *Replicator) Wait(ctx context.Context, q string, afterIndex uint64) error {
+// Wait blocks until a command for which the NotifyOn function reports key
+// has been applied at an index above afterIndex, or ctx ends. It implements
+// queue.Notifier exactly.
+func (r *Replicator) Wait(ctx context.Context, key string, afterIndex uint64) error {
 	for {
 		r.mu.Lock()
-		done, wake := r.sent[q] > afterIndex, r.wake
+		done, wake := r.sent[key] > afterIndex, r.wake
 		r.mu.Unlock()
 		if done {
 			return nil
