@@ -253,7 +253,7 @@ func (n *Node) Start(ctx context.Context) error {
 		ClusterID:     n.clusterID,
 		NodeID:        n.cfg.ID,
 		Logger:        n.log,
-	}, &handler{n: n})
+	}, n)
 	if err != nil {
 		n.Close()
 		return fmt.Errorf("listen for cluster traffic on %s: %w", n.cfg.ClusterAddr, err)

@@ -60,22 +60,21 @@ func (n *Node) callTable() map[string]callHandler {
 	}
 }
 
-// handler answers the node's internal traffic.
-type handler struct{ n *Node }
-
-var _ transport.Handler = (*handler)(nil)
+// The node answers its internal traffic itself: it is the transport's
+// Handler.
+var _ transport.Handler = (*Node)(nil)
 
 // HandleRaft implements transport.Handler.
-func (h *handler) HandleRaft(from string, msgs []transport.GroupMessage) {
-	h.n.heard.note(from, time.Now())
-	if e := h.n.live.Load(); e != nil {
+func (n *Node) HandleRaft(from string, msgs []transport.GroupMessage) {
+	n.heard.note(from, time.Now())
+	if e := n.live.Load(); e != nil {
 		e.Step(msgs)
 	}
 }
 
 // HandleSnapshot implements transport.Handler.
-func (h *handler) HandleSnapshot(ctx context.Context, _ string, msg transport.GroupMessage, data io.Reader) error {
-	e := h.n.live.Load()
+func (n *Node) HandleSnapshot(ctx context.Context, _ string, msg transport.GroupMessage, data io.Reader) error {
+	e := n.live.Load()
 	if e == nil {
 		return fmt.Errorf("node starting")
 	}
@@ -87,8 +86,7 @@ func (h *handler) HandleSnapshot(ctx context.Context, _ string, msg transport.Gr
 //
 // from is the caller's node id as its certificate proves it, or "" for a
 // caller without one (a joining candidate): such a caller may only join.
-func (h *handler) HandleCall(ctx context.Context, from string, method string, body []byte) ([]byte, error) {
-	n := h.n
+func (n *Node) HandleCall(ctx context.Context, from string, method string, body []byte) ([]byte, error) {
 	if from == "" && method != methodJoin {
 		n.refuseCall(from, method, "a caller without a cluster certificate may only ask to join")
 		return nil, fmt.Errorf("refused: %s needs a member's certificate", method)

@@ -45,7 +45,7 @@ func TestCallTable_EveryMethod(t *testing.T) {
 // refused and audited, known or not.
 func TestHandleCall_CandidateMayOnlyJoin(t *testing.T) {
 	n := mustNode(t)
-	h := &handler{n: n}
+	h := n
 	ctx := context.Background()
 	for _, m := range []string{partition.MethodPropose, partition.MethodGet, methodStatus, methodAudit, "no-such-method"} {
 		if _, err := h.HandleCall(ctx, "", m, nil); err == nil || !strings.Contains(err.Error(), "refused") {
