@@ -60,6 +60,7 @@ func (pc *procCluster) admin(i int, method, path string) (int, string) {
 // drained under load and removed: the clients see no error they could not
 // retry, and the error rate and p99 latency of the drain are reported.
 func TestHealProcess_GrowToSixThenDrainAndRemove(t *testing.T) {
+	skipUnlessLong(t)
 	pc := startProcCluster(t, 3)
 	load := startKVLoad(t, "k", 8, 40, pc.up)
 	load.waitAcks(200, time.Minute)

@@ -198,6 +198,7 @@ func TestHeal_ReplicasRemovedWhileAwayAreDeleted(t *testing.T) {
 // Three nodes grow to six, one at a time, under load: each time replicas
 // end within one per node, and finally leaders too.
 func TestHeal_GrowThreeToSixBalances(t *testing.T) {
+	skipUnlessLong(t)
 	c := newHealCluster(t, 3, 3, 5*time.Second)
 	clients := clientsOf(c)
 	var mu = make(chan struct{}, 1)

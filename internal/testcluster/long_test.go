@@ -1,0 +1,13 @@
+package testcluster_test
+
+import "testing"
+
+// skipUnlessLong skips a long soak test (minutes of growth under load) in
+// the normal run, which must stay within minutes on two cores; it runs with
+// -tags chaos: go test -tags chaos -run 'GrowToSix|GrowThreeToSix' ./internal/testcluster/
+func skipUnlessLong(t *testing.T) {
+	t.Helper()
+	if !longRun {
+		t.Skip("long growth test: run with -tags chaos")
+	}
+}
