@@ -6,6 +6,7 @@ package archtest
 import (
 	"go/parser"
 	"go/token"
+	"iter"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -59,24 +60,10 @@ func TestImports_DomainPackagesStayPure(t *testing.T) {
 			for _, p := range extra {
 				allowed[p] = true
 			}
-			files, err := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
-			if err != nil || len(files) == 0 {
-				t.Fatalf("no Go files in %s (%v)", dir, err)
-			}
-			for _, name := range files {
-				if strings.HasSuffix(name, "_test.go") {
-					continue
-				}
-				f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, imp := range f.Imports {
-					path, _ := strconv.Unquote(imp.Path.Value)
-					std := !strings.Contains(strings.SplitN(path, "/", 2)[0], ".")
-					if forbiddenStd[path] || (!std && !allowed[path]) {
-						t.Errorf("%s imports %s", filepath.Base(name), path)
-					}
+			for file, path := range packageImports(t, dir) {
+				std := !strings.Contains(strings.SplitN(path, "/", 2)[0], ".")
+				if forbiddenStd[path] || (!std && !allowed[path]) {
+					t.Errorf("%s imports %s", file, path)
 				}
 			}
 		})
@@ -129,24 +116,10 @@ var layers = map[string][]string{
 func TestImports_Layers(t *testing.T) {
 	for dir, forbidden := range layers {
 		t.Run(dir, func(t *testing.T) {
-			files, err := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
-			if err != nil || len(files) == 0 {
-				t.Fatalf("no Go files in %s (%v)", dir, err)
-			}
-			for _, name := range files {
-				if strings.HasSuffix(name, "_test.go") {
-					continue
-				}
-				f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, imp := range f.Imports {
-					path, _ := strconv.Unquote(imp.Path.Value)
-					for _, bad := range forbidden {
-						if path == module+bad {
-							t.Errorf("%s imports %s", filepath.Base(name), path)
-						}
+			for file, path := range packageImports(t, dir) {
+				for _, bad := range forbidden {
+					if path == module+bad {
+						t.Errorf("%s imports %s", file, path)
 					}
 				}
 			}
@@ -187,5 +160,33 @@ func TestImports_TestHelpersStayInTests(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// packageImports yields every import of the non-test Go files of dir (from
+// the repository root), with the file's name; a directory without Go files
+// fails the test.
+func packageImports(t *testing.T, dir string) iter.Seq2[string, string] {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files in %s (%v)", dir, err)
+	}
+	return func(yield func(string, string) bool) {
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				if !yield(filepath.Base(name), path) {
+					return
+				}
+			}
+		}
 	}
 }
