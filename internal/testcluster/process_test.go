@@ -68,7 +68,9 @@ func (p *proc) kill9() {
 	}
 }
 
-func waitReady(t *testing.T, c *client.Client, within time.Duration) {
+// waitReady waits until the node behind c is ready; when it is not within
+// the time, the test fails with the tail of logs (the node's output).
+func waitReady(t *testing.T, c *client.Client, within time.Duration, logs ...*os.File) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -79,7 +81,13 @@ func waitReady(t *testing.T, c *client.Client, within time.Duration) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("node not ready after %v: %v", within, err)
+			tail := ""
+			for _, l := range logs {
+				if b, rerr := os.ReadFile(l.Name()); rerr == nil {
+					tail += "\n--- " + filepath.Base(l.Name()) + ":\n" + string(b[max(0, len(b)-4000):])
+				}
+			}
+			t.Fatalf("node not ready after %v: %v%s", within, err, tail)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -182,7 +190,7 @@ func TestProcess_Kill9AndRestartLosesNothing(t *testing.T) {
 	ackedAtLeast(before+100, 30*time.Second)             // the survivors keep a majority
 	procs[1].args = procs[1].args[:len(procs[1].args)-2] // a restarted node needs no --join
 	procs[1].start(t, bin)
-	waitReady(t, clients[1], 30*time.Second)
+	waitReady(t, clients[1], 30*time.Second, procs[1].log)
 	mu.Lock()
 	before = len(acked)
 	mu.Unlock()
