@@ -63,17 +63,7 @@ func (t *Table) Take(limit, key string, n int, now time.Time) (got int, wait tim
 	sh := t.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	k := limitKey{limit, key}
-	b := sh.buckets[k]
-	if b == nil {
-		if len(sh.buckets) >= t.perShard() {
-			t.sweepBuckets(sh, ns)
-		}
-		b = &bucket{tokens: float64(r.N), last: ns}
-		sh.buckets[k] = b
-	}
-	b.tokens = r.refill(b.tokens, ns-b.last)
-	b.last = max(b.last, ns)
+	b := t.refilled(sh, limitKey{limit, key}, r, ns)
 	got = min(n, int(b.tokens))
 	b.tokens -= float64(got)
 	if got == 0 {
@@ -123,7 +113,13 @@ func (t *Table) Seed(limit, key string, tokens float64, now time.Time) {
 	sh := t.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	k := limitKey{limit, key}
+	b := t.refilled(sh, limitKey{limit, key}, r, ns)
+	b.tokens = min(b.tokens, max(tokens, 0))
+}
+
+// refilled returns the bucket of k in sh refilled to ns, a full one when
+// there was none (sweeping the shard first when it is full). sh.mu is held.
+func (t *Table) refilled(sh *tableShard, k limitKey, r Rate, ns int64) *bucket {
 	b := sh.buckets[k]
 	if b == nil {
 		if len(sh.buckets) >= t.perShard() {
@@ -132,8 +128,9 @@ func (t *Table) Seed(limit, key string, tokens float64, now time.Time) {
 		b = &bucket{tokens: float64(r.N), last: ns}
 		sh.buckets[k] = b
 	}
-	b.tokens = min(r.refill(b.tokens, ns-b.last), max(tokens, 0))
+	b.tokens = r.refill(b.tokens, ns-b.last)
 	b.last = max(b.last, ns)
+	return b
 }
 
 // sweepBuckets forgets full buckets (they carry no information); when none
