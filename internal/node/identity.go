@@ -6,9 +6,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/parley-chat/parley/internal/audit"
 	"github.com/parley-chat/parley/internal/pki"
@@ -172,14 +175,9 @@ func (n *Node) JoinToken() string {
 	var b []byte
 	var err error
 	if n.fs != nil {
-		var f interface {
-			Read([]byte) (int, error)
-			Close() error
-		}
+		var f vfs.File
 		if f, err = n.fs.Open(path); err == nil {
-			buf := make([]byte, 256)
-			k, _ := f.Read(buf)
-			b = buf[:k]
+			b, err = io.ReadAll(f)
 			_ = f.Close()
 		}
 	} else {
