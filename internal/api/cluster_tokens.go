@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/text"
 )
 
 // JoinTokens manages the cluster's join tokens (admin only): the secrets a
@@ -85,11 +86,9 @@ func (s *Server) tokenCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errs.New(errs.Invalid, "ttl_seconds: 0 (until revoked) to ten years"))
 		return
 	}
-	for _, c := range req.Name {
-		if c < 0x20 || c == 0x7f || c >= 0x80 && c < 0xa0 {
-			s.writeError(w, r, errs.New(errs.Invalid, "name: control character %U not allowed", c))
-			return
-		}
+	if err := text.Check(req.Name, text.Line); err != nil {
+		s.writeError(w, r, errs.New(errs.Invalid, "name: %v", err))
+		return
 	}
 	t, err := s.tokens.CreateJoinToken(r.Context(), req.Name, time.Duration(req.TTLSeconds)*time.Second)
 	if err != nil {
