@@ -15,7 +15,7 @@ import (
 // answer's status), so a route registered here needs no audit code of its
 // own.
 func (s *Server) handleAdmin(pattern, what string, h http.HandlerFunc) {
-	s.handle(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.addRoute(pattern, AdminOnly, func(w http.ResponseWriter, r *http.Request) {
 		e := audit.Event{Kind: audit.KindAdmin, Remote: s.clientIP(r), Target: r.Pattern}
 		id, err := s.auth(r)
 		if err != nil {

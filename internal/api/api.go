@@ -125,6 +125,7 @@ type Server struct {
 	limiter     Limiter
 	mux         *http.ServeMux
 	handler     http.Handler
+	table       []Route // every registered route, in registration order (routes.go)
 
 	auditSource AuditSource // the Config's AuditSource (audit.go)
 
@@ -229,7 +230,7 @@ func (s *Server) routes() {
 		s.handleAuth("GET /api/v1/rooms/{room}/messages", s.roomHistory)
 	}
 	if s.streams != nil {
-		s.handle("GET /api/v1/stream", s.streamHandler)
+		s.addRoute("GET /api/v1/stream", InStream, s.streamHandler)
 	}
 	if s.queues != nil {
 		s.handleAuth("POST /api/v1/queues", s.queueCreate)
@@ -253,8 +254,15 @@ func (s *Server) routes() {
 	s.handle("/api/v1/kv", s.noRoute)
 }
 
-// handle registers h under pattern, recording the pattern for Observe.
+// handle registers h under pattern as a public route (no token needed).
 func (s *Server) handle(pattern string, h http.HandlerFunc) {
+	s.addRoute(pattern, Public, h)
+}
+
+// addRoute adds h to the mux under pattern, records the route with its
+// access in the table, and notes the pattern on the recorder for Observe.
+func (s *Server) addRoute(pattern string, access Access, h http.HandlerFunc) {
+	s.table = append(s.table, Route{Pattern: pattern, Access: access})
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if rec, ok := w.(*recorder); ok {
 			rec.route = r.Pattern
@@ -266,7 +274,7 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 // handleAuth registers h under pattern behind authentication: h runs only
 // for a signed-in request, whose Identity is in its context.
 func (s *Server) handleAuth(pattern string, h http.HandlerFunc) {
-	s.handle(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.addRoute(pattern, SignedIn, func(w http.ResponseWriter, r *http.Request) {
 		id, err := s.auth(r)
 		if err != nil {
 			s.writeError(w, r, err)

@@ -112,6 +112,7 @@ func (f *fakeStatus) ClusterStatus(context.Context) (*ClusterStatus, error) {
 type testEnv struct {
 	kv     *fakeKV
 	status *fakeStatus
+	srv    *Server
 	h      http.Handler
 }
 
@@ -127,7 +128,8 @@ func newEnv(t *testing.T, cfg Config) *testEnv {
 	if cfg.MaxKVValue == 0 {
 		cfg.MaxKVValue = 1024
 	}
-	e.h = New(cfg).Handler()
+	e.srv = New(cfg)
+	e.h = e.srv.Handler()
 	return e
 }
 
