@@ -47,7 +47,17 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 	case MarkRead:
 		return applyMarkRead(w, c)
 	case Post:
-		return applyPost(w, meta, c)
+		return applyPost(w, meta, c, cmd[1])
+	case Edit:
+		return applyEdit(w, meta, c)
+	case Remove:
+		return applyRemove(w, meta, c)
+	case React:
+		return applyReact(w, meta, c)
+	case Pin:
+		return applyPin(w, meta, c)
+	case Notify:
+		return applyNotify(w, meta, c)
 	case Compact:
 		return applyCompact(w, meta, c)
 	default:
@@ -72,19 +82,26 @@ func notFound(room string) []byte {
 	return refuse(statusNotFound, "room %q not found", room)
 }
 
-// appendEventTo stores the next event of room and advances rec's seq and
-// time; the caller stores rec. The event's time is meta's, raised to the
-// room's last time so it never goes back.
-func appendEventTo(w state.Writer, meta state.Meta, room string, rec *roomRecord, kind byte, sender string, to []string, text string) (uint64, int64, error) {
-	ts := max(meta.TimeMs, rec.lastTs)
+// appendEventTo stores ev as the next event of room and advances rec's seq
+// and time; the caller stores rec. The event's time is meta's, raised to the
+// room's last time so it never goes back; it is set in ev.
+func appendEventTo(w state.Writer, meta state.Meta, room string, rec *roomRecord, ev *eventRecord) (uint64, int64, error) {
+	ev.ts = max(meta.TimeMs, rec.lastTs)
 	seq := rec.lastSeq + 1
-	k := eventKey(room, seq)
-	v := appendEvent(make([]byte, 0, 16+len(sender)+len(text)), kind, ts, sender, to, text)
-	if err := w.Set(k, v); err != nil {
-		return 0, 0, fmt.Errorf("chat: write %q: %w", k, err)
+	if err := setEvent(w, room, seq, ev); err != nil {
+		return 0, 0, err
 	}
-	rec.lastSeq, rec.lastTs = seq, ts
-	return seq, ts, nil
+	rec.lastSeq, rec.lastTs = seq, ev.ts
+	return seq, ev.ts, nil
+}
+
+// setEvent stores ev as room's event seq.
+func setEvent(w state.Writer, room string, seq uint64, ev *eventRecord) error {
+	k := eventKey(room, seq)
+	if err := w.Set(k, encodeEvent(ev)); err != nil {
+		return fmt.Errorf("chat: write %q: %w", k, err)
+	}
+	return nil
 }
 
 func setRoom(w state.Writer, room string, rec *roomRecord) error {
@@ -145,7 +162,7 @@ func applyCreate(w state.Writer, meta state.Meta, c CreateRoom) ([]byte, error) 
 		// so a seq never names two events; the old events are gone.
 		rec.lastSeq, rec.lastTs, rec.firstRetained = old.lastSeq, old.lastTs, old.lastSeq+1
 	}
-	seq, ts, err := appendEventTo(w, meta, c.Room, rec, evJoin, c.Owner, nil, "")
+	seq, ts, err := appendEventTo(w, meta, c.Room, rec, &eventRecord{kind: evJoin, sender: c.Owner})
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +231,7 @@ func applyJoin(w state.Writer, meta state.Meta, c Join) ([]byte, error) {
 	if rec.members >= rec.maxMembers {
 		return refuse(statusConflict, "room %q is full (member limit %d)", c.Room, rec.maxMembers), nil
 	}
-	seq, ts, err := appendEventTo(w, meta, c.Room, rec, evJoin, c.User, nil, "")
+	seq, ts, err := appendEventTo(w, meta, c.Room, rec, &eventRecord{kind: evJoin, sender: c.User})
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +263,7 @@ func applyLeave(w state.Writer, meta state.Meta, c Leave) ([]byte, error) {
 	if err := w.Delete(k); err != nil {
 		return nil, fmt.Errorf("chat: delete %q: %w", k, err)
 	}
-	seq, ts, err := appendEventTo(w, meta, c.Room, rec, evLeave, m.name, nil, "")
+	seq, ts, err := appendEventTo(w, meta, c.Room, rec, &eventRecord{kind: evLeave, sender: m.name})
 	if err != nil {
 		return nil, err
 	}
@@ -281,45 +298,6 @@ func applyMarkRead(w state.Writer, c MarkRead) ([]byte, error) {
 	return encodeOK(okResult{op: opMarkRead, user: m.name, n: m.lastRead}), nil
 }
 
-func applyPost(w state.Writer, meta state.Meta, c Post) ([]byte, error) {
-	if c.Text == "" {
-		return refuse(statusInvalid, "text is empty"), nil
-	}
-	rec, refusal, err := commandRoom(w, c.Room, c.User)
-	if err != nil || refusal != nil {
-		return refusal, err
-	}
-	sender, member, err := getMember(w, c.Room, c.User)
-	if err != nil {
-		return nil, err
-	}
-	if !member {
-		return refuse(statusForbidden, "join room %q to post in it", c.Room), nil
-	}
-	to, ref, err := resolveRecipients(w, c.Room, c.To)
-	if ref != nil || err != nil {
-		return ref, err
-	}
-	kind := evMessage
-	if len(to) > 0 {
-		kind = evWhisper
-	}
-	seq, ts, err := appendEventTo(w, meta, c.Room, rec, kind, sender.name, to, c.Text)
-	if err != nil {
-		return nil, err
-	}
-	// Posting marks the room read up to one's own message, as chat clients
-	// do, so one's own posts never count as unread.
-	sender.lastRead = seq
-	if err := setMember(w, c.Room, sender); err != nil {
-		return nil, err
-	}
-	if err := setRoom(w, c.Room, rec); err != nil {
-		return nil, err
-	}
-	return encodeOK(okResult{op: opPost, seq: seq, ts: ts, user: sender.name}), nil
-}
-
 // resolveRecipients returns a whisper's recipients as the room spells them,
 // without repeats, in the order given; a refusal when one is not a member.
 func resolveRecipients(r state.Reader, room string, to []string) ([]string, []byte, error) {
@@ -351,8 +329,10 @@ func resolveRecipients(r state.Reader, room string, to []string) ([]string, []by
 // applyCompact deletes, room by room in key order, the events below each
 // room's firstRetained (left by deletion) and then, when RetentionMs is not 0,
 // the events older than the command's time minus RetentionMs, raising
-// firstRetained past them. Times never decrease along a room's seqs, so the
-// old events are a prefix. At most Budget events are deleted; More in the
+// firstRetained past them, with the thread, pin and mention keys of the
+// messages among them. Times never decrease along a room's seqs, so the
+// old events are a prefix. At most about Budget keys are deleted (a
+// message's derived keys go with it); More in the
 // result says the proposer should run it again.
 func applyCompact(w state.Writer, meta state.Meta, c Compact) ([]byte, error) {
 	budget := c.Budget
@@ -397,6 +377,11 @@ func applyCompact(w state.Writer, meta state.Meta, c Compact) ([]byte, error) {
 				first = seq + 1
 			}
 			keys = append(keys, append([]byte(nil), k...))
+			var ev *eventRecord
+			if ev, err = decodeEventRecord(k, v); err != nil {
+				return false
+			}
+			keys = append(keys, derivedKeys(room, seq, ev)...)
 			return true
 		})
 		if scanErr != nil {

@@ -32,7 +32,8 @@ const (
 )
 
 // Command is a decoded chat command: CreateRoom, DeleteRoom, Join, Leave,
-// MarkRead, Post or Compact.
+// MarkRead, Post, Compact, or one of the message commands Edit, Remove,
+// React, Pin and Notify.
 //
 // Every command is Tag, an operation byte, then its fields in the order they
 // are declared. Strings are a uvarint length and the bytes; numbers are
@@ -95,14 +96,22 @@ type MarkRead struct {
 }
 
 // Post appends a message by User to Room; a non-empty To makes it a whisper
-// to those members.
+// to those members. A non-zero ReplyTo makes it a reply in the thread of
+// that message; Mentions (usernames the text names), Here (the members
+// online when the text says @here) and MentionRoom (@room) name whom it
+// mentions.
 //
-// Encoding: Tag, 'p', Room, User, uvarint len(To), each To, Text (the rest of
-// the command).
+// Encoding without reply or mentions: Tag, 'p', Room, User, uvarint
+// len(To), each To, Text (the rest of the command); with them, see
+// encodePostFull.
 type Post struct {
 	Room, User string
 	To         []string
 	Text       string
+
+	ReplyTo                  uint64
+	Mentions, Here           []string
+	MentionRoom, MentionHere bool
 }
 
 // Compact removes events older than RetentionMs before the command's time
@@ -175,6 +184,9 @@ func EncodeMarkRead(m MarkRead) []byte {
 
 // EncodePost returns the binary encoding of p.
 func EncodePost(p Post) []byte {
+	if !p.plain() {
+		return encodePostFull(p)
+	}
 	n := 2 + 3*binary.MaxVarintLen64 + len(p.Room) + len(p.User) + len(p.Text)
 	for _, t := range p.To {
 		n += binary.MaxVarintLen64 + len(t)
@@ -238,7 +250,10 @@ func DecodeCommand(cmd []byte) (Command, error) {
 	case opCompact:
 		c = Compact{RetentionMs: d.uvarint(), Budget: d.uvarint()}
 	default:
-		return nil, fmt.Errorf("%w: unknown operation %#x", errMalformed, cmd[1])
+		var ok bool
+		if c, ok = decodeMessageCommand(cmd[1], &d); !ok {
+			return nil, fmt.Errorf("%w: unknown operation %#x", errMalformed, cmd[1])
+		}
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("%d trailing bytes", len(d.b))

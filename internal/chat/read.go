@@ -37,6 +37,9 @@ type RoomSummary struct {
 	// Online is the number of members online; the chat package leaves it 0
 	// and the presence layer fills it in.
 	Online int `json:"online"`
+	// UnreadMentions is the number of messages after LastRead that mention
+	// the user (by name, @here or @room); moving the read marker clears it.
+	UnreadMentions int `json:"unread_mentions"`
 }
 
 // Member is one member of a room.
@@ -194,7 +197,7 @@ func forEachRoom(r state.Reader, fn func(room string, rec *roomRecord) (bool, er
 func ListRooms(r state.Reader, user string) ([]RoomSummary, error) {
 	var out []RoomSummary
 	err := forEachRoom(r, func(room string, rec *roomRecord) (bool, error) {
-		if rec.deleted {
+		if rec.deleted || isInbox(room) {
 			return true, nil
 		}
 		m, member, err := getMember(r, room, user)
@@ -204,7 +207,13 @@ func ListRooms(r state.Reader, user string) ([]RoomSummary, error) {
 		if rec.private && !member {
 			return true, nil
 		}
-		out = append(out, RoomSummary{Room: rec.view(room), Member: member, LastRead: m.lastRead})
+		sum := RoomSummary{Room: rec.view(room), Member: member, LastRead: m.lastRead}
+		if member {
+			if sum.UnreadMentions, err = countMentions(r, room, m, rec.lastSeq); err != nil {
+				return false, err
+			}
+		}
+		out = append(out, sum)
 		return true, nil
 	})
 	return out, err
@@ -379,5 +388,34 @@ func scanEvents(r state.Reader, room string, lo, hi uint64, limit int) ([]Event,
 	if err != nil {
 		return nil, err
 	}
-	return events, nil
+	return events, hydrate(r, room, events)
+}
+
+// hydrate sets the Message of every change among events: its target as it
+// is in r, read once per target.
+func hydrate(r state.Reader, room string, events []Event) error {
+	var cache map[uint64]*Event
+	for i := range events {
+		e := &events[i]
+		if e.Target == 0 || e.Kind == KindMention {
+			continue
+		}
+		if cache == nil {
+			cache = map[uint64]*Event{}
+		}
+		msg, ok := cache[e.Target]
+		if !ok {
+			rec, err := getEvent(r, room, e.Target)
+			if err != nil {
+				return err
+			}
+			if rec != nil {
+				v := rec.view(room, e.Target)
+				msg = &v
+			}
+			cache[e.Target] = msg
+		}
+		e.Message = msg
+	}
+	return nil
 }

@@ -13,6 +13,10 @@ import (
 //	c/<room>/r                 room record
 //	c/<room>/m/<user>          member record; <user> is the lower-cased username
 //	c/<room>/e/<seq>           event; <seq> is 8 bytes big endian
+//	c/<room>/t/<root><seq>     reply seq in the thread of root
+//	c/<room>/p/<seq>           seq is pinned
+//	c/<room>/n/<user>/<seq>    seq mentions user (<user> "@room": everyone)
+//	c/@<user>/...              user's mention inbox, stored as a room
 //
 // Room names never contain '/', so "c/<room>/" is a prefix of exactly that
 // room's keys, and the rooms of a partition are found by skipping from one
@@ -50,6 +54,50 @@ func eventsPrefix(room string) []byte { return append(roomKeyBuf(room, 2), 'e', 
 func eventKey(room string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(roomKeyBuf(room, 10), 'e', '/'), seq)
 }
+
+// threadKey returns the key marking seq as a reply in the thread of root:
+// c/<room>/t/<root><seq>, both 8 bytes big endian.
+func threadKey(room string, root, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(threadPrefix(room, root), seq)
+}
+
+// threadPrefix returns the prefix of the thread of root's keys.
+func threadPrefix(room string, root uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(roomKeyBuf(room, 18), 't', '/'), root)
+}
+
+// pinKey returns the key marking seq pinned: c/<room>/p/<seq>.
+func pinKey(room string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(pinsPrefix(room), seq)
+}
+
+// pinsPrefix returns the prefix of room's pin keys.
+func pinsPrefix(room string) []byte { return append(roomKeyBuf(room, 10), 'p', '/') }
+
+// roomWide is the mention key "user" of @room: every member is mentioned.
+// '@' is no username byte, so it names no user.
+const roomWide = "@room"
+
+// mentionKey returns the key marking that message seq mentions user (or
+// every member, for roomWide): c/<room>/n/<folded user>/<seq>.
+func mentionKey(room, user string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(mentionsPrefix(room, user), seq)
+}
+
+// mentionsPrefix returns the prefix of user's mention keys in room.
+func mentionsPrefix(room, user string) []byte {
+	b := ident.AppendFold(append(roomKeyBuf(room, 11+len(user)), 'n', '/'), user)
+	return append(b, '/')
+}
+
+// InboxName returns the name of user's mention inbox: "@" and the folded
+// username. It is stored like a room (c/@user/...) in the partition that
+// owns that name, and no room can have it ('@' is not allowed in room names).
+func InboxName(user string) string { return "@" + ident.Fold(user) }
+
+// isInbox reports whether a name from the chat key range is a mention
+// inbox rather than a room.
+func isInbox(name string) bool { return len(name) > 0 && name[0] == '@' }
 
 // roomOfKey returns the room whose prefix starts the chat key k.
 func roomOfKey(k []byte) (string, bool) {
@@ -177,57 +225,3 @@ func decodeMember(k, v []byte) (memberRecord, error) {
 	return m, nil
 }
 
-// Stored event kinds, the first byte of an event record.
-const (
-	evMessage byte = 'm'
-	evWhisper byte = 'w'
-	evJoin    byte = 'j'
-	evLeave   byte = 'l'
-)
-
-var kindNames = map[byte]string{evMessage: KindMessage, evWhisper: KindWhisper, evJoin: KindJoin, evLeave: KindLeave}
-
-// appendEvent appends the stored form of an event to b: kind, varint ts,
-// sender, uvarint len(to), each to, text (the rest). The seq is in the key.
-func appendEvent(b []byte, kind byte, ts int64, sender string, to []string, text string) []byte {
-	b = append(b, kind)
-	b = binary.AppendVarint(b, ts)
-	b = wire.AppendString(b, sender)
-	b = binary.AppendUvarint(b, uint64(len(to)))
-	for _, t := range to {
-		b = wire.AppendString(b, t)
-	}
-	return append(b, text...)
-}
-
-// decodeEvent decodes the event stored under k in room.
-func decodeEvent(room string, k, v []byte) (Event, error) {
-	prefixLen := len(keyPrefix) + len(room) + 3 // "c/" room "/e/"
-	if len(k) != prefixLen+8 {
-		return Event{}, fmt.Errorf("chat: corrupt event key %q", k)
-	}
-	e := Event{Room: room, Seq: binary.BigEndian.Uint64(k[prefixLen:])}
-	d := decoder{b: v}
-	kind := d.byte1()
-	e.Kind = kindNames[kind]
-	e.Ts = d.varint()
-	e.Sender = d.name()
-	n := d.uvarint()
-	if d.err == nil && n > uint64(len(d.b))/2 {
-		d.fail("%d recipients in %d bytes", n, len(d.b))
-	}
-	if d.err == nil && n > 0 {
-		e.To = make([]string, n)
-		for i := range e.To {
-			e.To[i] = d.name()
-		}
-	}
-	if d.err == nil && e.Kind == "" {
-		d.fail("unknown event kind %#x", kind)
-	}
-	if d.err != nil {
-		return Event{}, fmt.Errorf("chat: corrupt event under %q: %w", k, d.err)
-	}
-	e.Text = string(d.b)
-	return e, nil
-}

@@ -30,7 +30,8 @@ var refusalCodes = map[byte]errs.Code{
 // OK payload flags.
 const (
 	resRoom byte = 1 << 0 // a room name and record follow
-	resMore byte = 1 << 1 // Compact: the budget ran out before the work did
+	resMore  byte = 1 << 1 // Compact: the budget ran out before the work did
+	resNames byte = 1 << 2 // a list of usernames follows n
 )
 
 // Result is what applying a chat command produced.
@@ -47,6 +48,10 @@ type Result struct {
 	N uint64
 	// More is set by Compact when its budget ran out with work left.
 	More bool
+	// Notified lists the members a Post mentioned (by name, @here or
+	// @room), as the room spells them: the owners of the mention inboxes
+	// to notify.
+	Notified []string
 	// Room is the room after the command, for Create, Join and Leave.
 	Room *Room
 
@@ -60,8 +65,9 @@ type Result struct {
 var errBadResult = errors.New("chat: malformed result")
 
 // encodeOK returns an OK result: status, the command's operation byte, flags,
-// uvarint seq, varint ts, user, uvarint n, and when flagged the room's name
-// and record (the rest).
+// uvarint seq, varint ts, user, uvarint n, when flagged a list of names
+// (uvarint count, each name), and when flagged the room's name and record
+// (the rest).
 func encodeOK(r okResult) []byte {
 	var flags byte
 	if r.rec != nil {
@@ -70,12 +76,18 @@ func encodeOK(r okResult) []byte {
 	if r.more {
 		flags |= resMore
 	}
+	if len(r.names) > 0 {
+		flags |= resNames
+	}
 	b := make([]byte, 0, 64)
 	b = append(b, statusOK, r.op, flags)
 	b = binary.AppendUvarint(b, r.seq)
 	b = binary.AppendVarint(b, r.ts)
 	b = wire.AppendString(b, r.user)
 	b = binary.AppendUvarint(b, r.n)
+	if len(r.names) > 0 {
+		b = appendNames(b, r.names)
+	}
 	if r.rec != nil {
 		b = wire.AppendString(b, r.room)
 		b = append(b, encodeRoom(r.rec)...)
@@ -91,8 +103,9 @@ type okResult struct {
 	user string
 	n    uint64
 	more bool
-	room string
-	rec  *roomRecord
+	room  string
+	rec   *roomRecord
+	names []string
 }
 
 // refuse returns a refusal result with the given status and message.
@@ -116,8 +129,11 @@ func DecodeResult(res []byte) (Result, error) {
 	}
 	d := decoder{b: res[1:]}
 	op := d.byte1()
-	flags := d.flags(resRoom | resMore)
+	flags := d.flags(resRoom | resMore | resNames)
 	r := Result{op: op, Seq: d.uvarint(), Ts: d.varint(), User: d.str(), N: d.uvarint(), More: flags&resMore != 0}
+	if flags&resNames != 0 {
+		r.Notified = d.names()
+	}
 	if flags&resRoom != 0 {
 		name := d.name()
 		if d.err == nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/ident"
@@ -38,6 +37,15 @@ type Config struct {
 	// MinPassword and MaxPassword bound private room passwords in bytes
 	// (8 and 256).
 	MinPassword, MaxPassword int
+	// EditWindow is how long after posting a message its author may edit
+	// it: 0 (the default) is no limit. EditsOff refuses every edit (the
+	// node's --edit-window 0).
+	EditWindow time.Duration
+	EditsOff   bool
+	// Online reports which of the given users are online, keyed by the
+	// names given (the presence tracker's Online); @here mentions those
+	// members. Nil: @here mentions nobody.
+	Online func(ctx context.Context, users []string) (map[string]bool, error)
 	// Hasher hashes and verifies room passwords, bounding how many run at
 	// once. Give every service of a node the same Hasher so that the bound is
 	// the node's. Nil: NewService builds one with password.DefaultParams and
@@ -270,33 +278,7 @@ func (s *Service) MarkRead(ctx context.Context, user, room string, seq uint64, i
 // errs.Invalid names the character). A retry with the same idempotency key
 // returns the first result.
 func (s *Service) Post(ctx context.Context, user, room, text string, to []string, idempotencyKey string) (PostResult, error) {
-	room, dk, err := s.prepare(user, room, idempotencyKey)
-	if err != nil {
-		return PostResult{}, err
-	}
-	switch {
-	case text == "":
-		return PostResult{}, errs.New(errs.Invalid, "text is empty")
-	case len(text) > s.cfg.MaxText:
-		return PostResult{}, errs.New(errs.TooLarge, "text is %d bytes; the limit is %d", len(text), s.cfg.MaxText)
-	case !utf8.ValidString(text):
-		return PostResult{}, errs.New(errs.Invalid, "text is not valid UTF-8")
-	case len(to) > s.cfg.MaxMembers:
-		return PostResult{}, errs.New(errs.Invalid, "to: %d recipients; the limit is %d", len(to), s.cfg.MaxMembers)
-	}
-	if err := checkMessage(text); err != nil {
-		return PostResult{}, err
-	}
-	for _, t := range to {
-		if err := checkRecipient(t); err != nil {
-			return PostResult{}, err
-		}
-	}
-	res, err := s.propose(ctx, room, dk, EncodePost(Post{Room: room, User: user, To: to, Text: text}))
-	if err != nil {
-		return PostResult{}, fmt.Errorf("chat: post to %q: %w", room, err)
-	}
-	return PostResult{Seq: res.Seq, Ts: res.Ts, Sender: res.User}, nil
+	return s.post(ctx, user, room, text, to, 0, idempotencyKey)
 }
 
 // Room returns a room user may read (see CheckRead).
@@ -361,9 +343,26 @@ func (s *Service) List(ctx context.Context, user string, stale bool) ([]RoomSumm
 	if err := checkUser(user); err != nil {
 		return nil, 0, err
 	}
-	parts := s.r.Partitions()
+	parts := make([][]RoomSummary, len(s.r.Partitions()))
+	staleMs, err := s.eachPartition(ctx, stale, len(parts), func(i int, r state.Reader) (err error) {
+		parts[i], err = ListRooms(r, user)
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("chat: list rooms: %w", err)
+	}
+	rooms := slices.Concat(parts...)
+	slices.SortFunc(rooms, func(a, b RoomSummary) int { return strings.Compare(a.Name, b.Name) })
+	return rooms, staleMs, nil
+}
+
+// eachPartition runs fn on the state of each of the first n partitions
+// (Partitions()), concurrently, with the partition's index (fn may run more
+// than once for one index: it must assign, not append), and returns the
+// largest staleness; the first failure cancels the others and is returned.
+func (s *Service) eachPartition(ctx context.Context, stale bool, n int, fn func(i int, r state.Reader) error) (int64, error) {
+	parts := s.r.Partitions()[:n]
 	type partResult struct {
-		rooms   []RoomSummary
 		staleMs int64
 		err     error
 	}
@@ -374,11 +373,7 @@ func (s *Service) List(ctx context.Context, user string, stale bool) ([]RoomSumm
 	for i, p := range parts {
 		wg.Go(func() {
 			res := &results[i]
-			res.staleMs, res.err = s.r.Read(ctx, p, stale, func(r state.Reader) error {
-				var err error
-				res.rooms, err = ListRooms(r, user)
-				return err
-			})
+			res.staleMs, res.err = s.r.Read(ctx, p, stale, func(r state.Reader) error { return fn(i, r) })
 			if res.err != nil {
 				cancel()
 			}
@@ -387,23 +382,13 @@ func (s *Service) List(ctx context.Context, user string, stale bool) ([]RoomSumm
 	wg.Wait()
 	var firstErr error
 	var staleMs int64
-	n := 0
 	for _, r := range results {
 		if r.err != nil && (firstErr == nil || errors.Is(firstErr, context.Canceled)) {
 			firstErr = r.err
 		}
 		staleMs = max(staleMs, r.staleMs)
-		n += len(r.rooms)
 	}
-	if firstErr != nil {
-		return nil, 0, fmt.Errorf("chat: list rooms: %w", firstErr)
-	}
-	rooms := make([]RoomSummary, 0, n)
-	for _, r := range results {
-		rooms = append(rooms, r.rooms...)
-	}
-	slices.SortFunc(rooms, func(a, b RoomSummary) int { return strings.Compare(a.Name, b.Name) })
-	return rooms, staleMs, nil
+	return staleMs, firstErr
 }
 
 // Compact runs one retention pass over partition p: events older than
