@@ -24,6 +24,16 @@ func encode(t testing.TB, c Command) []byte {
 		return EncodePost(c)
 	case Compact:
 		return EncodeCompact(c)
+	case Edit:
+		return EncodeEdit(c)
+	case Remove:
+		return EncodeRemove(c)
+	case React:
+		return EncodeReact(c)
+	case Pin:
+		return EncodePin(c)
+	case Notify:
+		return EncodeNotify(c)
 	}
 	t.Fatalf("unexpected command %T", c)
 	return nil
@@ -48,6 +58,18 @@ func TestEncode_DecodeCommand(t *testing.T) {
 		{"whisper", Post{Room: "r", User: "bob", To: []string{"alice", "carol"}, Text: "psst\x00\xff"}},
 		{"compact", Compact{RetentionMs: 86400000, Budget: 100}},
 		{"compact zero", Compact{}},
+		{"reply", Post{Room: "r", User: "bob", Text: "yes", ReplyTo: 7}},
+		{"mentions", Post{Room: "r", User: "bob", Text: "@a @here @room", Mentions: []string{"a"}, Here: []string{"c"}, MentionRoom: true, MentionHere: true}},
+		{"whisper reply", Post{Room: "r", User: "bob", To: []string{"a"}, Text: "x", ReplyTo: 1}},
+		{"edit", Edit{Room: "r", User: "bob", Seq: 3, Text: "fixed"}},
+		{"edit windowed", Edit{Room: "r", User: "bob", Seq: 3, Windowed: true, WindowMs: 60000, Text: "fixed"}},
+		{"remove", Remove{Room: "r", User: "bob", Seq: 3}},
+		{"remove admin", Remove{Room: "r", User: "root", Seq: 3, Admin: true}},
+		{"react", React{Room: "r", User: "bob", Seq: 3, Emoji: "👍"}},
+		{"unreact", React{Room: "r", User: "bob", Seq: 3, Emoji: ":tada:", Undo: true}},
+		{"pin", Pin{Room: "r", User: "bob", Seq: 3}},
+		{"unpin", Pin{Room: "r", User: "bob", Seq: 3, Undo: true}},
+		{"notify", Notify{Room: "r", Sender: "bob", Seq: 3, User: "alice"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,11 +45,14 @@ func ParseMentions(s string) Mentions {
 		for j < len(s) && j-i-1 < ident.MaxUsername && ident.IsNameByte(s[j]) {
 			j++
 		}
+		if j < len(s) && ident.IsNameByte(s[j]) {
+			continue // longer than any username
+		}
 		for j > i+1 && s[j-1] == '.' {
 			j--
 		}
-		if j == i+1 || (j < len(s) && ident.IsNameByte(s[j])) {
-			continue // nothing, or longer than any username
+		if j == i+1 {
+			continue
 		}
 		name := s[i+1 : j]
 		switch f := ident.Fold(name); {
@@ -104,4 +107,3 @@ func CheckEmoji(e string) error {
 	}
 	return nil
 }
-

@@ -224,4 +224,3 @@ func decodeMember(k, v []byte) (memberRecord, error) {
 	}
 	return m, nil
 }
-

@@ -29,7 +29,7 @@ var refusalCodes = map[byte]errs.Code{
 
 // OK payload flags.
 const (
-	resRoom byte = 1 << 0 // a room name and record follow
+	resRoom  byte = 1 << 0 // a room name and record follow
 	resMore  byte = 1 << 1 // Compact: the budget ran out before the work did
 	resNames byte = 1 << 2 // a list of usernames follows n
 )
@@ -97,12 +97,12 @@ func encodeOK(r okResult) []byte {
 
 // okResult is the payload of an OK result, as Apply builds it.
 type okResult struct {
-	op   byte // the command's operation byte
-	seq  uint64
-	ts   int64
-	user string
-	n    uint64
-	more bool
+	op    byte // the command's operation byte
+	seq   uint64
+	ts    int64
+	user  string
+	n     uint64
+	more  bool
 	room  string
 	rec   *roomRecord
 	names []string
