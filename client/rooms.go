@@ -39,6 +39,9 @@ type RoomSummary struct {
 	// unread.
 	LastRead uint64 `json:"last_read"`
 	Online   int    `json:"online"` // members online
+	// UnreadMentions counts the messages after LastRead that mention the
+	// caller.
+	UnreadMentions int `json:"unread_mentions"`
 }
 
 // Member is a member of a room.
@@ -60,18 +63,50 @@ type Event struct {
 	Room string `json:"room"`
 	Seq  uint64 `json:"seq"`
 	Ts   int64  `json:"ts"` // Unix ms
-	// Kind is "message", "whisper", "hidden" (a whisper to others: seq and
-	// time only), "join" or "leave".
+	// Kind is "message", "whisper", "hidden" (a whisper, or a change to
+	// one, seen by others: seq and time only), "join", "leave", or a change
+	// to a message: "edit", "delete", "react", "unreact", "pin", "unpin".
 	Kind   string   `json:"kind"`
 	Sender string   `json:"sender,omitempty"`
 	Text   string   `json:"text,omitempty"`
 	To     []string `json:"to,omitempty"` // a whisper's recipients
+
+	// ReplyTo is the seq of the thread's first message for a reply.
+	ReplyTo uint64 `json:"reply_to,omitempty"`
+	// Mentions lists the members the message mentions by name (and those
+	// online for @here); MentionRoom and MentionHere say @room and @here
+	// were used.
+	Mentions    []string `json:"mentions,omitempty"`
+	MentionRoom bool     `json:"mention_room,omitempty"`
+	MentionHere bool     `json:"mention_here,omitempty"`
+	EditedAt    int64    `json:"edited_at,omitempty"` // Unix ms of the latest edit
+	Deleted     bool     `json:"deleted,omitempty"`   // a deleted message's tombstone
+	Pinned      bool     `json:"pinned,omitempty"`
+	// ReplyCount and LastReplyAt describe the thread a message starts.
+	ReplyCount  uint64     `json:"reply_count,omitempty"`
+	LastReplyAt int64      `json:"last_reply_at,omitempty"`
+	Reactions   []Reaction `json:"reactions,omitempty"`
+	// Target is the message a change (edit, delete, react, unreact, pin,
+	// unpin) is about; Message is that message as it is now.
+	Target  uint64 `json:"target,omitempty"`
+	Emoji   string `json:"emoji,omitempty"`
+	Message *Event `json:"message,omitempty"`
+}
+
+// Reaction is the reactions with one emoji to a message: Count is exact,
+// Users lists the first few who reacted.
+type Reaction struct {
+	Emoji string   `json:"emoji"`
+	Count int      `json:"count"`
+	Users []string `json:"users"`
 }
 
 // PostOptions qualify Post.
 type PostOptions struct {
 	// To makes the post a whisper to these members.
 	To []string
+	// ReplyTo makes the post a reply in that message's thread.
+	ReplyTo uint64
 }
 
 // HistoryOptions select a page of history. Without HasAfter the page holds
@@ -150,9 +185,10 @@ func (c *Client) Members(ctx context.Context, room string) ([]Member, error) {
 // opts.To is set) and returns its seq.
 func (c *Client) Post(ctx context.Context, room, text string, opts PostOptions) (PostResult, error) {
 	body := struct {
-		Text string   `json:"text"`
-		To   []string `json:"to,omitempty"`
-	}{text, opts.To}
+		Text    string   `json:"text"`
+		To      []string `json:"to,omitempty"`
+		ReplyTo uint64   `json:"reply_to,omitempty"`
+	}{text, opts.To, opts.ReplyTo}
 	var r PostResult
 	_, err := c.sendJSON(ctx, http.MethodPost, roomPath(room, "/messages"), body, &r)
 	return r, err

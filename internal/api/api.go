@@ -228,6 +228,7 @@ func (s *Server) routes() {
 		s.handleAuth("GET /api/v1/rooms/{room}/members", s.roomMembers)
 		s.handleAuth("POST /api/v1/rooms/{room}/messages", s.roomPost)
 		s.handleAuth("GET /api/v1/rooms/{room}/messages", s.roomHistory)
+		s.messageRoutes()
 	}
 	if s.streams != nil {
 		s.addRoute("GET /api/v1/stream", InStream, s.streamHandler)

@@ -9,8 +9,10 @@ import (
 	"github.com/parley-chat/parley/internal/ratelimit"
 )
 
-// RoomService is what the room routes need from chat.
+// RoomService is what the room routes need from chat, including the
+// message routes (MessageService).
 type RoomService interface {
+	MessageService
 	Create(ctx context.Context, user string, req chat.CreateRequest, idempotencyKey string) (chat.Room, error)
 	Delete(ctx context.Context, user, room string, isAdmin bool, idempotencyKey string) error
 	Join(ctx context.Context, user, room, password, idempotencyKey string) (chat.Room, error)
@@ -54,6 +56,8 @@ type readRequest struct {
 type postRequest struct {
 	Text string   `json:"text"`
 	To   []string `json:"to,omitempty"`
+	// ReplyTo makes the post a reply in the thread of that message.
+	ReplyTo uint64 `json:"reply_to,omitempty"`
 	writeMeta
 }
 
@@ -215,7 +219,8 @@ func (s *Server) roomMembers(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, membersResponse{Members: members})
 }
 
-// roomPost serves POST /api/v1/rooms/{room}/messages: 201 {seq,ts,sender}.
+// roomPost serves POST /api/v1/rooms/{room}/messages: 201 {seq,ts,sender};
+// with reply_to, a reply in that message's thread.
 func (s *Server) roomPost(w http.ResponseWriter, r *http.Request) {
 	var body postRequest
 	idem, err := s.decodeContent(w, r, s.limits.post, &body)
@@ -227,7 +232,12 @@ func (s *Server) roomPost(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := s.rooms.Post(r.Context(), identity(r).User, r.PathValue("room"), body.Text, body.To, idem)
+	var res chat.PostResult
+	if body.ReplyTo != 0 {
+		res, err = s.messages().PostReply(r.Context(), identity(r).User, r.PathValue("room"), body.Text, body.To, body.ReplyTo, idem)
+	} else {
+		res, err = s.rooms.Post(r.Context(), identity(r).User, r.PathValue("room"), body.Text, body.To, idem)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
