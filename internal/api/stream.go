@@ -28,6 +28,12 @@ type StreamService interface {
 	Unsubscribe(sub *stream.Subscriber, room string)
 	// Disconnect ends every subscription and closes the subscriber.
 	Disconnect(sub *stream.Subscriber)
+	// SubscribeInbox makes the subscriber follow its user's mention inbox
+	// from now: mention frames for every later mention, in any room.
+	SubscribeInbox(ctx context.Context, sub *stream.Subscriber) error
+	// Typing fans a typing frame from the subscriber out to room's
+	// subscribers, at most one per second per user and room.
+	Typing(sub *stream.Subscriber, room string)
 }
 
 // Stream connection timing.
@@ -244,6 +250,9 @@ func (s *Server) runStream(base context.Context, c *websocket.Conn, id Identity,
 	go func() {
 		defer close(readerDone)
 		defer cancel()
+		if err := s.streams.SubscribeInbox(ctx, sub); err != nil && ctx.Err() == nil {
+			s.log.Debug("mention inbox unavailable", "user", id.User, "err", err)
+		}
 		for _, room := range params.rooms {
 			var after *uint64
 			if a, ok := params.after[strings.ToLower(room)]; ok {
@@ -325,6 +334,8 @@ func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.
 			}
 		case stream.TypeUnsubscribe:
 			s.streams.Unsubscribe(sub, f.Room)
+		case stream.TypeTyping:
+			s.streams.Typing(sub, f.Room)
 		case stream.TypeAuth:
 			sub.Send(stream.EncodeError("", stream.CodeInvalid, "already authenticated"))
 		}

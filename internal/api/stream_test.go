@@ -76,6 +76,26 @@ func (s *testStreams) Subscribe(ctx context.Context, sub *stream.Subscriber, roo
 	return name, nil
 }
 
+func (s *testStreams) SubscribeInbox(ctx context.Context, sub *stream.Subscriber) error {
+	inbox := chat.InboxName(sub.User())
+	var rm chat.Room
+	if _, err := s.rep.Read(ctx, s.rep.PartitionOf(inbox), false, func(r state.Reader) (err error) {
+		rm, _, err = chat.GetRoom(r, inbox)
+		return err
+	}); err != nil {
+		return err
+	}
+	s.hub.Subscribe(sub, inbox, rm.LastSeq)
+	s.publish(inbox)
+	return nil
+}
+
+func (s *testStreams) Typing(sub *stream.Subscriber, room string) {
+	if frame := s.hub.Typing(sub, strings.ToLower(room)); frame != nil {
+		s.hub.SendRoom(strings.ToLower(room), frame)
+	}
+}
+
 // publish hands room's events after the last published one to the Hub.
 func (s *testStreams) publish(room string) {
 	s.mu.Lock()

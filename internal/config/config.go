@@ -51,6 +51,9 @@ type Config struct {
 	DedupWindow time.Duration
 	// HistoryRetention is how long room history is kept (0 = forever).
 	HistoryRetention time.Duration
+	// EditWindow is how long after posting a message its author may edit
+	// it: NoEditLimit (the default) for ever, 0 never.
+	EditWindow time.Duration
 	// Registration is "open" or "closed".
 	Registration string
 	// CacheSize is the number of entries in the node's read cache.
@@ -179,8 +182,13 @@ func Default() Config {
 		ElectionTicks:       10,
 		CompactionThreshold: 10000,
 		PresenceTTL:         11 * time.Second,
+		EditWindow:          NoEditLimit,
 	}
 }
+
+// NoEditLimit is the EditWindow that lets authors edit their messages at
+// any time.
+const NoEditLimit time.Duration = -1
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 

@@ -45,7 +45,7 @@ func (n *Node) startHTTP() error {
 		MaxURL:          svc.links.Config().MaxURL,
 		Limiter:         limits,
 		Observe:         n.observeHTTP,
-		Streams:         streamService{hub: n.feeds.Hub(), router: n.router},
+		Streams:         streamService{hub: n.feeds.Hub(), router: n.router, typing: n.broadcastTyping},
 		StreamOrigins:   n.streamOrigins,
 		StreamConnected: n.presence.Connected,
 		Admin:           n,

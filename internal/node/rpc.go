@@ -45,6 +45,7 @@ func (n *Node) callTable() map[string]callHandler {
 		partition.MethodScan:    n.callRead(partition.MethodScan),
 		partition.MethodRelease: n.callRelease,
 		partition.MethodTail:    n.callTail,
+		methodTyping:            n.callTyping,
 		// Identity: the one method a candidate may call (join.go).
 		methodJoin: n.callJoinRequest,
 		// Self-healing.

@@ -73,11 +73,24 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 	queues := n.newQueueService(accounts, n.notes.Queues(n.router.PartitionOf))
 	return &services{
 		accounts: accounts,
-		rooms:    chat.NewService(n.router, chat.Config{Hasher: hasher}),
+		rooms:    chat.NewService(n.router, n.chatConfig(hasher)),
 		queues:   queues,
 		links:    links,
 		kv:       kv.NewService(n.router, kv.Limits{}),
 	}, nil
+}
+
+// chatConfig is the rooms' configuration: the edit window of
+// --edit-window and @here resolved by the presence tracker.
+func (n *Node) chatConfig(hasher *password.Hasher) chat.Config {
+	cfg := chat.Config{Hasher: hasher, Online: n.presence.Online}
+	switch w := n.cfg.EditWindow; {
+	case w == 0:
+		cfg.EditsOff = true
+	case w > 0:
+		cfg.EditWindow = w
+	}
+	return cfg
 }
 
 // startServices starts the services' background work on goroutines the node

@@ -17,6 +17,8 @@ import (
 type streamService struct {
 	hub    *stream.Hub
 	router *partition.Router
+	// typing sends a typing frame to the other nodes' subscribers.
+	typing func(room string, frame []byte)
 }
 
 var _ api.StreamService = streamService{}
@@ -56,9 +58,43 @@ func (s streamService) Subscribe(ctx context.Context, sub *stream.Subscriber, ro
 	return name, nil
 }
 
+// SubscribeInbox implements api.StreamService: the subscriber follows its
+// user's mention inbox from its current end (a linearizable read of the
+// inbox's partition), so every later mention reaches it as a mention frame.
+func (s streamService) SubscribeInbox(ctx context.Context, sub *stream.Subscriber) error {
+	inbox := chat.InboxName(sub.User())
+	var last uint64
+	if _, err := s.router.Read(ctx, s.router.PartitionOf(inbox), false, func(r state.Reader) error {
+		rm, _, err := chat.GetRoom(r, inbox) // none yet: from 0
+		last = rm.LastSeq
+		return err
+	}); err != nil {
+		return err
+	}
+	s.hub.Subscribe(sub, inbox, last)
+	return nil
+}
+
+// Typing implements api.StreamService: a typing frame the Hub admits goes to
+// the room's subscribers here and on every other node.
+func (s streamService) Typing(sub *stream.Subscriber, room string) {
+	name, err := chat.CanonicalRoom(room)
+	if err != nil {
+		return
+	}
+	if frame := s.hub.Typing(sub, name); frame != nil {
+		s.hub.SendRoom(name, frame)
+		if s.typing != nil {
+			s.typing(name, frame)
+		}
+	}
+}
+
 // Unsubscribe implements api.StreamService.
 func (s streamService) Unsubscribe(sub *stream.Subscriber, room string) {
-	s.hub.Unsubscribe(sub, strings.ToLower(room))
+	if name := strings.ToLower(room); !stream.IsInbox(name) {
+		s.hub.Unsubscribe(sub, name)
+	}
 }
 
 // streamStats returns the Hub's counters for /metrics.

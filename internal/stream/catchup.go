@@ -84,7 +84,7 @@ func (h *Hub) catchUpStep(r *room, sb *sub, events []chat.Event) bool {
 	sb.live = true
 	if !sb.ready {
 		sb.ready = true
-		s.enqueue(EncodeReady(r.name, sb.next-1))
+		enqueueReady(s, r.name, sb.next-1)
 	}
 	return true
 }

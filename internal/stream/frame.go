@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
@@ -18,6 +19,8 @@ const (
 	TypeReady       = "ready"       // server: everything up to seq was delivered
 	TypeError       = "error"       // server: a room's subscription (or the connection) failed
 	TypePresence    = "presence"    // server: a member came online or went offline
+	TypeMention     = "mention"     // server: someone mentioned the user, in any room
+	TypeTyping      = "typing"      // client: I am typing in room; server: Username is typing in room
 )
 
 // Error codes of error frames.
@@ -49,12 +52,46 @@ type eventFrame struct {
 }
 
 // EncodeEvent returns the event frame of e:
-// {"type":"event","room","seq","ts","kind","sender","text","to"}.
+// {"type":"event","room","seq","ts","kind","sender","text","to",...}; for an
+// entry of a mention inbox (kind mention), the mention frame
+// {"type":"mention","room","seq","ts","sender"} naming the room and seq of
+// the message that mentions the user.
 func EncodeEvent(e chat.Event) []byte {
+	if e.Kind == chat.KindMention {
+		b, _ := json.Marshal(mentionFrame{Type: TypeMention, Room: e.Origin, Seq: e.Target, Ts: e.Ts, Sender: e.Sender})
+		return b
+	}
 	b, err := json.Marshal(eventFrame{Type: TypeEvent, Event: e})
 	if err != nil { // strings and numbers only: cannot happen
 		panic(fmt.Sprintf("stream: encode event: %v", err))
 	}
+	return b
+}
+
+// mentionFrame is {"type":"mention","room","seq","ts","sender"}.
+type mentionFrame struct {
+	Type   string `json:"type"`
+	Room   string `json:"room"`
+	Seq    uint64 `json:"seq"`
+	Ts     int64  `json:"ts"`
+	Sender string `json:"sender"`
+}
+
+// IsInbox reports whether a Hub room name is a user's mention inbox
+// (chat.InboxName) rather than a room.
+func IsInbox(room string) bool { return strings.HasPrefix(room, "@") }
+
+// typingFrame is {"type":"typing","room","username"}.
+type typingFrame struct {
+	Type     string `json:"type"`
+	Room     string `json:"room"`
+	Username string `json:"username"`
+}
+
+// EncodeTyping returns the frame telling room's subscribers that user is
+// typing (outside the seq order, never stored).
+func EncodeTyping(room, user string) []byte {
+	b, _ := json.Marshal(typingFrame{Type: TypeTyping, Room: room, Username: user})
 	return b
 }
 
@@ -113,7 +150,8 @@ func EncodePresence(room, user string, online bool) []byte {
 	return b
 }
 
-// ClientFrame is a frame a client sends: auth, subscribe or unsubscribe.
+// ClientFrame is a frame a client sends: auth, subscribe, unsubscribe or
+// typing.
 type ClientFrame struct {
 	Type  string `json:"type"`
 	Room  string `json:"room,omitempty"`
@@ -135,7 +173,7 @@ func DecodeClientFrame(b []byte) (ClientFrame, error) {
 		return ClientFrame{}, errs.New(errs.Invalid, "a frame must be a JSON object with a type: %v", jsonProblem(err))
 	}
 	switch f.Type {
-	case TypeSubscribe, TypeUnsubscribe:
+	case TypeSubscribe, TypeUnsubscribe, TypeTyping:
 		if f.Room == "" {
 			return f, errs.New(errs.Invalid, "a %s frame needs a room", f.Type)
 		}
@@ -146,7 +184,7 @@ func DecodeClientFrame(b []byte) (ClientFrame, error) {
 	case "":
 		return f, errs.New(errs.Invalid, "a frame needs a type")
 	default:
-		return f, errs.New(errs.Invalid, "unknown frame type %q: use subscribe or unsubscribe", clip(f.Type))
+		return f, errs.New(errs.Invalid, "unknown frame type %q: use subscribe, unsubscribe or typing", clip(f.Type))
 	}
 	return f, nil
 }

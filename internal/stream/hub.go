@@ -67,6 +67,8 @@ type Hub struct {
 	subs   map[*Subscriber]struct{}
 	closed bool
 
+	typing typingLimit
+
 	subscribers   atomic.Int64
 	delivered     atomic.Uint64
 	slowConsumers atomic.Uint64
@@ -205,7 +207,7 @@ func (h *Hub) Subscribe(s *Subscriber, roomName string, after uint64) {
 	switch {
 	case r.known && after == r.pos:
 		sb.live, sb.ready = true, true
-		s.enqueue(EncodeReady(roomName, after))
+		enqueueReady(s, roomName, after)
 	case r.known && after < r.pos:
 		h.startCatchUp(r, sb)
 	default: // ahead of the feed, or no position yet: hold
@@ -372,7 +374,7 @@ func (h *Hub) advanceLocked(r *room, pos uint64, ev *encodedEvent) {
 		if ev != nil && ev.e.Seq == sb.next {
 			if !sb.ready { // held until the feed got here
 				sb.ready = true
-				s.enqueue(EncodeReady(r.name, sb.next-1))
+				enqueueReady(s, r.name, sb.next-1)
 			}
 			h.deliver(s, ev.frameFor(s.user))
 			sb.next++
@@ -386,7 +388,7 @@ func (h *Hub) advanceLocked(r *room, pos uint64, ev *encodedEvent) {
 			h.startCatchUp(r, sb)
 		case !sb.ready && sb.next-1 == r.pos:
 			sb.ready = true
-			s.enqueue(EncodeReady(r.name, r.pos))
+			enqueueReady(s, r.name, r.pos)
 		}
 	}
 }
@@ -419,9 +421,18 @@ type encodedEvent struct {
 	full, hidden []byte
 }
 
+// enqueueReady queues room's ready frame for s, except for a mention
+// inbox, whose events are the user's mention frames and have no place in
+// any room's order.
+func enqueueReady(s *Subscriber, room string, seq uint64) {
+	if !IsInbox(room) {
+		s.enqueue(EncodeReady(room, seq))
+	}
+}
+
 // frameFor returns the frame of the event as user may see it.
 func (ev *encodedEvent) frameFor(user string) []byte {
-	if ev.e.Kind == chat.KindWhisper {
+	if ev.e.Kind != chat.KindHidden {
 		if v := ev.e.ViewFor(user); v.Kind == chat.KindHidden {
 			if ev.hidden == nil {
 				ev.hidden = EncodeEvent(v)
