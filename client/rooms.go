@@ -90,7 +90,7 @@ type Event struct {
 	// unpin) is about; Message is that message as it is now.
 	Target  uint64 `json:"target,omitempty"`
 	Emoji   string `json:"emoji,omitempty"`
-	Message *Event `json:"message,omitempty"`
+	Message *Event `json:"current,omitempty"`
 }
 
 // Reaction is the reactions with one emoji to a message: Count is exact,

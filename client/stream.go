@@ -21,6 +21,8 @@ const (
 	FrameReady    = "ready"    // every event of Room up to Seq was delivered
 	FrameError    = "error"    // a subscription (Room set) or the connection failed
 	FramePresence = "presence" // Username came online or went offline in Room
+	FrameMention  = "mention"  // Sender mentioned the user in message Seq of Room (any room)
+	FrameTyping   = "typing"   // Username is typing in Room
 )
 
 // Error codes of error frames (Frame.Code).
@@ -64,11 +66,28 @@ type Frame struct {
 	Message  string   `json:"message,omitempty"`
 	Username string   `json:"username,omitempty"`
 	Online   bool     `json:"online,omitempty"`
+	// The rest of an event's fields (see Event).
+	ReplyTo     uint64     `json:"reply_to,omitempty"`
+	Mentions    []string   `json:"mentions,omitempty"`
+	MentionRoom bool       `json:"mention_room,omitempty"`
+	MentionHere bool       `json:"mention_here,omitempty"`
+	EditedAt    int64      `json:"edited_at,omitempty"`
+	Deleted     bool       `json:"deleted,omitempty"`
+	Pinned      bool       `json:"pinned,omitempty"`
+	ReplyCount  uint64     `json:"reply_count,omitempty"`
+	LastReplyAt int64      `json:"last_reply_at,omitempty"`
+	Reactions   []Reaction `json:"reactions,omitempty"`
+	Target      uint64     `json:"target,omitempty"`
+	Emoji       string     `json:"emoji,omitempty"`
+	Current     *Event     `json:"current,omitempty"`
 }
 
 // Event returns the event an event frame carries.
 func (f Frame) Event() Event {
-	return Event{Room: f.Room, Seq: f.Seq, Ts: f.Ts, Kind: f.Kind, Sender: f.Sender, Text: f.Text, To: f.To}
+	return Event{Room: f.Room, Seq: f.Seq, Ts: f.Ts, Kind: f.Kind, Sender: f.Sender, Text: f.Text, To: f.To,
+		ReplyTo: f.ReplyTo, Mentions: f.Mentions, MentionRoom: f.MentionRoom, MentionHere: f.MentionHere,
+		EditedAt: f.EditedAt, Deleted: f.Deleted, Pinned: f.Pinned, ReplyCount: f.ReplyCount, LastReplyAt: f.LastReplyAt,
+		Reactions: f.Reactions, Target: f.Target, Emoji: f.Emoji, Message: f.Current}
 }
 
 // StreamOptions choose a stream's first subscriptions and how it signs in.
@@ -221,6 +240,12 @@ func (s *Stream) Subscribe(ctx context.Context, room string) error {
 // older than the retained history).
 func (s *Stream) SubscribeAfter(ctx context.Context, room string, seq uint64) error {
 	return s.send(ctx, map[string]any{"type": "subscribe", "room": room, "after": seq})
+}
+
+// Typing tells room's other subscribers that the caller is typing (a typing
+// frame; the server drops more than one per second per room).
+func (s *Stream) Typing(ctx context.Context, room string) error {
+	return s.send(ctx, map[string]any{"type": "typing", "room": room})
 }
 
 // Unsubscribe ends the subscription to room.

@@ -81,7 +81,7 @@ type Event struct {
 	Emoji string `json:"emoji,omitempty"`
 	// Message is a change's target as it is now; absent when retention
 	// removed it.
-	Message *Event `json:"message,omitempty"`
+	Message *Event `json:"current,omitempty"`
 	// Origin is the room of a mention inbox entry (the event's Room is the
 	// inbox).
 	Origin string `json:"origin,omitempty"`
