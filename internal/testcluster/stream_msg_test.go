@@ -200,5 +200,3 @@ func TestStream_MessageChanges(t *testing.T) {
 		})
 	})
 }
-
-
