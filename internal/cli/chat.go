@@ -297,13 +297,18 @@ func (s *chatSession) stopFollow() error {
 	return <-f.done
 }
 
-// show prints one event for the chat; whispers between others are not
-// shown.
+// show prints one event for the chat, "[TIME #SEQ] ..." (the seq is the N
+// of /edit N, /reply N...); whispers between others are not shown, and a
+// mention (in any room) is shown as it comes.
 func (s *chatSession) show(ev client.Event) {
-	if ev.Kind == "hidden" {
+	switch ev.Kind {
+	case "hidden":
+		return
+	case "mention":
+		s.printf("[%s] -- %s mentioned you in %s (#%d)\n", clock(ev.Ts), termSafe(ev.Sender), termSafe(ev.Room), ev.Seq)
 		return
 	}
-	s.printf("[%s] %s\n", clock(ev.Ts), eventText(ev))
+	s.printf("[%s #%d] %s\n", clock(ev.Ts), ev.Seq, eventText(ev))
 }
 
 // printf prints a line of chat output.

@@ -22,7 +22,7 @@ type chatCommand struct {
 
 // chatCommandList returns the chat's commands in the order of the help.
 func chatCommandList() []chatCommand {
-	return []chatCommand{
+	return append([]chatCommand{
 		{name: "who", alias: "active", help: "members of this room, and who is online", needsIn: true, run: (*chatSession).who},
 		{name: "wsp", args: "USER[,USER...] TEXT", help: "whisper TEXT to these members only", needsIn: true, run: (*chatSession).whisper},
 		{name: "join", args: "ROOM", help: "chat in ROOM instead (you stay a member of this one)", run: (*chatSession).joinCmd},
@@ -32,9 +32,10 @@ func chatCommandList() []chatCommand {
 		{name: "get", args: "KEY", help: "show the value stored under KEY", run: (*chatSession).get},
 		{name: "del", args: "KEY", help: "delete KEY", run: (*chatSession).del},
 		{name: "say", args: "TEXT", help: "post TEXT as it is, be it a command's name or start with a slash", needsIn: true, run: (*chatSession).say},
-		{name: "help", help: "this list", run: (*chatSession).helpCmd},
-		{name: "quit", alias: "exit", help: "end the chat; you stay a member of the room", run: func(*chatSession, context.Context, string) (bool, error) { return true, nil }},
-	}
+	}, append(chatMessageCommands(),
+		chatCommand{name: "help", help: "this list", run: (*chatSession).helpCmd},
+		chatCommand{name: "quit", alias: "exit", help: "end the chat; you stay a member of the room", run: func(*chatSession, context.Context, string) (bool, error) { return true, nil }},
+	)...)
 }
 
 // legacyWords are the TUM seed's uppercase command words, still accepted

@@ -165,6 +165,10 @@ func (s *chatSession) follow(ctx context.Context, room string) error {
 				break
 			}
 			failures = 0
+			if ev.Kind == "mention" { // outside the room's order
+				s.show(ev)
+				continue
+			}
 			if ev.Seq > s.lastSeq.Load() {
 				s.show(ev)
 				s.lastSeq.Store(ev.Seq)

@@ -86,6 +86,10 @@ func (f *streamFeed) Next(ctx context.Context) (client.Event, error) {
 			ev := fr.Event()
 			f.after = ev.Seq
 			return ev, nil
+		case fr.Type == client.FrameMention:
+			// Someone mentioned the user, here or in another room: shown as
+			// it happens, outside the room's order.
+			return client.Event{Kind: "mention", Room: fr.Room, Seq: fr.Seq, Ts: fr.Ts, Sender: fr.Sender}, nil
 		case fr.Type == client.FrameError && fr.Code == "slow_consumer":
 			return client.Event{}, fmt.Errorf("%w: %w", errStreamLost, errSlowConsumer)
 		case fr.Type == client.FrameError && (fr.Room == f.room || fr.Room == ""):

@@ -92,7 +92,7 @@ func TestChat_Commands(t *testing.T) {
 	if _, err := bob.Post(ctx, "lobby", "hi from bob", client.PostOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	chat.waitOut(`\[\d\d:\d\d:\d\d\] \* bob joined\n\[\d\d:\d\d:\d\d\] bob: hi from bob\n`)
+	chat.waitOut(`\[\d\d:\d\d:\d\d #2\] \* bob joined\n\[\d\d:\d\d:\d\d #3\] bob: hi from bob\n`)
 
 	chat.typeLine("hello everyone")
 	chat.waitOut(`\] alice: hello everyone\n`)
@@ -128,7 +128,7 @@ func TestChat_Commands(t *testing.T) {
 	chat.waitOut(`-- error: unknown command /frobnicate`)
 
 	chat.typeLine("/join ops")
-	chat.waitOut(`-- created room ops\n\[[\d:]+\] \* alice joined\n-- now in ops \(1 member\)\n`)
+	chat.waitOut(`-- created room ops\n\[[\d:]+ #1\] \* alice joined\n-- now in ops \(1 member\)\n`)
 	chat.typeLine("in ops")
 	chat.waitOut(`\] alice: in ops\n`)
 	chat.typeLine("/rooms")

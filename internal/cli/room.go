@@ -368,11 +368,17 @@ func writeEvent(w io.Writer, ev client.Event, asJSON bool) error {
 // pass for another.
 func eventText(ev client.Event) string {
 	sender, msg := termSafe(ev.Sender), termSafeLines(ev.Text)
+	if ev.Deleted {
+		msg = "(message deleted)"
+	}
+	if change := changeText(ev); change != "" {
+		return change
+	}
 	switch ev.Kind {
 	case "message":
-		return sender + ": " + msg
+		return sender + ": " + msg + messageNotes(ev)
 	case "whisper":
-		return fmt.Sprintf("%s -> %s (whisper): %s", sender, termSafe(strings.Join(ev.To, ",")), msg)
+		return fmt.Sprintf("%s -> %s (whisper): %s", sender, termSafe(strings.Join(ev.To, ",")), msg) + messageNotes(ev)
 	case "hidden":
 		return "(hidden)"
 	case "join":
