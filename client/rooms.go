@@ -87,7 +87,8 @@ type Event struct {
 	LastReplyAt int64      `json:"last_reply_at,omitempty"`
 	Reactions   []Reaction `json:"reactions,omitempty"`
 	// Target is the message a change (edit, delete, react, unreact, pin,
-	// unpin) is about; Message is that message as it is now.
+	// unpin) is about; Message is that message as it is now, or for a
+	// reply its thread's first message as it is now.
 	Target  uint64 `json:"target,omitempty"`
 	Emoji   string `json:"emoji,omitempty"`
 	Message *Event `json:"current,omitempty"`

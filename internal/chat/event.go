@@ -79,8 +79,9 @@ type Event struct {
 	Target uint64 `json:"target,omitempty"`
 	// Emoji is a reaction's emoji (react, unreact).
 	Emoji string `json:"emoji,omitempty"`
-	// Message is a change's target as it is now; absent when retention
-	// removed it.
+	// Message is a change's target as it is now, or a reply's thread's
+	// first message as it is now (with its reply count; not for a whisper);
+	// absent when retention removed it.
 	Message *Event `json:"current,omitempty"`
 	// Origin is the room of a mention inbox entry (the event's Room is the
 	// inbox).

@@ -391,31 +391,38 @@ func scanEvents(r state.Reader, room string, lo, hi uint64, limit int) ([]Event,
 	return events, hydrate(r, room, events)
 }
 
-// hydrate sets the Message of every change among events: its target as it
-// is in r, read once per target.
+// hydrate sets the Message of every change among events, its target as it
+// is in r, and of every reply, its thread's first message (unless that is
+// a whisper, which the reply's readers may not see), each read once.
 func hydrate(r state.Reader, room string, events []Event) error {
 	var cache map[uint64]*Event
 	for i := range events {
 		e := &events[i]
-		if e.Target == 0 || e.Kind == KindMention {
+		target := e.Target
+		if e.ReplyTo != 0 && e.Kind != KindHidden {
+			target = e.ReplyTo
+		}
+		if target == 0 || e.Kind == KindMention {
 			continue
 		}
 		if cache == nil {
 			cache = map[uint64]*Event{}
 		}
-		msg, ok := cache[e.Target]
+		msg, ok := cache[target]
 		if !ok {
-			rec, err := getEvent(r, room, e.Target)
+			rec, err := getEvent(r, room, target)
 			if err != nil {
 				return err
 			}
 			if rec != nil {
-				v := rec.view(room, e.Target)
+				v := rec.view(room, target)
 				msg = &v
 			}
-			cache[e.Target] = msg
+			cache[target] = msg
 		}
-		e.Message = msg
+		if msg != nil && (e.Target != 0 || msg.Kind != KindWhisper) {
+			e.Message = msg
+		}
 	}
 	return nil
 }

@@ -74,6 +74,9 @@ func replay(events []client.Event) map[uint64]client.Event {
 		switch {
 		case e.Kind == "message" || e.Kind == "whisper":
 			msgs[e.Seq] = e
+			if e.ReplyTo != 0 && e.Message != nil {
+				msgs[e.ReplyTo] = *e.Message
+			}
 		case e.Target != 0 && e.Message != nil:
 			msgs[e.Target] = *e.Message
 		}

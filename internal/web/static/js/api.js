@@ -139,6 +139,18 @@ export const markRead = (room, seq) => request('POST', `/api/v1/rooms/${enc(room
 export const members = (room) => request('GET', `/api/v1/rooms/${enc(room)}/members`).then((r) => r.members);
 export const post = (room, text, to) =>
   request('POST', `/api/v1/rooms/${enc(room)}/messages`, {body: to && to.length ? {text, to} : {text}, idem: requestId()});
+export const reply = (room, text, replyTo) =>
+  request('POST', `/api/v1/rooms/${enc(room)}/messages`, {body: {text, reply_to: replyTo}, idem: requestId()});
+const msgPath = (room, seq) => `/api/v1/rooms/${enc(room)}/messages/${seq}`;
+export const message = (room, seq) => request('GET', msgPath(room, seq));
+export const edit = (room, seq, text) => request('PATCH', msgPath(room, seq), {body: {text}, idem: requestId()});
+export const deleteMessage = (room, seq) => request('DELETE', msgPath(room, seq), {idem: requestId()});
+export const react = (room, seq, emoji, undo) =>
+  request(undo ? 'DELETE' : 'PUT', msgPath(room, seq) + '/reactions/' + enc(emoji), {idem: requestId()});
+export const pin = (room, seq, undo) => request(undo ? 'DELETE' : 'PUT', `/api/v1/rooms/${enc(room)}/pins/${seq}`, {idem: requestId()});
+export const pins = (room) => request('GET', `/api/v1/rooms/${enc(room)}/pins`).then((r) => r.pins);
+export const thread = (room, seq, after) => request('GET', msgPath(room, seq) + '/thread' + qs({after}));
+export const mentions = (after) => request('GET', '/api/v1/mentions' + qs({after}));
 export const history = (room, q) =>
   request('GET', `/api/v1/rooms/${enc(room)}/messages` + qs(q)).then((r) => r.messages);
 

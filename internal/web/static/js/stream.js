@@ -18,6 +18,8 @@ const FAILURES_BEFORE_MOVING = 2;
 //   'event' (event)          an event frame newer than the room's last seq
 //   'ready' (room, seq)      everything up to seq has been delivered (live(room) is now true)
 //   'presence' (frame)       {room, username, online}
+//   'mention' (frame)        {room, seq, ts, sender}: someone mentioned me, in any room
+//   'typing' (frame)         {room, username}: a member is typing
 //   'error' (frame)          {room, code, message} (history_compacted, forbidden, not_found)
 //   'unauthorized' (frame)   the session ended (signed out, revoked, expired): the stream stops for good
 //   'state' (state, host)    'connecting' | 'live' | 'down', and the node in use (host:port)
@@ -46,6 +48,12 @@ export class Stream {
 
   emit(name, ...args) {
     for (const fn of this.listeners.get(name) || []) fn(...args);
+  }
+
+  // typing tells room's subscribers that I am typing (the server drops
+  // more than one a second).
+  typing(room) {
+    this.send({type: 'typing', room});
   }
 
   // subscribe follows room from after (the last seq the caller has); with
@@ -152,6 +160,12 @@ export class Stream {
         break;
       case 'presence':
         this.emit('presence', f);
+        break;
+      case 'mention': // someone mentioned me, in any room
+        this.emit('mention', f);
+        break;
+      case 'typing':
+        this.emit('typing', f);
         break;
       case 'error':
         // unauthorized (the connection's): the session ended and the server

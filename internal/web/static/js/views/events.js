@@ -5,6 +5,14 @@
 // nothing.
 
 import {h, fmtTime} from '../dom.js';
+import {render} from '../markdown.js';
+
+// QUICK are the reactions the hover menu offers.
+const QUICK = ['👍', '❤️', '😂', '🎉'];
+
+// isChange reports whether ev is a change to another message (its own
+// element shows nothing: the target is drawn again).
+export const isChange = (ev) => ['edit', 'delete', 'react', 'unreact', 'pin', 'unpin'].includes(ev.kind);
 
 // GROUP_MS is how soon after the same sender's previous message a message
 // is shown under it without a header of its own, as chat apps do.
@@ -12,41 +20,75 @@ const GROUP_MS = 5 * 60 * 1000;
 
 // eventElement returns the list item for ev as me sees it, or null for an
 // event that shows nothing.
-export function eventElement(ev, me) {
+export function eventElement(ev, me, act) {
   const time = h('time', {datetime: new Date(ev.ts).toISOString(), title: new Date(ev.ts).toLocaleString()}, fmtTime(ev.ts));
   const attrs = (cls) => ({class: cls, 'data-seq': String(ev.seq), 'data-kind': ev.kind,
     'data-sender': (ev.sender || '').toLowerCase(), 'data-ts': String(ev.ts)});
   const mine = ev.sender && me && ev.sender.toLowerCase() === me.toLowerCase();
   switch (ev.kind) {
     case 'message':
-      return h('li', attrs('msg' + (mine ? ' mine' : '')), avatar(ev.sender),
-        h('div', {class: 'msg-body'},
-          h('div', {class: 'msg-head'}, h('span', {class: 'sender'}, ev.sender), time),
-          h('div', {class: 'text'}, ev.text)));
     case 'whisper': {
       const you = (n) => (me && n.toLowerCase() === me.toLowerCase() ? 'you' : n);
-      const label = 'whisper to ' + (ev.to || []).map(you).join(', ');
-      return h('li', attrs('msg whisper' + (mine ? ' mine' : '')), avatar(ev.sender),
+      const tag = ev.kind === 'whisper' ? h('span', {class: 'whisper-tag'}, 'whisper to ' + (ev.to || []).map(you).join(', ')) : null;
+      const cls = 'msg' + (ev.kind === 'whisper' ? ' whisper' : '') + (mine ? ' mine' : '') + (ev.deleted ? ' deleted' : '') +
+        (mentionsMe(ev, me) ? ' mentions-me' : '');
+      return h('li', attrs(cls), avatar(ev.sender),
         h('div', {class: 'msg-body'},
-          h('div', {class: 'msg-head'}, h('span', {class: 'sender'}, ev.sender),
-            h('span', {class: 'whisper-tag'}, label), time),
-          h('div', {class: 'text'}, ev.text)));
+          h('div', {class: 'msg-head'}, h('span', {class: 'sender'}, ev.sender), tag, time,
+            ev.pinned ? h('span', {class: 'pin-tag', title: 'Pinned'}, '📌') : null),
+          ev.reply_to ? h('div', {class: 'reply-tag'}, '↳ in a thread') : null,
+          ev.deleted ? h('div', {class: 'text tombstone'}, 'This message was deleted.')
+            : h('div', {class: 'text'}, render(ev.text, me), ev.edited_at ? h('span', {class: 'edited', title: 'Edited ' + new Date(ev.edited_at).toLocaleString()}, ' (edited)') : null),
+          reactions(ev, me, act),
+          ev.reply_count ? h('button', {type: 'button', class: 'replies link-button', onclick: () => act && act.thread(ev.seq)},
+            `${ev.reply_count} ${ev.reply_count === 1 ? 'reply' : 'replies'}`) : null),
+        ev.deleted || !act ? null : menu(ev, mine, act));
     }
     case 'join':
       return h('li', attrs('notice'), `${ev.sender} joined · `, time);
     case 'leave':
       return h('li', attrs('notice'), `${ev.sender} left · `, time);
     default:
-      return null; // hidden, or a kind this app does not know yet
+      return null; // hidden, a change to another message, or a kind this app does not know yet
   }
 }
 
-// avatar is the sender's initial on a colour picked from the name, so a
+function mentionsMe(ev, me) {
+  if (!me || ev.sender.toLowerCase() === me.toLowerCase()) return false;
+  return ev.mention_room || (ev.mentions || []).some((n) => n.toLowerCase() === me.toLowerCase());
+}
+
+// reactions is the row of a message's reactions; clicking one adds mine
+// or takes it back.
+function reactions(ev, me, act) {
+  if (!ev.reactions || !ev.reactions.length) return null;
+  return h('div', {class: 'reactions'}, ev.reactions.map((r) => {
+    const mineToo = me && r.users.some((u) => u.toLowerCase() === me.toLowerCase());
+    return h('button', {type: 'button', class: 'reaction' + (mineToo ? ' mine' : ''), title: r.users.join(', '),
+      'data-emoji': r.emoji, onclick: () => act && act.react(ev.seq, r.emoji, mineToo)}, r.emoji + ' ' + r.count);
+  }));
+}
+
+// menu is the hover menu of a message: quick reactions, reply, and for my
+// messages edit and delete; pin for messages to everyone.
+function menu(ev, mine, act) {
+  const b = (label, title, fn, cls) => h('button', {type: 'button', class: 'menu-btn' + (cls ? ' ' + cls : ''), title, 'aria-label': title, onclick: fn}, label);
+  return h('div', {class: 'msg-menu'},
+    QUICK.map((e) => b(e, 'React ' + e, () => act.react(ev.seq, e, false), 'quick')),
+    b('↩', 'Reply in thread', () => act.thread(ev.reply_to || ev.seq), 'reply'),
+    mine ? b('✎', 'Edit', () => act.edit(ev), 'edit') : null,
+    ev.kind === 'message' ? b('📌', ev.pinned ? 'Unpin' : 'Pin', () => act.pin(ev.seq, ev.pinned), 'pin') : null,
+    mine || act.owner() ? b('🗑', 'Delete', () => act.remove(ev.seq), 'delete') : null);
+}
+
+// avatar is the sender's initials on a colour picked from the name, so a
 // sender looks the same to everyone.
 function avatar(name) {
   let n = 0;
   for (const c of name.toLowerCase()) n = (n * 31 + c.codePointAt(0)) >>> 0;
-  return h('span', {class: 'avatar av' + (n % 8), 'aria-hidden': 'true'}, [...name][0].toUpperCase());
+  const parts = name.split(/[._-]+/).filter(Boolean);
+  const initials = (parts.length > 1 ? [...parts[0]][0] + [...parts[1]][0] : [...name][0]).toUpperCase();
+  return h('span', {class: 'avatar av' + (n % 8), 'aria-hidden': 'true'}, initials);
 }
 
 // regroup marks el, a list item, as continuing the message before it when

@@ -7,7 +7,8 @@
 
 import * as api from '../api.js';
 import {h, replace, formError} from '../dom.js';
-import {eventElement, parseComposer, regroup} from './events.js';
+import {eventElement, isChange, parseComposer, regroup} from './events.js';
+import * as thread from './thread.js';
 
 const PAGE = 50;
 const POLL_MS = 2000;
@@ -28,7 +29,10 @@ export function roomView(main, ctx, roomName) {
     timers: [],
     offs: [],
     markedRead: 0,
+    events: new Map(), // seq -> the message as last drawn
+    editing: null, // the message being edited
   };
+  v.act = actions(v);
   buildLayout(v, main);
   start(v);
   return () => stop(v);
@@ -56,12 +60,23 @@ function buildLayout(v, main) {
   v.input = h('textarea', {name: 'text', rows: 1, maxlength: 4096, required: true, enterkeyhint: 'send',
     placeholder: `Message #${v.room}`, 'aria-label': 'Message',
     title: 'Enter sends, Shift+Enter starts a new line; "/w alice,bob text" whispers to alice and bob (or click a member).'});
+  v.typingLine = h('div', {class: 'typing-line', 'aria-live': 'polite'});
+  v.editBar = h('div', {class: 'edit-bar', hidden: true});
   v.form = h('form', {class: 'composer'}, v.input, h('button', {type: 'submit', class: 'primary'}, 'Send'));
   v.form.addEventListener('submit', (e) => { e.preventDefault(); send(v); });
   v.input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(v); }
+    if (e.key === 'Escape' && v.editing) { e.preventDefault(); stopEditing(v); }
+    if (e.key === 'ArrowUp' && !v.input.value && !v.editing) { // edit my last message
+      const last = [...v.events.values()].filter((m) => m.sender && m.sender.toLowerCase() === v.me.toLowerCase() && !m.deleted).pop();
+      if (last) { e.preventDefault(); startEditing(v, last); }
+    }
   });
-  v.input.addEventListener('input', () => fit(v.input));
+  v.input.addEventListener('input', () => {
+    fit(v.input);
+    const now = Date.now();
+    if (v.input.value && !v.editing && now - (v.typedAt || 0) >= 1000) { v.typedAt = now; v.stream.typing(v.room); }
+  });
   v.refit = () => fit(v.input); // the width, so the wrapping, changed
   window.addEventListener('resize', v.refit);
   const leave = h('button', {type: 'button', class: 'link-button', onclick: async () => {
@@ -72,8 +87,9 @@ function buildLayout(v, main) {
       h('h1', {}, '#' + v.room), v.mode, leave),
     h('div', {class: 'room-body'},
       h('div', {class: 'board'}, v.scroller, v.pill),
+      v.thread = thread.panel(v),
       h('aside', {class: 'members'}, h('h2', {}, 'Members'), v.members)),
-    v.form));
+    v.typingLine, v.editBar, v.form));
 }
 
 async function start(v) {
@@ -81,6 +97,10 @@ async function start(v) {
   v.offs.push(v.stream.on('presence', (f) => { if (!f.room || f.room === v.room) setOnline(v, f.username, f.online); }));
   v.offs.push(v.stream.on('error', (f) => { if (f.room === v.room) streamError(v, f); }));
   v.offs.push(v.stream.on('state', () => showMode(v)));
+  v.offs.push(v.stream.on('typing', (f) => { if (f.room === v.room && f.username.toLowerCase() !== v.me.toLowerCase()) showTyping(v, f.username); }));
+  v.offs.push(v.stream.on('mention', (f) => {
+    if (f.room !== v.room) v.ctx.notify(`${f.sender} mentioned you in #${f.room}`, 'info');
+  }));
   v.offs.push(v.stream.on('ready', (room) => { if (room === v.room) showMode(v); }));
   showMode(v);
   if (!(await loadLatest(v))) return;
@@ -127,15 +147,28 @@ async function loadLatest(v) {
       return fail(v, e2.status === 403 ? new Error('This room is private: join it with its password from the rooms list.') : e2);
     }
   }
+  try {
+    const sum = (await api.rooms()).find((r) => r.name === v.room);
+    if (sum) { v.owner = sum.owner; v.lastRead = sum.last_read; }
+  } catch (e) { /* no divider */ }
   v.seqs.clear();
   v.list.replaceChildren();
   v.contiguous = page.length ? page[page.length - 1].seq : 0;
   v.first = page.length ? page[0].seq : 0;
   v.hasOlder = page.length === PAGE && v.first > 1;
   addEvents(v, page);
+  unreadDivider(v);
   scrollToEnd(v);
   await fillScreen(v);
   return true;
+}
+
+// unreadDivider marks where the messages I had not read begin.
+function unreadDivider(v) {
+  if (!v.lastRead) return;
+  const first = [...v.list.children].find((el) => Number(el.dataset.seq) > v.lastRead && el.dataset.kind !== 'join' &&
+    el.dataset.sender !== v.me.toLowerCase());
+  if (first) first.before(h('li', {class: 'unread-divider', role: 'separator'}, 'New'));
 }
 
 function fail(v, e) {
@@ -209,8 +242,19 @@ function addEvents(v, events) {
   let grew = false;
   for (const ev of events) {
     if (v.seqs.has(ev.seq)) continue;
-    const el = eventElement(ev, v.me);
+    if (isChange(ev)) {
+      v.seqs.set(ev.seq, null);
+      if (ev.seq > v.contiguous) grew = true;
+      if (ev.current) redraw(v, ev.current);
+      continue;
+    }
+    const el = eventElement(ev, v.me, v.act);
     v.seqs.set(ev.seq, el);
+    if (el && (ev.kind === 'message' || ev.kind === 'whisper')) {
+      v.events.set(ev.seq, ev);
+      if (ev.reply_to) thread.added(v, ev);
+      if (ev.current) redraw(v, ev.current); // a reply brings its thread's first message
+    }
     if (ev.seq > v.contiguous) grew = true;
     if (ev.kind === 'join' || ev.kind === 'leave') refreshMembers(v);
     if (el) insertBySeq(v.list, el, ev.seq);
@@ -220,6 +264,65 @@ function addEvents(v, events) {
   if (!grew) return;
   if (stick) scrollToEnd(v); else v.pill.hidden = false;
   markRead(v);
+}
+
+// redraw shows a message as it is now (after an edit, a delete, a
+// reaction, a pin or a reply), if it is in the list.
+function redraw(v, msg) {
+  const old = v.seqs.get(msg.seq);
+  v.events.set(msg.seq, msg);
+  thread.changed(v, msg);
+  if (!old) return;
+  const el = eventElement(msg, v.me, v.act);
+  old.replaceWith(el);
+  v.seqs.set(msg.seq, el);
+  regroup(el);
+  regroup(el.nextElementSibling);
+}
+
+// actions are what a message's menu and reactions do.
+function actions(v) {
+  const run = async (what, fn) => {
+    try { await fn(); } catch (e) { v.ctx.notify(`Cannot ${what}: ${e.message}`, 'error'); }
+  };
+  return {
+    react: (seq, emoji, undo) => run('react', () => api.react(v.room, seq, emoji, undo)),
+    pin: (seq, undo) => run(undo ? 'unpin' : 'pin', () => api.pin(v.room, seq, undo)),
+    remove: (seq) => { if (confirm('Delete this message for everyone?')) run('delete', () => api.deleteMessage(v.room, seq)); },
+    edit: (msg) => startEditing(v, msg),
+    thread: (seq) => thread.open(v, seq),
+    owner: () => v.owner && v.owner.toLowerCase() === v.me.toLowerCase(),
+  };
+}
+
+function startEditing(v, msg) {
+  v.editing = msg;
+  replace(v.editBar, `Editing your message · Esc cancels`);
+  v.editBar.hidden = false;
+  v.input.value = msg.text;
+  fit(v.input);
+  v.input.focus();
+}
+
+function stopEditing(v) {
+  v.editing = null;
+  v.editBar.hidden = true;
+  v.input.value = '';
+  fit(v.input);
+}
+
+// showTyping shows who is typing for a few seconds after their last frame.
+function showTyping(v, user) {
+  v.typists = v.typists || new Map();
+  v.typists.set(user, Date.now());
+  const paint = () => {
+    const now = Date.now();
+    for (const [u, t] of v.typists) if (now - t > 3000) v.typists.delete(u);
+    const names = [...v.typists.keys()];
+    v.typingLine.textContent = names.length ? `${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} typing…` : '';
+  };
+  paint();
+  v.timers.push(setTimeout(paint, 3100));
 }
 
 function insertBySeq(list, el, seq) {
@@ -261,6 +364,17 @@ function fit(ta) {
 }
 
 async function send(v) {
+  if (v.editing) {
+    const text = v.input.value.trim();
+    if (!text) return;
+    try {
+      await api.edit(v.room, v.editing.seq, text);
+      stopEditing(v);
+    } catch (e) {
+      formError(v.form, e.message);
+    }
+    return;
+  }
   const {text, to, problem} = parseComposer(v.input.value);
   formError(v.form, problem);
   if (problem) { v.input.focus(); return; }

@@ -45,6 +45,7 @@ function renderRooms(list, rooms, ctx) {
           `${r.members} member${r.members === 1 ? '' : 's'}`,
           r.online ? ` · ${r.online} online` : '',
           r.member ? '' : ' · not joined'),
+        r.unread_mentions ? h('span', {class: 'badge mention-badge', title: `${r.unread_mentions} unread mention${r.unread_mentions === 1 ? '' : 's'}`}, '@' + r.unread_mentions) : null,
         unread ? h('span', {class: 'badge', title: `${unread} unread`}, String(unread)) : null));
     return row;
   }));
