@@ -71,6 +71,12 @@ type Event struct {
 	Text   string   `json:"text,omitempty"`
 	To     []string `json:"to,omitempty"` // a whisper's recipients
 
+	EventDetails
+}
+
+// EventDetails are the fields of an event beyond who, what and when: a
+// message's state and a change's target.
+type EventDetails struct {
 	// ReplyTo is the seq of the thread's first message for a reply.
 	ReplyTo uint64 `json:"reply_to,omitempty"`
 	// Mentions lists the members the message mentions by name (and those

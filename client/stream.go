@@ -67,27 +67,12 @@ type Frame struct {
 	Username string   `json:"username,omitempty"`
 	Online   bool     `json:"online,omitempty"`
 	// The rest of an event's fields (see Event).
-	ReplyTo     uint64     `json:"reply_to,omitempty"`
-	Mentions    []string   `json:"mentions,omitempty"`
-	MentionRoom bool       `json:"mention_room,omitempty"`
-	MentionHere bool       `json:"mention_here,omitempty"`
-	EditedAt    int64      `json:"edited_at,omitempty"`
-	Deleted     bool       `json:"deleted,omitempty"`
-	Pinned      bool       `json:"pinned,omitempty"`
-	ReplyCount  uint64     `json:"reply_count,omitempty"`
-	LastReplyAt int64      `json:"last_reply_at,omitempty"`
-	Reactions   []Reaction `json:"reactions,omitempty"`
-	Target      uint64     `json:"target,omitempty"`
-	Emoji       string     `json:"emoji,omitempty"`
-	Current     *Event     `json:"current,omitempty"`
+	EventDetails
 }
 
 // Event returns the event an event frame carries.
 func (f Frame) Event() Event {
-	return Event{Room: f.Room, Seq: f.Seq, Ts: f.Ts, Kind: f.Kind, Sender: f.Sender, Text: f.Text, To: f.To,
-		ReplyTo: f.ReplyTo, Mentions: f.Mentions, MentionRoom: f.MentionRoom, MentionHere: f.MentionHere,
-		EditedAt: f.EditedAt, Deleted: f.Deleted, Pinned: f.Pinned, ReplyCount: f.ReplyCount, LastReplyAt: f.LastReplyAt,
-		Reactions: f.Reactions, Target: f.Target, Emoji: f.Emoji, Message: f.Current}
+	return Event{Room: f.Room, Seq: f.Seq, Ts: f.Ts, Kind: f.Kind, Sender: f.Sender, Text: f.Text, To: f.To, EventDetails: f.EventDetails}
 }
 
 // StreamOptions choose a stream's first subscriptions and how it signs in.
