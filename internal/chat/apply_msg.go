@@ -250,20 +250,32 @@ func notifiedBy(r state.Reader, room string, ev *eventRecord) ([]string, error) 
 	return out, err
 }
 
+// memberMessage loads message seq of a command's room for user, who must be
+// a member (verb completes the refusal) and may see it; a deleted message is
+// refused too.
+func memberMessage(r state.Reader, room, user string, seq uint64, verb string) (*roomRecord, memberRecord, *eventRecord, []byte, error) {
+	rec, m, refusal, err := memberRoom(r, room, user, verb)
+	if err != nil || refusal != nil {
+		return nil, m, nil, refusal, err
+	}
+	msg, ref, err := loadMessage(r, room, rec, seq, user, false)
+	if err != nil || ref != nil {
+		return nil, m, nil, ref, err
+	}
+	if msg.flags&msgDeleted != 0 {
+		return nil, m, nil, refuse(statusInvalid, "message %d was deleted", seq), nil
+	}
+	return rec, m, msg, nil, nil
+}
+
 func applyEdit(w state.Writer, meta state.Meta, c Edit) ([]byte, error) {
 	if c.Text == "" {
 		return refuse(statusInvalid, "text is empty"), nil
 	}
-	rec, m, refusal, err := memberRoom(w, c.Room, c.User, "edit messages in it")
-	if err != nil || refusal != nil {
-		return refusal, err
-	}
-	msg, ref, err := loadMessage(w, c.Room, rec, c.Seq, c.User, false)
+	rec, m, msg, refusal, err := memberMessage(w, c.Room, c.User, c.Seq, "edit messages in it")
 	switch {
-	case ref != nil || err != nil:
-		return ref, err
-	case msg.flags&msgDeleted != 0:
-		return refuse(statusInvalid, "message %d was deleted", c.Seq), nil
+	case err != nil || refusal != nil:
+		return refusal, err
 	case !ident.EqualFold(msg.sender, c.User):
 		return refuse(statusForbidden, "only its author may edit message %d", c.Seq), nil
 	case c.Windowed && meta.TimeMs > msg.ts && uint64(meta.TimeMs-msg.ts) > c.WindowMs:
@@ -334,16 +346,9 @@ func applyReact(w state.Writer, meta state.Meta, c React) ([]byte, error) {
 	if len(c.Emoji) > MaxEmoji {
 		return refuse(statusInvalid, "emoji is longer than %d bytes", MaxEmoji), nil
 	}
-	rec, m, refusal, err := memberRoom(w, c.Room, c.User, "react in it")
+	rec, m, msg, refusal, err := memberMessage(w, c.Room, c.User, c.Seq, "react in it")
 	if err != nil || refusal != nil {
 		return refusal, err
-	}
-	msg, ref, err := loadMessage(w, c.Room, rec, c.Seq, c.User, false)
-	if ref != nil || err != nil {
-		return ref, err
-	}
-	if msg.flags&msgDeleted != 0 {
-		return refuse(statusInvalid, "message %d was deleted", c.Seq), nil
 	}
 	i := slices.IndexFunc(msg.reactions, func(r reactionRec) bool { return r.emoji == c.Emoji })
 	mine := i >= 0 && slices.ContainsFunc(msg.reactions[i].users, func(u string) bool { return ident.EqualFold(u, m.name) })
@@ -385,18 +390,12 @@ func appendChange(w state.Writer, meta state.Meta, room string, rec *roomRecord,
 }
 
 func applyPin(w state.Writer, meta state.Meta, c Pin) ([]byte, error) {
-	rec, m, refusal, err := memberRoom(w, c.Room, c.User, "pin messages in it")
-	if err != nil || refusal != nil {
-		return refusal, err
-	}
-	msg, ref, err := loadMessage(w, c.Room, rec, c.Seq, c.User, false)
+	rec, m, msg, refusal, err := memberMessage(w, c.Room, c.User, c.Seq, "pin messages in it")
 	switch {
-	case ref != nil || err != nil:
-		return ref, err
+	case err != nil || refusal != nil:
+		return refusal, err
 	case len(msg.to) > 0:
 		return refuse(statusInvalid, "message %d is a whisper: only messages to everyone can be pinned", c.Seq), nil
-	case msg.flags&msgDeleted != 0:
-		return refuse(statusInvalid, "message %d was deleted", c.Seq), nil
 	case c.Undo == (msg.flags&msgPinned == 0):
 		return encodeOK(okResult{op: opPin, user: m.name}), nil // already so
 	}
