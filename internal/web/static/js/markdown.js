@@ -9,9 +9,15 @@ import {h} from './dom.js';
 // render returns the nodes of a message's text.
 export function render(text, me) {
   const out = [];
+  let para = []; // plain lines, kept as one paragraph with its line breaks
+  const flush = () => {
+    if (para.length) out.push(h('p', {}, para.flatMap((l, j) => (j ? ['\n', ...inline(l, me)] : inline(l, me)))));
+    para = [];
+  };
   const lines = String(text).split('\n');
   for (let i = 0; i < lines.length;) {
     const line = lines[i];
+    if (/^```|^>\s?|^\s*([-*]|\d+\.)\s+/.test(line)) flush();
     if (/^```/.test(line)) { // a code block, to its closing fence or the end
       const code = [];
       for (i++; i < lines.length && !/^```\s*$/.test(lines[i]); i++) code.push(lines[i]);
@@ -35,9 +41,10 @@ export function render(text, me) {
       out.push(h(ordered ? 'ol' : 'ul', {class: 'md-list'}, items));
       continue;
     }
-    out.push(h('p', {}, inline(line, me)));
+    para.push(line);
     i++;
   }
+  flush();
   return out;
 }
 

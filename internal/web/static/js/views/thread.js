@@ -9,7 +9,7 @@ import {eventElement} from './events.js';
 export function panel(v) {
   const t = {root: 0, list: h('ol', {class: 'events thread-events'})};
   t.input = h('textarea', {name: 'reply', rows: 1, maxlength: 4096, placeholder: 'Reply…', 'aria-label': 'Reply'});
-  t.form = h('form', {class: 'composer thread-composer'}, t.input, h('button', {type: 'submit', class: 'primary'}, 'Reply'));
+  t.form = h('form', {class: 'thread-composer'}, t.input, h('button', {type: 'submit', class: 'primary'}, 'Reply'));
   t.form.addEventListener('submit', (e) => { e.preventDefault(); send(v); });
   t.input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(v); }
