@@ -313,7 +313,7 @@ type messageRecord struct {
 	leaseIndex uint64 // while leased: Raft index of the receive; else 0
 	expiresMs  int64  // when its TTL runs out; 0: never
 	state      byte
-	priority   byte   // 0 to 9, higher first
+	priority   byte // 0 to 9, higher first
 	sender     string
 	receiver   string // "" for anyone
 	holder     string // while leased: the user who received it
