@@ -240,6 +240,7 @@ func (s *Server) routes() {
 		s.handleAuth("GET /api/v1/queues/{queue}/peek", s.queuePeek)
 		s.handleAuth("POST /api/v1/queues/{queue}/receive", s.queueReceive)
 		s.handleAuth("POST /api/v1/queues/{queue}/ack", s.queueAck)
+		s.queueRoutes()
 	}
 	if s.links != nil {
 		s.handleAuth("POST /api/v1/links", s.linkCreate)

@@ -82,6 +82,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 func (n *Node) startServices(s *services) {
 	n.goBackground(func() { s.links.RunFlusher(n.ctx, linkFlushInterval) })
 	n.goBackground(func() { n.presence.Run(n.ctx) })
+	n.goBackground(func() { n.queueLoop(s.queues.Service, queueWorkInterval) })
 	if n.cfg.HistoryRetention > 0 {
 		n.goBackground(func() { n.compactLoop(s.rooms, compactInterval) })
 	}

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/api"
@@ -27,6 +28,14 @@ func (s queueService) Receive(ctx context.Context, user, q string, o queue.Recei
 		return s.notified.Receive(ctx, user, q, o, idempotencyKey)
 	}
 	return s.Service.Receive(ctx, user, q, o, idempotencyKey)
+}
+
+// ReceiveMany implements api.QueueService, as Receive.
+func (s queueService) ReceiveMany(ctx context.Context, user, q string, o queue.ReceiveOptions, idempotencyKey string) ([]queue.Message, error) {
+	if s.notified != nil && o.Wait > 0 && s.hasReplica(q) {
+		return s.notified.ReceiveMany(ctx, user, q, o, idempotencyKey)
+	}
+	return s.Service.ReceiveMany(ctx, user, q, o, idempotencyKey)
 }
 
 // newQueueService builds the queue services over the router; notes nil
@@ -62,5 +71,40 @@ func isAdmin(accounts *account.Service) func(ctx context.Context, user string) (
 			return false, err
 		}
 		return u.Admin, nil
+	}
+}
+
+// queueWorkInterval is how often the leaders of partitions run the queues'
+// background work (queue.Service.Maintain): moving dead letters and
+// redriven messages, and the timed work of queues nobody sends to or
+// receives from. Receives do not wait for it: they return lapsed leases
+// and deliver due delayed messages themselves.
+const queueWorkInterval = 250 * time.Millisecond
+
+// queueLoop runs queue.Service.Maintain every interval on the partitions
+// this node leads (so each partition's work is done by one node at a time,
+// and the proposals it makes in its own partition need no forwarding).
+func (n *Node) queueLoop(queues *queue.Service, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var lastWarn time.Time
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, p := range n.router.Partitions() {
+			if _, local := n.engine.Leader(p); !local {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
+			_, err := queues.Maintain(ctx, p)
+			cancel()
+			if err != nil && n.ctx.Err() == nil && time.Since(lastWarn) >= time.Minute {
+				lastWarn = time.Now()
+				n.log.Warn("queue background work failed; will retry", "partition", p, "err", err)
+			}
+		}
 	}
 }
