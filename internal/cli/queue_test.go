@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -113,6 +116,18 @@ func TestQueueCommands_DeadLetters(t *testing.T) {
 	poll.Until(t, 20*time.Second, "the dead letter reaches dlq", func() bool {
 		var q client.Queue
 		return json.Unmarshal([]byte(alice.ok("queue", "stats", "dlq", "--json")), &q) == nil && q.Stats.DeadLetters == 1
+	})
+	poll.Until(t, 10*time.Second, "the queues in /metrics", func() error {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if want := `parley_queue_messages{queue="dlq",state="dead_letter"} 1`; !strings.Contains(string(b), want) {
+			return fmt.Errorf("no %s", want)
+		}
+		return nil
 	})
 	if got := alice.ok("queue", "browse", "dlq"); !strings.Contains(got, "rejected: bad input") || !strings.Contains(got, "jobs") {
 		t.Errorf("browse:\n%s", got)

@@ -77,12 +77,12 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 }
 
 // startServices starts the services' background work on goroutines the node
-// owns: the redirect count flusher and, with a history retention, room
-// history compaction.
+// owns: the redirect count flusher, the queues' work and, with a history
+// retention, room history compaction.
 func (n *Node) startServices(s *services) {
 	n.goBackground(func() { s.links.RunFlusher(n.ctx, linkFlushInterval) })
 	n.goBackground(func() { n.presence.Run(n.ctx) })
-	n.goBackground(func() { n.queueLoop(s.queues.Service, queueWorkInterval) })
+	n.startQueues(s.queues.Service)
 	if n.cfg.HistoryRetention > 0 {
 		n.goBackground(func() { n.compactLoop(s.rooms, compactInterval) })
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/api"
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/metrics"
 	"github.com/parley-chat/parley/internal/queue"
 )
 
@@ -72,6 +73,43 @@ func isAdmin(accounts *account.Service) func(ctx context.Context, user string) (
 		}
 		return u.Admin, nil
 	}
+}
+
+// startQueues starts the queues' background work and registers their
+// metrics.
+func (n *Node) startQueues(queues *queue.Service) {
+	n.metrics.RegisterQueues(func() []metrics.QueueStats { return n.queueStats(queues) })
+	n.goBackground(func() { n.queueLoop(queues, queueWorkInterval) })
+}
+
+// queueStats returns the stats of the queues of the partitions this node
+// leads, for /metrics; a partition that cannot be read is left out.
+func (n *Node) queueStats(queues *queue.Service) []metrics.QueueStats {
+	var out []metrics.QueueStats
+	now := time.Now().UnixMilli()
+	for _, p := range n.router.Partitions() {
+		if _, local := n.engine.Leader(p); !local {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(n.ctx, 2*time.Second)
+		infos, err := queues.PartitionQueues(ctx, p)
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, q := range infos {
+			st := q.Stats
+			m := metrics.QueueStats{
+				Queue: q.Name, Ready: st.Ready, Leased: st.Leased, Delayed: st.Delayed, Waiting: st.Waiting,
+				DeadLetters: st.DeadLetters, DeadLettered: st.DeadLettered, Dropped: st.Dropped, Expired: st.Expired, Moving: st.Moving,
+			}
+			if st.OldestMs > 0 {
+				m.OldestAgeSeconds = float64(max(now-st.OldestMs, 0)) / 1000
+			}
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // queueWorkInterval is how often the leaders of partitions run the queues'

@@ -101,3 +101,18 @@ func (s *Service) move(ctx context.Context, p uint64, m outboxWork) (uint64, err
 	}
 	return moved, nil
 }
+
+// PartitionQueues returns the queues of partition p with their stats, read
+// from the local replica when there is one (stale): the node's metrics
+// read the partitions it leads.
+func (s *Service) PartitionQueues(ctx context.Context, p uint64) ([]QueueInfo, error) {
+	var infos []QueueInfo
+	if _, err := s.r.Read(ctx, p, true, func(r state.Reader) error {
+		var err error
+		infos, err = List(r)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("queue: list partition %d: %w", p, err)
+	}
+	return infos, nil
+}
