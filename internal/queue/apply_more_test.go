@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -65,4 +67,87 @@ func TestStateMachine_Apply_MoveIdempotent(t *testing.T) {
 		t.Fatalf("import from a newer incarnation took (%d, %v)", n, err)
 	}
 	wantCode(t, decodeOKResult(m.apply(EncodeOutDone(OutDone{Queue: "jobs", Through: 99})), opOutDone), "invalid")
+}
+
+// modelMsg is a message of the model in TestStateMachine_Apply_PriorityModel.
+type modelMsg struct {
+	id       uint64
+	prio     byte
+	to       string
+	leasedBy string
+	receipt  string
+}
+
+// Random sends (priorities, receivers), receives with and without leases,
+// acks and nacks agree with a model of the queue: a receive takes the
+// highest-priority, oldest message the user may receive. The floors make
+// the seeks skip what was taken; this checks that they never skip too far.
+func TestStateMachine_Apply_PriorityModel(t *testing.T) {
+	for seed := range uint64(20) {
+		m := newMachine(t)
+		unlimited := SettingsUpdate{Set: SetMaxDeliveries} // nacks never dead-letter here
+		if _, err := decodeCreateResult(m.apply(EncodeCreate(Create{Queue: "q", User: "alice", Settings: unlimited}))); err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var model []*modelMsg
+		users := []string{"bob", "carol"}
+		for step := range 400 {
+			switch op := rng.IntN(10); {
+			case op < 4:
+				to := []string{"", "", "bob", "carol"}[rng.IntN(4)]
+				prio := byte(rng.IntN(3) * 4) // 0, 4, 8
+				s := Send{Queue: "q", User: "alice", To: to, SendOptions: SendOptions{Priority: prio}, Body: []byte("x")}
+				id, _, err := decodeSendResult(m.apply(EncodeSend(s)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				model = append(model, &modelMsg{id: id, prio: prio, to: to})
+			case op < 8:
+				user := users[rng.IntN(2)]
+				var want *modelMsg
+				for _, mm := range model {
+					if mm.leasedBy == "" && (mm.to == "" || mm.to == user) && (want == nil || mm.prio > want.prio) {
+						want = mm
+					}
+				}
+				lease := int64(rng.IntN(2)) * 1_000_000
+				rr := m.receive("q", user, "", lease)
+				if (want == nil) != !rr.found || want != nil && rr.msg.ID != want.id {
+					t.Fatalf("seed %d step %d: %s received %+v, model wants %+v", seed, step, user, rr.msg, want)
+				}
+				if want == nil {
+					continue
+				}
+				if lease == 0 {
+					model = slices.DeleteFunc(model, func(x *modelMsg) bool { return x == want })
+				} else {
+					want.leasedBy, want.receipt = user, rr.msg.Receipt
+				}
+			default:
+				var leased []*modelMsg
+				for _, mm := range model {
+					if mm.leasedBy != "" {
+						leased = append(leased, mm)
+					}
+				}
+				if len(leased) == 0 {
+					continue
+				}
+				mm := leased[rng.IntN(len(leased))]
+				id, lease, _ := ParseReceipt(mm.receipt)
+				if rng.IntN(2) == 0 {
+					if err := m.ack("q", mm.leasedBy, mm.receipt); err != nil {
+						t.Fatal(err)
+					}
+					model = slices.DeleteFunc(model, func(x *modelMsg) bool { return x == mm })
+				} else {
+					if err := decodeOKResult(m.apply(EncodeNack(Nack{Queue: "q", User: mm.leasedBy, ID: id, Lease: lease})), opNack); err != nil {
+						t.Fatal(err)
+					}
+					mm.leasedBy, mm.receipt = "", ""
+				}
+			}
+		}
+	}
 }

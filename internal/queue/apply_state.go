@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/parley-chat/parley/internal/state"
@@ -346,69 +345,6 @@ func (t *tx) storeGroup(g string, r *groupRecord) error {
 		return del(t.w, t.k.group(g))
 	}
 	return set(t.w, t.k.group(g), r.encode())
-}
-
-// raiseFloors raises the floor of every index rh looked at to what its seek
-// proved: that the index holds nothing below its head, nor below the queue's
-// next id when it is empty, and nothing up to taken, the position the
-// receive takes (when found), when that was its head. Sends and returned
-// messages lower the floor they pass (lowerFloors), so the floors stay
-// lower bounds. It writes only floors that rise, and no new floor for an
-// index that is empty.
-func (t *tx) raiseFloors(rh *readyHeads, taken position, found bool) error {
-	for _, h := range rh.heads[:rh.n] {
-		f := position{id: t.q.nextID}
-		switch {
-		case h.found && found && h.pos == taken:
-			f = position{rank: h.pos.rank, id: h.pos.id + 1}
-		case h.found:
-			f = h.pos
-		case !h.hasFloor:
-			continue
-		}
-		if h.floor.less(f) {
-			if err := t.setFloor(h.prefix, f); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// lowerFloors lowers the floors of the two indexes a message enters, when
-// they are above its position.
-func (t *tx) lowerFloors(a, b []byte, pos position) error {
-	for _, key := range [2][]byte{a, b} {
-		p := key[:len(key)-rankLen-8]
-		v, ok, err := t.w.Get(t.k.floor(p))
-		if err != nil {
-			return fmt.Errorf("queue: read floor of %q: %w", p, err)
-		}
-		if !ok {
-			continue
-		}
-		f, err := decodeFloor(p, v)
-		if err != nil {
-			return err
-		}
-		if pos.less(f) {
-			if err := t.setFloor(p, pos); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (t *tx) setFloor(prefix []byte, p position) error {
-	return set(t.w, t.k.floor(prefix), p.append(make([]byte, 0, rankLen+8)))
-}
-
-func decodeFloor(prefix, v []byte) (position, error) {
-	if len(v) != rankLen+8 {
-		return position{}, fmt.Errorf("queue: corrupt floor of %q: %d bytes", prefix, len(v))
-	}
-	return position{rank: v[0], id: binary.BigEndian.Uint64(v[1:])}, nil
 }
 
 func (t *tx) setReady(m *messageRecord, id uint64) error {

@@ -244,35 +244,12 @@ func loadMessage(r state.Reader, k keys, id uint64) (messageRecord, bool, error)
 
 // indexHead is what a seek for the first entry of one ready index found.
 type indexHead struct {
-	prefix   []byte   // the index's prefix (readyPrefix)
-	floor    position // its stored floor, when hasFloor
+	prefix   []byte     // the index's prefix (readyPrefix)
+	floors   rankFloors // its stored floors, when hasFloor
 	hasFloor bool
+	empty    uint16   // the ranks the seek found empty
 	pos      position // its first entry, when found
 	found    bool
-}
-
-// firstPos returns the first entry of the ready index under prefix,
-// seeking from the index's floor.
-func firstPos(r state.Reader, k keys, prefix []byte) (indexHead, error) {
-	h := indexHead{prefix: prefix}
-	v, ok, err := r.Get(k.floor(prefix))
-	if err != nil {
-		return h, fmt.Errorf("queue: read floor of %q: %w", prefix, err)
-	}
-	lo := prefix
-	if ok {
-		if h.floor, err = decodeFloor(prefix, v); err != nil {
-			return h, err
-		}
-		h.hasFloor = true
-		lo = h.floor.append(prefix[:len(prefix):len(prefix)])
-	}
-	var e firstEntry // one allocation for the callback's results
-	if err := r.Scan(lo, state.PrefixEnd(prefix), e.visitPosition); err != nil {
-		return h, fmt.Errorf("queue: scan %q: %w", prefix, err)
-	}
-	h.pos, h.found = e.pos, e.found
-	return h, e.err
 }
 
 // firstEntry is what a scan for the first entry of an index finds.
