@@ -87,10 +87,7 @@ func (n *Node) startQueues(queues *queue.Service) {
 func (n *Node) queueStats(queues *queue.Service) []metrics.QueueStats {
 	var out []metrics.QueueStats
 	now := time.Now().UnixMilli()
-	for _, p := range n.router.Partitions() {
-		if _, local := n.engine.Leader(p); !local {
-			continue
-		}
+	for _, p := range n.ledPartitions() {
 		ctx, cancel := context.WithTimeout(n.ctx, 2*time.Second)
 		infos, err := queues.PartitionQueues(ctx, p)
 		cancel()
@@ -120,29 +117,12 @@ func (n *Node) queueStats(queues *queue.Service) []metrics.QueueStats {
 const queueWorkInterval = 250 * time.Millisecond
 
 // queueLoop runs queue.Service.Maintain every interval on the partitions
-// this node leads (so each partition's work is done by one node at a time,
-// and the proposals it makes in its own partition need no forwarding).
+// this node leads.
 func (n *Node) queueLoop(queues *queue.Service, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	var lastWarn time.Time
-	for {
-		select {
-		case <-n.ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, p := range n.router.Partitions() {
-			if _, local := n.engine.Leader(p); !local {
-				continue
-			}
-			ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
-			_, err := queues.Maintain(ctx, p)
-			cancel()
-			if err != nil && n.ctx.Err() == nil && time.Since(lastWarn) >= time.Minute {
-				lastWarn = time.Now()
-				n.log.Warn("queue background work failed; will retry", "partition", p, "err", err)
-			}
-		}
-	}
+	n.leaderLoop(every, "queue background work", func(ctx context.Context, p uint64) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err := queues.Maintain(ctx, p)
+		return err
+	})
 }

@@ -30,7 +30,7 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 	if c, ok := c.(Create); ok {
 		return applyCreate(w, meta, c)
 	}
-	name, op := commandQueue(c), cmd[1]
+	name, op := c.queueName(), cmd[1]
 	t, found, err := openQueue(w, meta, name)
 	if err != nil {
 		return nil, err
@@ -68,39 +68,6 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 	default:
 		return invalidResult(cmd, fmt.Errorf("queue: unhandled command %T", c)), nil
 	}
-}
-
-// commandQueue returns the queue a decoded command names.
-func commandQueue(c Command) string {
-	switch c := c.(type) {
-	case Delete:
-		return c.Queue
-	case Send:
-		return c.Queue
-	case SendBatch:
-		return c.Queue
-	case Receive:
-		return c.Queue
-	case Ack:
-		return c.Queue
-	case Nack:
-		return c.Queue
-	case Extend:
-		return c.Queue
-	case Configure:
-		return c.Queue
-	case Purge:
-		return c.Queue
-	case Redrive:
-		return c.Queue
-	case Import:
-		return c.Queue
-	case OutDone:
-		return c.Queue
-	case Tick:
-		return c.Queue
-	}
-	return ""
 }
 
 func notFound(op byte, queue string) []byte {
@@ -161,23 +128,11 @@ func applyCreate(w state.Writer, meta state.Meta, c Create) ([]byte, error) {
 
 // apply sets the settings u names.
 func (q *queueRecord) apply(u SettingsUpdate) {
-	if u.Set&SetMaxDeliveries != 0 {
-		q.maxDeliveries = u.MaxDeliveries
-	}
-	if u.Set&SetDeadLetter != 0 {
-		q.deadLetter = u.DeadLetter
-	}
-	if u.Set&SetTTL != 0 {
-		q.ttlMs = u.TTLMs
-	}
-	if u.Set&SetMaxLength != 0 {
-		q.maxLength = u.MaxLength
-	}
-	if u.Set&SetOverflow != 0 {
-		q.overflow = overflowReject
-		if u.DropOldest {
-			q.overflow = overflowDropOldest
-		}
+	set := u.over(q.settings())
+	q.maxDeliveries, q.deadLetter, q.ttlMs, q.maxLength = set.MaxDeliveries, set.DeadLetter, set.TTLMs, set.MaxLength
+	q.overflow = overflowReject
+	if set.DropOldest {
+		q.overflow = overflowDropOldest
 	}
 }
 

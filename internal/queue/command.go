@@ -75,7 +75,8 @@ const (
 // the queue's own machinery (Import, OutDone, Tick). Every command names its
 // queue first and the acting user second ("" for the machinery).
 type Command interface {
-	isCommand()
+	// queueName returns the queue the command names.
+	queueName() string
 }
 
 // Create makes an empty queue owned by User, with the default settings
@@ -155,11 +156,11 @@ type Ack struct {
 	Lease uint64
 }
 
-func (Create) isCommand()  {}
-func (Delete) isCommand()  {}
-func (Send) isCommand()    {}
-func (Receive) isCommand() {}
-func (Ack) isCommand()     {}
+func (c Create) queueName() string  { return c.Queue }
+func (c Delete) queueName() string  { return c.Queue }
+func (c Send) queueName() string    { return c.Queue }
+func (c Receive) queueName() string { return c.Queue }
+func (c Ack) queueName() string     { return c.Queue }
 
 // errMalformed is the cause of every DecodeCommand error.
 var errMalformed = errors.New("queue: malformed command")

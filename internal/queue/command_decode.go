@@ -106,23 +106,27 @@ func (d *decoder) settings() SettingsUpdate {
 
 // masked returns u with the settings outside u.Set zeroed.
 func (u SettingsUpdate) masked() SettingsUpdate {
-	v := SettingsUpdate{Set: u.Set}
+	return SettingsUpdate{Set: u.Set, Settings: u.over(Settings{})}
+}
+
+// over returns s with the settings u names set to u's values.
+func (u SettingsUpdate) over(s Settings) Settings {
 	if u.Set&SetMaxDeliveries != 0 {
-		v.MaxDeliveries = u.MaxDeliveries
+		s.MaxDeliveries = u.MaxDeliveries
 	}
 	if u.Set&SetDeadLetter != 0 {
-		v.DeadLetter = u.DeadLetter
+		s.DeadLetter = u.DeadLetter
 	}
 	if u.Set&SetTTL != 0 {
-		v.TTLMs = u.TTLMs
+		s.TTLMs = u.TTLMs
 	}
 	if u.Set&SetMaxLength != 0 {
-		v.MaxLength = u.MaxLength
+		s.MaxLength = u.MaxLength
 	}
 	if u.Set&SetOverflow != 0 {
-		v.DropOldest = u.DropOldest
+		s.DropOldest = u.DropOldest
 	}
-	return v
+	return s
 }
 
 func (d *decoder) sendOptions() SendOptions {

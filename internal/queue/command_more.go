@@ -128,15 +128,15 @@ type Tick struct {
 	User  string
 }
 
-func (SendBatch) isCommand() {}
-func (Nack) isCommand()      {}
-func (Extend) isCommand()    {}
-func (Configure) isCommand() {}
-func (Purge) isCommand()     {}
-func (Redrive) isCommand()   {}
-func (Import) isCommand()    {}
-func (OutDone) isCommand()   {}
-func (Tick) isCommand()      {}
+func (c SendBatch) queueName() string { return c.Queue }
+func (c Nack) queueName() string      { return c.Queue }
+func (c Extend) queueName() string    { return c.Queue }
+func (c Configure) queueName() string { return c.Queue }
+func (c Purge) queueName() string     { return c.Queue }
+func (c Redrive) queueName() string   { return c.Queue }
+func (c Import) queueName() string    { return c.Queue }
+func (c OutDone) queueName() string   { return c.Queue }
+func (c Tick) queueName() string      { return c.Queue }
 
 // Settings are a queue's delivery settings.
 type Settings struct {
