@@ -24,7 +24,7 @@ func BenchmarkServer_Redirect(b *testing.B) {
 	codes := make([]string, 1000)
 	for i := range codes {
 		codes[i] = fmt.Sprintf("code%d", i)
-		if _, err := links.Create(context.Background(), "alice", "https://example.com/"+codes[i], codes[i], ""); err != nil {
+		if _, err := links.Create(context.Background(), "alice", "https://example.com/"+codes[i], codes[i], "", link.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

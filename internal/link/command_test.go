@@ -107,7 +107,7 @@ func FuzzDecodeResult(f *testing.F) {
 	f.Add([]byte{statusForbidden})
 	f.Add([]byte{statusInvalid, 'x'})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		_, _ = decodeCreateResult(in)
+		_, _ = decodeRecordResult(in)
 		_ = decodeDeleteResult(in)
 		_, _ = decodeHitsResult(in)
 	})
