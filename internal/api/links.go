@@ -91,7 +91,7 @@ func (s *Server) linkOf(r *http.Request, l link.Link) linkJSON {
 		Code: l.Code, URL: l.URL, ShortURL: s.shortBase(r) + "/s/" + l.Code,
 		CreatedBy: l.CreatedBy, CreatedAt: l.CreatedAt.UnixMilli(), Hits: l.Hits, Bots: l.Bots,
 		MaxVisits: l.MaxVisits, RedirectStatus: l.Status, Disabled: l.Disabled, Tags: l.Tags,
-		State: l.State(time.Now()),
+		State: l.State,
 	}
 	if !l.ExpiresAt.IsZero() {
 		j.ExpiresAt = l.ExpiresAt.UnixMilli()

@@ -105,7 +105,13 @@ func (s *Service) Update(ctx context.Context, user, code string, p Patch) (Link,
 	if err != nil {
 		return Link{}, err
 	}
-	return rec.link(code), nil
+	return s.linkNow(rec.link(code)), nil
+}
+
+// linkNow sets l's State by the Service's clock.
+func (s *Service) linkNow(l Link) Link {
+	l.State = l.StateAt(s.cfg.Now())
+	return l
 }
 
 // Stats returns the visit statistics of the link with code, with the
@@ -191,7 +197,7 @@ func (f Filter) matcher(now time.Time) (func(Link) bool, error) {
 		if q != "" && !strings.Contains(strings.ToLower(l.Code), q) && !strings.Contains(strings.ToLower(l.URL), q) {
 			return false
 		}
-		return f.State == "" || l.State(now) == f.State
+		return f.State == "" || l.StateAt(now) == f.State
 	}, nil
 }
 

@@ -28,11 +28,13 @@ type Link struct {
 	Disabled bool
 	// Tags are the link's tags, folded and sorted.
 	Tags []string
+	// State is StateAt the time the Service read the link.
+	State string
 }
 
-// State says whether the link redirects at now: StateActive, or why not
+// StateAt says whether the link redirects at now: StateActive, or why not
 // (StateDisabled, StateExpired, StateExhausted).
-func (l Link) State(now time.Time) string {
+func (l Link) StateAt(now time.Time) string {
 	s := settings{maxVisits: l.MaxVisits, disabled: l.Disabled}
 	if !l.ExpiresAt.IsZero() {
 		s.expiresMs = l.ExpiresAt.UnixMilli()

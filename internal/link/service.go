@@ -229,7 +229,7 @@ func (s *Service) create(ctx context.Context, c Create, dedupKey string) (Link, 
 	if err != nil {
 		return Link{}, err
 	}
-	return rec.link(c.Code), nil
+	return s.linkNow(rec.link(c.Code)), nil
 }
 
 // Info returns the link with code, read linearizably; errs.NotFound when
@@ -252,7 +252,7 @@ func (s *Service) Info(ctx context.Context, code string) (Link, error) {
 	if !found {
 		return Link{}, errs.New(errs.NotFound, "link not found")
 	}
-	return l, nil
+	return s.linkNow(l), nil
 }
 
 // Delete removes the link with code if user created it or isAdmin:
@@ -316,6 +316,9 @@ func (s *Service) Mine(ctx context.Context, user string, f Filter) ([]Link, erro
 	})
 	if len(links) > s.cfg.MaxMine {
 		links = links[:s.cfg.MaxMine]
+	}
+	for i := range links {
+		links[i] = s.linkNow(links[i])
 	}
 	return links, nil
 }
