@@ -69,7 +69,6 @@ func (s *linkServer) visit(t *testing.T, code, userAgent, referer string) int {
 	return res.StatusCode
 }
 
-
 func mustResolve(t *testing.T, c *client.Client, code, want string, wantStatus int) {
 	t.Helper()
 	loc, status, err := c.ResolveStatus(context.Background(), code)
