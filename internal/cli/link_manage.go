@@ -51,10 +51,10 @@ func splitTags(s string) []string {
 
 // linkFlags are the lifecycle flags of link create and link edit.
 type linkFlags struct {
-	expires, tags   string
-	maxVisits       uint64
-	status          int
-	url             string
+	expires, tags string
+	maxVisits     uint64
+	status        int
+	url           string
 }
 
 func (lf *linkFlags) add(fs *flagSet, edit bool) {

@@ -3,8 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
-	"os"
 	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
