@@ -66,7 +66,7 @@ func TestWeb_LinkPage(t *testing.T) {
 
 	b.waitFor("the daily chart", `document.querySelectorAll('.day-chart g.day').length === 30 &&
 		[...document.querySelectorAll('.day-chart g.day')].at(-1).dataset.visits === '3'`)
-	b.waitFor("the browsers", hasText(".breakdown.browsers td.name", "Chrome") + " && " + hasText(".breakdown.browsers td.name", "Firefox"))
+	b.waitFor("the browsers", hasText(".breakdown.browsers td.name", "Chrome")+" && "+hasText(".breakdown.browsers td.name", "Firefox"))
 	b.waitFor("the referrer host", hasText(".breakdown.referrers td.name", "news.example.org"))
 	b.waitFor("the QR code", `(document.querySelector('img.qr') || {}).src?.startsWith('data:image/png') &&
 		document.querySelector('img.qr').naturalWidth > 0`)
