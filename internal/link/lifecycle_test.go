@@ -177,3 +177,14 @@ func TestOptions_Settings(t *testing.T) {
 		t.Fatalf("settings = %+v, %v", s, err)
 	}
 }
+
+func BenchmarkClassify(b *testing.B) {
+	v := Visit{
+		UserAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+		Referer:   "https://news.example.org/item?id=42",
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = classify(v)
+	}
+}

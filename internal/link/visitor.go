@@ -1,6 +1,9 @@
 package link
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // Visit is what a redirect request says about its visitor: its User-Agent
 // and Referer headers. Only the families and the referrer's host name
@@ -41,61 +44,81 @@ type visitor struct {
 
 // botMarks are lower-case User-Agent fragments of crawlers, link
 // previewers, monitors and HTTP libraries.
-var botMarks = []string{
-	"bot", "crawl", "spider", "slurp", "preview", "facebookexternalhit", "headless", "lighthouse",
+var botMarks = marks("bot", "crawl", "spider", "slurp", "preview", "facebookexternalhit", "headless", "lighthouse",
 	"monitor", "pingdom", "curl/", "wget/", "python", "go-http-client", "java/", "okhttp", "httpclient",
-	"libwww", "scrapy", "axios/", "node-fetch", "httpie", "parley/",
-}
+	"libwww", "scrapy", "axios/", "node-fetch", "httpie", "parley/")
 
-// classify derives what is counted of a visit. An empty User-Agent is a
-// bot; browser and OS families are matched most specific first (Edge and
-// Opera say "Chrome" too, iPhones say "Mac OS X").
-func classify(v Visit) visitor {
-	ua := v.UserAgent
-	out := visitor{referrer: referrerHost(v.Referer), bot: ua == ""}
-	for _, m := range botMarks {
-		if out.bot {
-			break
-		}
-		out.bot = containsFold(ua, m)
-	}
-	out.browser = firstFamily(ua, FamilyOther,
+// browserMarks and systemMarks map lower-case User-Agent fragments to
+// families, most specific first (Edge and Opera say "Chrome" too, iPhones
+// say "Mac OS X").
+var (
+	browserMarks = families(
 		"edg/", BrowserEdge, "edge/", BrowserEdge, "opr/", BrowserOpera, "opera", BrowserOpera,
 		"samsungbrowser", BrowserSamsung, "firefox/", BrowserFirefox, "fxios", BrowserFirefox,
 		"chrome/", BrowserChrome, "crios/", BrowserChrome, "chromium", BrowserChrome,
 		"safari/", BrowserSafari, "msie ", BrowserIE, "trident/", BrowserIE)
-	out.system = firstFamily(ua, FamilyOther,
+	systemMarks = families(
 		"windows", SystemWindows, "iphone", SystemIOS, "ipad", SystemIOS, "ipod", SystemIOS,
 		"android", SystemAndroid, "cros ", SystemChromeOS, "mac os x", SystemMacOS, "macintosh", SystemMacOS,
 		"linux", SystemLinux)
+)
+
+func marks(list ...string) [][]byte {
+	out := make([][]byte, len(list))
+	for i, m := range list {
+		out[i] = []byte(m)
+	}
 	return out
 }
 
-// firstFamily returns the family of the first (fragment, family) pair whose
-// fragment ua contains, or otherwise.
-func firstFamily(ua, otherwise string, pairs ...string) string {
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if containsFold(ua, pairs[i]) {
-			return pairs[i+1]
-		}
-	}
-	return otherwise
+// family is a User-Agent fragment and the family it names.
+type family struct {
+	mark []byte
+	name string
 }
 
-// containsFold reports whether s contains lower, a lower-case ASCII
-// string, in any case, without allocating.
-func containsFold(s, lower string) bool {
-	n := len(lower)
-	for i := 0; i+n <= len(s); i++ {
-		j := 0
-		for j < n && lowerByte(s[i+j]) == lower[j] {
-			j++
+func families(pairs ...string) []family {
+	out := make([]family, 0, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, family{[]byte(pairs[i]), pairs[i+1]})
+	}
+	return out
+}
+
+// maxUA is how much of a User-Agent is read: every family and bot mark
+// appears well within it.
+const maxUA = 256
+
+// classify derives what is counted of a visit. An empty User-Agent is a
+// bot. It is on the redirect path: one lower-cased copy of the User-Agent
+// on the stack, searched with bytes.Contains, no allocation.
+func classify(v Visit) visitor {
+	var buf [maxUA]byte
+	ua := buf[:copy(buf[:], v.UserAgent)]
+	for i, c := range ua {
+		ua[i] = lowerByte(c)
+	}
+	out := visitor{referrer: referrerHost(v.Referer), bot: len(ua) == 0, browser: FamilyOther, system: FamilyOther}
+	for _, m := range botMarks {
+		if out.bot {
+			break
 		}
-		if j == n {
-			return true
+		out.bot = bytes.Contains(ua, m)
+	}
+	out.browser = firstFamily(ua, browserMarks)
+	out.system = firstFamily(ua, systemMarks)
+	return out
+}
+
+// firstFamily returns the family of the first mark ua (lower case)
+// contains, or FamilyOther.
+func firstFamily(ua []byte, list []family) string {
+	for _, f := range list {
+		if bytes.Contains(ua, f.mark) {
+			return f.name
 		}
 	}
-	return false
+	return FamilyOther
 }
 
 func lowerByte(c byte) byte {
