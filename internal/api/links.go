@@ -196,12 +196,7 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	to, err := s.links.Resolve(r.Context(), code, link.Visit{UserAgent: r.Header.Get("User-Agent"), Referer: r.Header.Get("Referer")})
-	if errs.Is(err, errs.NotFound) {
-		writePage(w, http.StatusNotFound, notFoundPage(code))
-		return
-	}
-	if err != nil {
-		s.writeError(w, r, err)
+	if s.pageError(w, r, code, err) {
 		return
 	}
 	if to.State != link.StateActive {

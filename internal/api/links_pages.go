@@ -61,12 +61,7 @@ func gonePage(code, state string) string {
 // counting a visit.
 func (s *Server) preview(w http.ResponseWriter, r *http.Request, code string) {
 	l, err := s.links.Info(r.Context(), code)
-	if errs.Is(err, errs.NotFound) {
-		writePage(w, http.StatusNotFound, notFoundPage(code))
-		return
-	}
-	if err != nil {
-		s.writeError(w, r, err)
+	if s.pageError(w, r, code, err) {
 		return
 	}
 	writePage(w, http.StatusOK, previewPage(s.linkOf(r, l)))
@@ -84,4 +79,19 @@ func previewPage(l linkJSON) string {
 <p>`+state+`</p>
 <p style="font-size: 1.2rem"><a href="`+target+`" rel="noopener noreferrer nofollow">`+target+`</a></p>
 <p style="color: #666">Created by `+html.EscapeString(l.CreatedBy)+`. Check the address before you follow it.</p>`)
+}
+
+// pageError answers a redirect or preview whose lookup failed: the 404
+// page for an unknown code, a JSON error otherwise. It reports whether err
+// was an error.
+func (s *Server) pageError(w http.ResponseWriter, r *http.Request, code string, err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errs.Is(err, errs.NotFound):
+		writePage(w, http.StatusNotFound, notFoundPage(code))
+	default:
+		s.writeError(w, r, err)
+	}
+	return true
 }

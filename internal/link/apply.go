@@ -67,16 +67,12 @@ func applyCreate(w state.Writer, meta state.Meta, c Create) ([]byte, error) {
 
 func applyDelete(w state.Writer, d Delete) ([]byte, error) {
 	k := linkKey(d.Code)
-	rec, found, err := w.Get(k)
+	r, found, err := getRecord(w, d.Code)
 	if err != nil {
-		return nil, fmt.Errorf("link: read %q: %w", d.Code, err)
+		return nil, err
 	}
 	if !found {
 		return []byte{statusNotFound}, nil
-	}
-	r, err := decodeRecord(rec)
-	if err != nil {
-		return nil, err
 	}
 	owner := ident.Fold(r.createdBy)
 	if !d.Admin && ident.Fold(d.User) != owner {
@@ -98,16 +94,12 @@ func applyAddHits(w state.Writer, a AddHits) ([]byte, error) {
 	var updated uint64
 	for _, h := range a.Hits {
 		k := linkKey(h.Code)
-		rec, found, err := w.Get(k)
+		r, found, err := getRecord(w, h.Code)
 		if err != nil {
-			return nil, fmt.Errorf("link: read %q: %w", h.Code, err)
+			return nil, err
 		}
 		if !found {
 			continue // deleted since the hits were counted
-		}
-		r, err := decodeRecord(rec)
-		if err != nil {
-			return nil, err
 		}
 		r.hits += min(h.N, math.MaxUint64-r.hits)
 		if err := w.Set(k, encodeRecord(r)); err != nil {
@@ -128,16 +120,12 @@ func statusOr(s uint16) uint16 {
 
 func applyUpdate(w state.Writer, u Update) ([]byte, error) {
 	k := linkKey(u.Code)
-	rec, found, err := w.Get(k)
+	r, found, err := getRecord(w, u.Code)
 	if err != nil {
-		return nil, fmt.Errorf("link: read %q: %w", u.Code, err)
+		return nil, err
 	}
 	if !found {
 		return []byte{statusNotFound}, nil
-	}
-	r, err := decodeRecord(rec)
-	if err != nil {
-		return nil, err
 	}
 	if !ident.EqualFold(u.User, r.createdBy) {
 		return []byte{statusNotOwner}, nil
@@ -160,7 +148,7 @@ func applyUpdate(w state.Writer, u Update) ([]byte, error) {
 	if u.Fields&FieldDisabled != 0 {
 		r.disabled = u.Disabled
 	}
-	rec = encodeRecord(r)
+	rec := encodeRecord(r)
 	if err := w.Set(k, rec); err != nil {
 		return nil, fmt.Errorf("link: update %q: %w", u.Code, err)
 	}
@@ -171,16 +159,12 @@ func applyAddVisits(w state.Writer, a AddVisits) ([]byte, error) {
 	var updated uint64
 	for _, lv := range a.Links {
 		k := linkKey(lv.Code)
-		rec, found, err := w.Get(k)
+		r, found, err := getRecord(w, lv.Code)
 		if err != nil {
-			return nil, fmt.Errorf("link: read %q: %w", lv.Code, err)
+			return nil, err
 		}
 		if !found {
 			continue // deleted since the visits were counted
-		}
-		r, err := decodeRecord(rec)
-		if err != nil {
-			return nil, err
 		}
 		all, bots := lv.total()
 		r.hits, r.bots = addSat(r.hits, all), addSat(r.bots, bots)
@@ -193,4 +177,17 @@ func applyAddVisits(w state.Writer, a AddVisits) ([]byte, error) {
 		updated++
 	}
 	return hitsResult(updated), nil
+}
+
+// getRecord reads the record of code; found is false when there is none.
+func getRecord(r state.Reader, code string) (record, bool, error) {
+	rec, found, err := r.Get(linkKey(code))
+	if err != nil {
+		return record{}, false, fmt.Errorf("link: read %q: %w", code, err)
+	}
+	if !found {
+		return record{}, false, nil
+	}
+	rc, err := decodeRecord(rec)
+	return rc, err == nil, err
 }
