@@ -41,7 +41,11 @@ type services struct {
 func (n *Node) newServices(limits account.Limiter) (*services, error) {
 	// One Hasher for accounts and rooms: its bound on concurrent argon2id
 	// runs is the node's.
-	hasher, err := password.NewHasher(password.DefaultParams(), 0)
+	params := n.hashParams
+	if params == (password.Params{}) {
+		params = password.DefaultParams()
+	}
+	hasher, err := password.NewHasher(params, 0)
 	if err != nil {
 		return nil, err
 	}
