@@ -40,8 +40,9 @@ var domainImports = map[string][]string{
 	"internal/errs":                  nil,
 	"internal/wire":                  nil,
 	"internal/audit":                 nil,
-	"internal/pki":                   nil, // standard library crypto only
-	"internal/text":                  nil, // standard library only, no Unicode tables
+	"internal/pki":                   nil,                         // standard library crypto only
+	"internal/text":                  nil,                         // standard library only, no Unicode tables
+	"internal/qrcode":                {"github.com/piglig/go-qr"}, // the one home of the QR library
 }
 
 // sharedHomes are the packages every domain package may import.
