@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -149,5 +150,25 @@ func TestStateMachine_Apply_PriorityModel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A receive that finds nothing writes nothing once the first one noted the
+// index empty in its floor: polling consumers cost no writes, and the
+// queue's version (what long polls watch) stays.
+func TestStateMachine_Apply_EmptyReceiveWritesNothing(t *testing.T) {
+	m := newMachine(t)
+	m.create("q", "alice")
+	m.send("q", "alice", "", "x")
+	m.receive("q", "bob", "", 0)
+	m.receive("q", "bob", "", 0)
+	before := m.snapshot()
+	for _, user := range []string{"bob", "carol"} {
+		if rr := m.receive("q", user, "", 1000); rr.found {
+			t.Fatalf("%s received %+v from an empty queue", user, rr.msg)
+		}
+	}
+	if after := m.snapshot(); !maps.Equal(before, after) {
+		t.Fatalf("empty receives changed the state:\nbefore %q\nafter  %q", before, after)
 	}
 }

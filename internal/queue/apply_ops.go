@@ -80,12 +80,14 @@ func (t *tx) trim() error {
 }
 
 func (t *tx) receive(c Receive) ([]byte, error) {
-	if _, err := t.maintain(); err != nil {
+	changed, err := t.maintain()
+	if err != nil {
 		return nil, err
 	}
 	n := max(c.Max, 1)
 	var taken []takenMessage
-	for expired := 0; len(taken) < n && expired < MaxReapPerApply; {
+	expired := 0
+	for len(taken) < n && expired < MaxReapPerApply {
 		rh, err := readyHeadsOf(t.w, t.k, c.User, c.From)
 		if err != nil {
 			return nil, err
@@ -120,11 +122,15 @@ func (t *tx) receive(c Receive) ([]byte, error) {
 			return nil, err
 		}
 		if lapse > t.q.leaseFloor { // raise it past the timers removed since
-			t.q.leaseFloor = lapse
+			t.q.leaseFloor, changed = lapse, true
 		}
 	}
-	if err := t.store(); err != nil {
-		return nil, err
+	// A receive that took nothing and had nothing due leaves the record
+	// (and its version, which long polls watch) alone.
+	if changed || len(taken) > 0 || expired > 0 {
+		if err := t.store(); err != nil {
+			return nil, err
+		}
 	}
 	return encodeReceiveResult(t.meta.Index, lapse, taken), nil
 }
