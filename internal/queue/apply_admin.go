@@ -171,6 +171,9 @@ func (t *tx) mark(key []byte) (inc, seq uint64, err error) {
 // outDone removes the outbox entries up to c.Through that are still there.
 func (t *tx) outDone(c OutDone) ([]byte, error) {
 	q := &t.q
+	if c.Incarnation != q.incarnation {
+		return countResult(opOutDone, 0, false), nil // another queue of that name
+	}
 	if c.Through >= q.outNext {
 		return refusal(statusInvalid, opOutDone, "outbox of %q has no entry %d", t.name, c.Through), nil
 	}

@@ -44,7 +44,11 @@ func TestStateMachine_Apply_MoveIdempotent(t *testing.T) {
 			t.Fatalf("import %d took (%d, %v), want %d", i, n, err, tc.took)
 		}
 	}
-	done := EncodeOutDone(OutDone{Queue: "jobs", Through: w.entries[1].seq})
+	stale := EncodeOutDone(OutDone{Queue: "jobs", Through: w.entries[1].seq, Incarnation: w.incarnation + 1})
+	if n, _, err := decodeCountResult(m.apply(stale), opOutDone); err != nil || n != 0 {
+		t.Fatalf("out done of another incarnation removed (%d, %v)", n, err)
+	}
+	done := EncodeOutDone(OutDone{Queue: "jobs", Through: w.entries[1].seq, Incarnation: w.incarnation})
 	for i, want := range []uint64{2, 0} {
 		if n, _, err := decodeCountResult(m.apply(done), opOutDone); err != nil || n != want {
 			t.Fatalf("out done %d removed (%d, %v), want %d", i, n, err, want)
@@ -67,7 +71,7 @@ func TestStateMachine_Apply_MoveIdempotent(t *testing.T) {
 	if n, _, err := decodeCountResult(m.apply(newer), opImport); err != nil || n != 1 {
 		t.Fatalf("import from a newer incarnation took (%d, %v)", n, err)
 	}
-	wantCode(t, decodeOKResult(m.apply(EncodeOutDone(OutDone{Queue: "jobs", Through: 99})), opOutDone), "invalid")
+	wantCode(t, decodeOKResult(m.apply(EncodeOutDone(OutDone{Queue: "jobs", Through: 99, Incarnation: w.incarnation})), opOutDone), "invalid")
 }
 
 // modelMsg is a message of the model in TestStateMachine_Apply_PriorityModel.

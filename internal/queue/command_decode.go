@@ -226,7 +226,7 @@ func (d *decoder) decodeMore(op byte) Command {
 	case opImport:
 		return d.importCmd()
 	case opOutDone:
-		return OutDone{Queue: d.queue, User: d.user, Through: d.uvarint(), Dropped: d.byte("dropped", 1) == 1}
+		return OutDone{Queue: d.queue, User: d.user, Through: d.uvarint(), Dropped: d.byte("dropped", 1) == 1, Incarnation: d.uvarint()}
 	case opTick:
 		return Tick{Queue: d.queue, User: d.user}
 	default:

@@ -108,14 +108,18 @@ type ImportEntry struct {
 }
 
 // OutDone removes the queue's outbox entries up to Through, once moved (or,
-// with Dropped, once found undeliverable: their target queue is gone).
+// with Dropped, once found undeliverable: their target queue is gone). It
+// does nothing unless the queue is the incarnation the entries were read
+// from: a queue deleted and created again starts its outbox afresh.
 //
-// Encoding: Tag, 'O', 0, str Queue, str "", uvarint Through, byte Dropped.
+// Encoding: Tag, 'O', 0, str Queue, str "", uvarint Through, byte Dropped,
+// uvarint Incarnation.
 type OutDone struct {
-	Queue   string
-	User    string
-	Through uint64
-	Dropped bool
+	Queue       string
+	User        string
+	Through     uint64
+	Dropped     bool
+	Incarnation uint64
 }
 
 // Tick does a queue's timed work now: returns lapsed leases, delivers due
@@ -277,7 +281,8 @@ func EncodeImport(i Import) []byte {
 // EncodeOutDone returns the binary encoding of o.
 func EncodeOutDone(o OutDone) []byte {
 	b := appendHeader(make([]byte, 0, headerCap(o.Queue, o.User)+11), opOutDone, 0, o.Queue, o.User)
-	return append(binary.AppendUvarint(b, o.Through), boolByte(o.Dropped))
+	b = append(binary.AppendUvarint(b, o.Through), boolByte(o.Dropped))
+	return binary.AppendUvarint(b, o.Incarnation)
 }
 
 // EncodeTick returns the binary encoding of t.

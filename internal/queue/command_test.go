@@ -37,7 +37,7 @@ func TestEncode_DecodeCommand(t *testing.T) {
 		{"purge", Purge{Queue: "jobs", User: "alice"}},
 		{"redrive", Redrive{Queue: "dlq", User: "alice", Admin: true, Max: 10, To: "jobs"}},
 		{"import", Import{Queue: "dlq", Source: "jobs", Incarnation: 4, Entries: []ImportEntry{{Seq: 7, Record: (&messageRecord{sender: "a", origin: "jobs", deadReason: reasonLimit, body: []byte("x")}).encode()}}}},
-		{"out done", OutDone{Queue: "jobs", Through: 9, Dropped: true}},
+		{"out done", OutDone{Queue: "jobs", Through: 9, Dropped: true, Incarnation: 3}},
 		{"tick", Tick{Queue: "jobs"}},
 	}
 	for _, tc := range cases {

@@ -87,7 +87,7 @@ func (s *Service) move(ctx context.Context, p uint64, m outboxWork) (uint64, err
 		if err != nil && !dropped {
 			return moved, fmt.Errorf("queue: move from %q to %q: %w", m.queue, target, err)
 		}
-		res, err = s.r.Propose(ctx, p, "", EncodeOutDone(OutDone{Queue: m.queue, Through: run[n-1].seq, Dropped: dropped}))
+		res, err = s.r.Propose(ctx, p, "", EncodeOutDone(OutDone{Queue: m.queue, Through: run[n-1].seq, Dropped: dropped, Incarnation: m.incarnation}))
 		if err == nil {
 			_, _, err = decodeCountResult(res, opOutDone)
 		}
