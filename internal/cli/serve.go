@@ -3,12 +3,10 @@ package cli
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -249,13 +247,9 @@ func mutualTLS(certFile, keyFile, caFile string) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load --cluster-tls-cert/--cluster-tls-key: %w", err)
 	}
-	pem, err := os.ReadFile(caFile)
+	pool, err := loadCAFile(caFile)
 	if err != nil {
 		return nil, fmt.Errorf("load --cluster-tls-ca: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("load --cluster-tls-ca: no PEM certificate in %s", caFile)
 	}
 	return &tls.Config{
 		Certificates: []tls.Certificate{cert},
