@@ -80,6 +80,7 @@ func rootCommand() *command {
 				}},
 			}},
 			{name: "audit", section: clients, summary: "security audit log of every node (admin only)", action: runAudit},
+			{name: "completion", section: clients, summary: "shell completion script: bash, zsh or fish", action: runCompletion},
 			{name: "bench", section: clients, summary: "load generators", note: benchNote, subs: []*command{
 				{name: "kv", summary: "KV puts and gets against running nodes", action: runBenchKV},
 				{name: "fsync", summary: "this disk's fsync latency, the baseline of the targets", action: runBenchFsync},
