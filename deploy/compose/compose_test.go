@@ -32,6 +32,9 @@ type project struct {
 	name  string
 	files []string
 	env   []string
+	// proxy is set when the project runs the HAProxy of the "proxy"
+	// profile (an image built from this machine's haproxy).
+	proxy bool
 }
 
 // composeCommand finds docker compose (the plugin) or docker-compose.
@@ -53,6 +56,9 @@ func composeCommand(t *testing.T) []string {
 func (p *project) run(args ...string) string {
 	p.t.Helper()
 	full := append(append(slices.Clone(p.cmd[1:]), "-p", p.name), flagFiles(p.files)...)
+	if p.proxy {
+		full = append(full, "--profile", "proxy")
+	}
 	cmd := exec.Command(p.cmd[0], append(full, args...)...)
 	cmd.Env = append(os.Environ(), p.env...)
 	var out, errOut bytes.Buffer
@@ -92,7 +98,11 @@ func (p *project) container(service string) string {
 
 // url returns the URL of service's HTTP port, published on loopback.
 func (p *project) url(service string) string {
-	addr := strings.TrimSpace(p.run("port", service, "7070"))
+	port := "7070"
+	if service == "haproxy" {
+		port = "8080"
+	}
+	addr := strings.TrimSpace(p.run("port", service, port))
 	return "http://" + strings.Replace(addr, "0.0.0.0:", "127.0.0.1:", 1)
 }
 
@@ -116,8 +126,10 @@ func randomName() string {
 }
 
 // startProject builds the image and brings compose.yaml up under a unique
-// project name, each node's HTTP port published on a free loopback port.
-// Cleanup takes the project down with its volumes and removes the image.
+// project name, each node's HTTP port published on a free loopback port,
+// with the HAProxy of the proxy profile when this machine has haproxy to
+// build its image from. Cleanup takes the project down with its volumes
+// and removes the images.
 func startProject(t *testing.T) *project {
 	cmd := composeCommand(t)
 	suffix := randomName()
@@ -130,6 +142,19 @@ func startProject(t *testing.T) *project {
 	}
 	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", image).Run() })
 
+	p := &project{t: t, cmd: cmd, name: "parleytest" + suffix,
+		env: []string{"PARLEY_IMAGE=" + image, "PARLEY_PORT=127.0.0.1:", "PARLEY_PROXY_PORT=127.0.0.1:"}}
+	if _, err := exec.LookPath("haproxy"); err == nil {
+		proxyImage := "parley-composetest-haproxy:" + suffix
+		if out, err := exec.Command("haproxy/build-image", proxyImage).CombinedOutput(); err != nil {
+			t.Fatalf("deploy/compose/haproxy/build-image: %v\n%s", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", proxyImage).Run() })
+		p.proxy, p.env = true, append(p.env, "PARLEY_HAPROXY_IMAGE="+proxyImage)
+	} else {
+		t.Log("no haproxy on this machine: the proxy profile is left out")
+	}
+
 	override := filepath.Join(t.TempDir(), "publish.yaml")
 	publish := "services:\n"
 	for _, s := range []string{"parley2", "parley3"} {
@@ -138,8 +163,7 @@ func startProject(t *testing.T) *project {
 	if err := os.WriteFile(override, []byte(publish), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &project{t: t, cmd: cmd, name: "parleytest" + suffix, files: []string{"compose.yaml", override},
-		env: []string{"PARLEY_IMAGE=" + image, "PARLEY_PORT=127.0.0.1:"}}
+	p.files = []string{"compose.yaml", override}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("logs:\n%s", p.run("logs", "--no-color", "--tail", "60"))
@@ -149,6 +173,10 @@ func startProject(t *testing.T) *project {
 	p.run("up", "-d")
 	for _, s := range []string{"parley1", "parley2", "parley3"} {
 		p.waitHealthy(s)
+	}
+	if p.proxy {
+		proxy := client.New(p.url("haproxy"))
+		poll.Until(t, time.Minute, "HAProxy forwards to a ready node", func() error { return proxy.Readyz(context.Background()) })
 	}
 	return p
 }
@@ -182,9 +210,16 @@ func TestCompose_KillAndRestart(t *testing.T) {
 	w.setup(ctx, t)
 	w.writeRound(ctx, t, "before", 8)
 
+	// While parley1 is down, writes go through the others, and through
+	// HAProxy when it runs (it must stop sending to the dead node).
+	alive := []string{urls["parley2"], urls["parley3"]}
+	if p.proxy {
+		urls["haproxy"] = p.url("haproxy")
+		alive = []string{urls["haproxy"]}
+	}
 	victim := p.container("parley1")
 	docker(t, "kill", victim)
-	w.setNodes(urls["parley2"], urls["parley3"])
+	w.setNodes(alive...)
 	w.writeRound(ctx, t, "while-down", 8)
 
 	docker(t, "start", victim)
@@ -195,6 +230,9 @@ func TestCompose_KillAndRestart(t *testing.T) {
 	w.writeRound(ctx, t, "after", 4)
 	w.waitReplicated(ctx, t, urls["parley3"])
 
+	if p.proxy {
+		services = append(services, "haproxy")
+	}
 	for _, s := range services {
 		t.Run("nothing lost, read through "+s, func(t *testing.T) {
 			w.check(ctx, t, client.New(urls[s], client.WithToken(sess.Token)))

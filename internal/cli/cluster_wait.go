@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,8 +43,9 @@ node, before touching the next one.`)
 
 // waitReplicated polls the cluster status until no partition is
 // under-replicated. A failed poll (the node asked may be the one
-// restarting) is reported and retried; the last failure is in the error
-// when ctx ends.
+// restarting) is reported and retried; when ctx ends, the error names the
+// partitions still under-replicated at the last answer, or the last
+// failure when there was no answer.
 func waitReplicated(ctx context.Context, e *Env, co *clientOptions, interval time.Duration) error {
 	last, lastErr := -1, error(nil)
 	for {
@@ -52,7 +54,8 @@ func waitReplicated(ctx context.Context, e *Env, co *clientOptions, interval tim
 			st, err = c.Cluster(ctx)
 			return err
 		})
-		if err == nil {
+		switch {
+		case err == nil:
 			under := underReplicated(st)
 			if len(st.Partitions) > 0 && len(under) == 0 {
 				fmt.Fprintf(e.Stdout, "all %s fully replicated\n", plural(len(st.Partitions), "partition"))
@@ -62,16 +65,19 @@ func waitReplicated(ctx context.Context, e *Env, co *clientOptions, interval tim
 				fmt.Fprintf(e.Stderr, "waiting: %d of %s under-replicated %v\n", len(under), plural(len(st.Partitions), "partition"), under)
 				last = len(under)
 			}
-		} else if lastErr == nil || err.Error() != lastErr.Error() {
+		case ctx.Err() == nil && (lastErr == nil || err.Error() != lastErr.Error()):
 			fmt.Fprintf(e.Stderr, "waiting: %s\n", describe(err))
+			lastErr = err
 		}
-		lastErr = err
 		select {
 		case <-ctx.Done():
-			if lastErr != nil {
+			switch {
+			case last >= 0:
+				return fmt.Errorf("gave up waiting for full replication: %d partition(s) still under-replicated", last)
+			case lastErr != nil:
 				return fmt.Errorf("gave up waiting for full replication: %s", describe(lastErr))
 			}
-			return fmt.Errorf("gave up waiting for full replication: %d partition(s) still under-replicated", last)
+			return errors.New("gave up waiting for full replication: no answer within --max-wait")
 		case <-time.After(interval):
 		}
 	}

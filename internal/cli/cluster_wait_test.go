@@ -77,7 +77,7 @@ func TestClusterWait_Replicated(t *testing.T) {
 		}
 		return err
 	})
-	r := wait("500ms")
+	r := wait("3s")
 	if r.code != 1 || !strings.Contains(r.stderr, "waiting: 4 of 4 partitions under-replicated [1 2 3 4]") ||
 		!strings.Contains(r.stderr, "gave up waiting for full replication: 4 partition(s) still under-replicated") {
 		t.Errorf("wait with a node down: exit %d, stderr %q", r.code, r.stderr)

@@ -215,11 +215,11 @@ func Serve(ctx context.Context, o ServeOptions, stdout, stderr io.Writer) error 
 	if err := n.Start(ctx); err != nil {
 		return fmt.Errorf("node %s did not start: %w", cfg.ID, err)
 	}
-	fmt.Fprintf(stdout, "parley node %s serving %s (cluster %s, data %s)\n",
-		cfg.ID, httpURL(n.HTTPAddr(), cfg.HTTPTLS != nil), n.ClusterAddr(), cfg.DataDir)
 	if err := o.shareJoinToken(n.JoinToken()); err != nil {
 		log.Warn("could not share the join token", "err", err)
 	}
+	fmt.Fprintf(stdout, "parley node %s serving %s (cluster %s, data %s)\n",
+		cfg.ID, httpURL(n.HTTPAddr(), cfg.HTTPTLS != nil), n.ClusterAddr(), cfg.DataDir)
 	if n.CreatedCluster() {
 		if tok := n.JoinToken(); tok != "" {
 			fmt.Fprintf(stdout, "created a new cluster; other nodes join it with:\n  --join %s --join-token %s\n(the token is also in %s; keep it secret)\n",

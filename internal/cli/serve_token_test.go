@@ -33,15 +33,13 @@ func TestServe_InitialNodeJoinTokenFile(t *testing.T) {
 
 	aOut, aErr, stopA := background(t, node("a", base)...)
 	m := waitFor(t, aOut, aErr, servingRE, 30*time.Second)
-	if !strings.Contains(aOut.String(), "created a new cluster") {
-		t.Errorf("the initial node did not create the cluster:\n%s", aOut)
-	}
+	printed := waitFor(t, aOut, aErr, regexp.MustCompile(`created a new cluster; other nodes join it with:\n.* --join-token (\S+)`), 30*time.Second)[1]
 	b, err := os.ReadFile(tokenFile)
-	if err != nil || !strings.Contains(aOut.String(), "--join-token "+strings.TrimSpace(string(b))) {
-		t.Errorf("token file %q (%v) is not the token printed:\n%s", b, err, aOut)
+	if err != nil || strings.TrimSpace(string(b)) != printed {
+		t.Errorf("token file %q (%v) is not the token printed, %s", b, err, printed)
 	}
 	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("token file mode %v, %v; want 0600", fi.Mode(), err)
+		t.Errorf("token file: %v, %v; want mode 0600", fi, err)
 	}
 	waitFor(t, bOut, bErr, servingRE, 60*time.Second)
 

@@ -29,8 +29,10 @@ func replicaTarget(m *placement.Map) int {
 // any other status means the caller found no leader, and the group counts
 // as under-replicated): it is when a membership change is in flight
 // (joint configuration or learners), or fewer than target voters are
-// recently active and within caughtUpEntries of the leader's commit.
-func underReplicated(st multiraft.GroupStatus, target int) bool {
+// within caughtUpEntries of the leader's commit and alive. Alive is Raft's
+// recent activity, or live(replica) for the moments after each quorum
+// check when Raft has cleared it until the next heartbeat answer.
+func underReplicated(st multiraft.GroupStatus, target int, live func(replica uint64) bool) bool {
 	cs := st.ConfState
 	if !st.IsLeader || len(cs.VotersOutgoing) > 0 || len(cs.Learners) > 0 {
 		return true
@@ -38,7 +40,7 @@ func underReplicated(st multiraft.GroupStatus, target int) bool {
 	healthy := 0
 	for _, id := range cs.Voters {
 		pr, ok := st.Progress[id]
-		if id == st.Replica || ok && pr.Active && pr.Match+caughtUpEntries >= st.Commit {
+		if id == st.Replica || ok && pr.Match+caughtUpEntries >= st.Commit && (pr.Active || live(id)) {
 			healthy++
 		}
 	}
@@ -62,9 +64,15 @@ func (n *Node) localUnderReplicated() int {
 	if err != nil {
 		return 0
 	}
+	now := time.Now()
+	heard := func(replica uint64) bool {
+		node, ok := m.ReplicaNode(replica)
+		quiet, ever := n.heard.silentFor(node, now)
+		return ok && ever && quiet <= n.silentAfter()
+	}
 	target, count := replicaTarget(m), 0
 	for _, st := range sts {
-		if st.Group != placement.MetaGroup && st.IsLeader && underReplicated(st, target) {
+		if st.Group != placement.MetaGroup && st.IsLeader && underReplicated(st, target, heard) {
 			count++
 		}
 	}

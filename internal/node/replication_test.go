@@ -19,27 +19,30 @@ func TestUnderReplicated(t *testing.T) {
 		st     multiraft.GroupStatus
 		target int
 		want   bool
+		live   bool // what the caller knows of the voters besides Raft
 	}{
-		{"three caught-up voters", leader([]uint64{1, 2, 3}, map[uint64]multiraft.ReplicaProgress{2: ok, 3: ok}), 3, false},
-		{"no leader", multiraft.GroupStatus{}, 3, true},
-		{"a voter inactive (its node is down)", leader([]uint64{1, 2, 3}, map[uint64]multiraft.ReplicaProgress{2: ok, 3: {Match: 1000}}), 3, true},
-		{"a voter far behind", leader([]uint64{1, 2, 3}, map[uint64]multiraft.ReplicaProgress{2: ok, 3: {Match: 900, Active: true}}), 3, true},
-		{"a voter slightly behind", leader([]uint64{1, 2, 3}, map[uint64]multiraft.ReplicaProgress{2: ok, 3: {Match: 990, Active: true}}), 3, false},
-		{"two voters of three wanted", leader([]uint64{1, 2}, map[uint64]multiraft.ReplicaProgress{2: ok}), 3, true},
-		{"one node, target one", leader([]uint64{1}, nil), 1, false},
+		{"three caught-up voters", leader([]uint64{1, 2, 3}, map[uint64]multiraft.ReplicaProgress{2: ok, 3: ok}), 3, false, false},
+		{"no leader", multiraft.GroupStatus{}, 3, true, false},
+		{"a voter inactive (its node is down)", leader([]uint64{1, 2, 3}, map[uint64]multiraft.ReplicaProgress{2: ok, 3: {Match: 1000}}), 3, true, false},
+		{"a voter inactive just after a quorum check but heard", leader([]uint64{1, 2, 3}, map[uint64]multiraft.ReplicaProgress{2: ok, 3: {Match: 1000}}), 3, false, true},
+		{"a voter heard but far behind", leader([]uint64{1, 2, 3}, map[uint64]multiraft.ReplicaProgress{2: ok, 3: {Match: 10}}), 3, true, true},
+		{"a voter far behind", leader([]uint64{1, 2, 3}, map[uint64]multiraft.ReplicaProgress{2: ok, 3: {Match: 900, Active: true}}), 3, true, false},
+		{"a voter slightly behind", leader([]uint64{1, 2, 3}, map[uint64]multiraft.ReplicaProgress{2: ok, 3: {Match: 990, Active: true}}), 3, false, false},
+		{"two voters of three wanted", leader([]uint64{1, 2}, map[uint64]multiraft.ReplicaProgress{2: ok}), 3, true, false},
+		{"one node, target one", leader([]uint64{1}, nil), 1, false, false},
 		{"a learner being added", func() multiraft.GroupStatus {
 			st := leader([]uint64{1, 2, 3}, map[uint64]multiraft.ReplicaProgress{2: ok, 3: ok, 4: {Learner: true}})
 			st.ConfState.Learners = []uint64{4}
 			return st
-		}(), 3, true},
+		}(), 3, true, false},
 		{"joint configuration", func() multiraft.GroupStatus {
 			st := leader([]uint64{1, 2, 3}, map[uint64]multiraft.ReplicaProgress{2: ok, 3: ok})
 			st.ConfState.VotersOutgoing = []uint64{1, 2, 4}
 			return st
-		}(), 3, true},
+		}(), 3, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := underReplicated(tc.st, tc.target); got != tc.want {
+			if got := underReplicated(tc.st, tc.target, func(uint64) bool { return tc.live }); got != tc.want {
 				t.Errorf("underReplicated = %v, want %v", got, tc.want)
 			}
 		})

@@ -91,7 +91,11 @@ func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupS
 				ps.Leader, leaderApplied, leaderSt = r.Node, st.Applied, st
 			}
 		}
-		ps.UnderReplicated = underReplicated(leaderSt, target)
+		ps.UnderReplicated = underReplicated(leaderSt, target, func(replica uint64) bool {
+			node, ok := m.ReplicaNode(replica)
+			_, answered := byNode[node]
+			return ok && answered
+		})
 		for _, r := range g.Replicas {
 			rs := api.ReplicaStatus{Node: r.Node, Role: "unreachable"}
 			if st, ok := byNode[r.Node][g.ID]; ok {
