@@ -91,18 +91,7 @@ func completionTree(ctx context.Context) []completionNode {
 func writeBashCompletion(w io.Writer, tree []completionNode) error {
 	var b strings.Builder
 	b.WriteString("# bash completion for parley (parley completion bash)\n")
-	b.WriteString("declare -gA _parley_subs=(\n")
-	for _, n := range tree {
-		if n.subs != nil {
-			fmt.Fprintf(&b, "  [%q]=%q\n", n.path, strings.Join(n.subs, " "))
-		}
-	}
-	b.WriteString(")\ndeclare -gA _parley_flags=(\n")
-	for _, n := range tree {
-		if n.subs == nil {
-			fmt.Fprintf(&b, "  [%q]=%q\n", n.path, strings.Join(n.flags, " "))
-		}
-	}
+	writeCompletionTables(&b, tree, "declare -gA _parley_subs=(\n", ")\ndeclare -gA _parley_flags=(\n", "  [%q]=%q\n")
 	b.WriteString(`)
 _parley() {
   local cur=${COMP_WORDS[COMP_CWORD]} node=parley w i
@@ -131,18 +120,7 @@ complete -F _parley parley
 func writeZshCompletion(w io.Writer, tree []completionNode) error {
 	var b strings.Builder
 	b.WriteString("#compdef parley\n# zsh completion for parley (parley completion zsh)\n")
-	b.WriteString("typeset -gA _parley_subs _parley_flags\n_parley_subs=(\n")
-	for _, n := range tree {
-		if n.subs != nil {
-			fmt.Fprintf(&b, "  %q %q\n", n.path, strings.Join(n.subs, " "))
-		}
-	}
-	b.WriteString(")\n_parley_flags=(\n")
-	for _, n := range tree {
-		if n.subs == nil {
-			fmt.Fprintf(&b, "  %q %q\n", n.path, strings.Join(n.flags, " "))
-		}
-	}
+	writeCompletionTables(&b, tree, "typeset -gA _parley_subs _parley_flags\n_parley_subs=(\n", ")\n_parley_flags=(\n", "  %q %q\n")
 	b.WriteString(`)
 _parley() {
   local node=parley w i
@@ -165,6 +143,24 @@ compdef _parley parley
 `)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCompletionTables writes the two tables of the bash and zsh scripts:
+// after subsHead each group's path and subcommands, after flagsHead each
+// leaf's path and flags, one row of format each (path, then the words).
+func writeCompletionTables(b *strings.Builder, tree []completionNode, subsHead, flagsHead, row string) {
+	b.WriteString(subsHead)
+	for _, n := range tree {
+		if n.subs != nil {
+			fmt.Fprintf(b, row, n.path, strings.Join(n.subs, " "))
+		}
+	}
+	b.WriteString(flagsHead)
+	for _, n := range tree {
+		if n.subs == nil {
+			fmt.Fprintf(b, row, n.path, strings.Join(n.flags, " "))
+		}
+	}
 }
 
 // writeFishCompletion writes the fish script: __parley_path finds the

@@ -77,3 +77,38 @@ func TestCompletion_Syntax(t *testing.T) {
 		})
 	}
 }
+
+// TestCompletion_ZshFish asks the zsh and fish scripts to complete, where
+// those shells are installed (zsh through stand-ins for compadd and
+// _files, fish through complete -C).
+func TestCompletion_ZshFish(t *testing.T) {
+	cases := map[string]string{"parley cluster w": "wait", "parley kv put key --ti": "--timeout", "parley clu": "cluster"}
+	for _, shell := range []string{"zsh", "fish"} {
+		t.Run(shell, func(t *testing.T) {
+			if _, err := exec.LookPath(shell); err != nil {
+				t.Skip("no " + shell)
+			}
+			script := filepath.Join(t.TempDir(), "parley."+shell)
+			if err := os.WriteFile(script, []byte(mustRun(t, context.Background(), "completion", shell)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for line, want := range cases {
+				words := strings.Fields(line)
+				var cmd *exec.Cmd
+				if shell == "zsh" {
+					cmd = exec.Command("zsh", "-c", `compdef() {}; source "$1"; shift
+compadd() { shift; print -l -- "$@" | grep -- "^${PREFIX}" }
+words=("$@"); CURRENT=$#; PREFIX=${words[-1]}; _parley`, "zsh", script)
+					cmd.Args = append(cmd.Args, words...)
+				} else {
+					cmd = exec.Command("fish", "-c", `source $argv[1]; complete -C $argv[2]`, script, line)
+				}
+				out, err := cmd.CombinedOutput()
+				got := strings.Fields(string(out))
+				if err != nil || len(got) == 0 || got[0] != want {
+					t.Errorf("completing %q: %q (%v), want %q", line, out, err, want)
+				}
+			}
+		})
+	}
+}
