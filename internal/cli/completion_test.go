@@ -33,15 +33,23 @@ func TestCompletion_Usage(t *testing.T) {
 	}
 }
 
-// TestCompletion_Bash loads the bash script and asks it to complete.
-func TestCompletion_Bash(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
+// mustScript writes the completion script of shell to a file and returns
+// its path; the test is skipped when the shell is not installed.
+func mustScript(t *testing.T, shell string) string {
+	t.Helper()
+	if _, err := exec.LookPath(shell); err != nil {
+		t.Skip("no " + shell)
 	}
-	script := filepath.Join(t.TempDir(), "parley.bash")
-	if err := os.WriteFile(script, []byte(mustRun(t, context.Background(), "completion", "bash")), 0o600); err != nil {
+	script := filepath.Join(t.TempDir(), "parley."+shell)
+	if err := os.WriteFile(script, []byte(mustRun(t, context.Background(), "completion", shell)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return script
+}
+
+// TestCompletion_Bash loads the bash script and asks it to complete.
+func TestCompletion_Bash(t *testing.T) {
+	script := mustScript(t, "bash")
 	for line, want := range map[string]string{
 		"parley clu":               "cluster",
 		"parley cluster w":         "wait",
@@ -64,13 +72,7 @@ func TestCompletion_Bash(t *testing.T) {
 func TestCompletion_Syntax(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		t.Run(shell, func(t *testing.T) {
-			if _, err := exec.LookPath(shell); err != nil {
-				t.Skip("no " + shell)
-			}
-			script := filepath.Join(t.TempDir(), "parley."+shell)
-			if err := os.WriteFile(script, []byte(mustRun(t, context.Background(), "completion", shell)), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			script := mustScript(t, shell)
 			if out, err := exec.Command(shell, "-n", script).CombinedOutput(); err != nil {
 				t.Errorf("%s -n: %v\n%s", shell, err, out)
 			}
@@ -85,13 +87,7 @@ func TestCompletion_ZshFish(t *testing.T) {
 	cases := map[string]string{"parley cluster w": "wait", "parley kv put key --ti": "--timeout", "parley clu": "cluster"}
 	for _, shell := range []string{"zsh", "fish"} {
 		t.Run(shell, func(t *testing.T) {
-			if _, err := exec.LookPath(shell); err != nil {
-				t.Skip("no " + shell)
-			}
-			script := filepath.Join(t.TempDir(), "parley."+shell)
-			if err := os.WriteFile(script, []byte(mustRun(t, context.Background(), "completion", shell)), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			script := mustScript(t, shell)
 			for line, want := range cases {
 				words := strings.Fields(line)
 				var cmd *exec.Cmd
