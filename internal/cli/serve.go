@@ -222,8 +222,12 @@ func Serve(ctx context.Context, o ServeOptions, stdout, stderr io.Writer) error 
 		cfg.ID, httpURL(n.HTTPAddr(), cfg.HTTPTLS != nil), n.ClusterAddr(), cfg.DataDir)
 	if n.CreatedCluster() {
 		if tok := n.JoinToken(); tok != "" {
+			joinAddr := n.ClusterAddr()
+			if cfg.Advertise != "" { // the listener may be 0.0.0.0 (a container)
+				joinAddr = cfg.Advertise
+			}
 			fmt.Fprintf(stdout, "created a new cluster; other nodes join it with:\n  --join %s --join-token %s\n(the token is also in %s; keep it secret)\n",
-				n.ClusterAddr(), tok, filepath.Join(cfg.DataDir, node.JoinTokenFile))
+				joinAddr, tok, filepath.Join(cfg.DataDir, node.JoinTokenFile))
 		}
 	}
 	<-ctx.Done()
