@@ -26,6 +26,7 @@ func rootCommand() *command {
 		subs: []*command{
 			{name: "serve", section: nodes, summary: "run one node", action: runServe},
 			{name: "dev", section: nodes, summary: "run a local cluster of N nodes in this process", action: runDev},
+			{name: "health", section: nodes, summary: "exit 0 when a node is ready (the container health check)", action: runHealth},
 			{name: "user", section: clients, summary: "accounts and the stored login", subs: []*command{
 				{name: "register", summary: "create a user", action: runUserRegister},
 				{name: "login", summary: "open a session and store it for later commands", action: runUserLogin},
@@ -84,6 +85,7 @@ func rootCommand() *command {
 				{name: "remove", summary: "forget a drained or dead node", action: runClusterRemove},
 				{name: "verify", summary: "compare replica checksums", action: runClusterVerify},
 				{name: "lag", summary: "replica freshness sampled under load", action: runClusterLag},
+				{name: "wait", summary: "wait until every partition is fully replicated (--replicated)", action: runClusterWait},
 				{name: "token", summary: "join tokens: list, create, revoke, rotate", subs: []*command{
 					{name: "list", summary: "join tokens that can still be used", action: runClusterTokenList},
 					{name: "create", summary: "make a join token and print it", action: runClusterTokenCreate},
@@ -92,6 +94,7 @@ func rootCommand() *command {
 				}},
 			}},
 			{name: "audit", section: clients, summary: "security audit log of every node (admin only)", action: runAudit},
+			{name: "completion", section: clients, summary: "shell completion script: bash, zsh or fish", action: runCompletion},
 			{name: "bench", section: clients, summary: "load generators", note: benchNote, subs: []*command{
 				{name: "kv", summary: "KV puts and gets against running nodes", action: runBenchKV},
 				{name: "fsync", summary: "this disk's fsync latency, the baseline of the targets", action: runBenchFsync},
