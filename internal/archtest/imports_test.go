@@ -128,8 +128,10 @@ func TestImports_Layers(t *testing.T) {
 }
 
 // testHelpers are packages for tests only: in-memory replicators, cheap
-// password hashing, the polling helper, the full service stack.
-var testHelpers = []string{"internal/state/statetest", "internal/password/passwordtest", "internal/poll", "internal/servicetest"}
+// password hashing, the polling helper, the full service stack, the KV
+// linearizability model, the fault-injection harness and its workloads.
+var testHelpers = []string{"internal/state/statetest", "internal/password/passwordtest", "internal/poll", "internal/servicetest",
+	"internal/linearizable", "internal/nemesis", "internal/jepsen"}
 
 // TestImports_TestHelpersStayInTests keeps the test helpers out of the
 // product: only _test.go files and other helpers import them.
