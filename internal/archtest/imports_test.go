@@ -131,7 +131,7 @@ func TestImports_Layers(t *testing.T) {
 // password hashing, the polling helper, the full service stack, the KV
 // linearizability model, the fault-injection harness and its workloads.
 var testHelpers = []string{"internal/state/statetest", "internal/password/passwordtest", "internal/poll", "internal/servicetest",
-	"internal/linearizable", "internal/nemesis", "internal/jepsen"}
+	"internal/testcluster", "internal/linearizable", "internal/nemesis", "internal/jepsen"}
 
 // TestImports_TestHelpersStayInTests keeps the test helpers out of the
 // product: only _test.go files and other helpers import them.
