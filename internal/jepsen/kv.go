@@ -78,7 +78,7 @@ func (w *KV) put(cl int, key, value string, first int) {
 	var ver uint64
 	outcome, _ := retry(func(ctx context.Context, attempt int) error {
 		var err error
-		ver, err = w.nodes[(first+attempt)%len(w.nodes)].KVPut(ctx, key, []byte(value), client.PutOptions{IdempotencyKey: value})
+		ver, err = w.nodes[(first+attempt)%len(w.nodes)].KVPut(ctx, key, []byte(value), client.PutOptions{IdempotencyKey: w.prefix + value})
 		return err
 	})
 	w.mu.Lock()

@@ -28,6 +28,9 @@ type Result struct {
 	Lost int `json:"lost"`
 	// Duplicated counts writes applied (or delivered and acked) twice.
 	Duplicated int `json:"duplicated"`
+	// Violations counts other broken promises: a revoked token accepted
+	// after its window, a flood that starved another user.
+	Violations int `json:"violations"`
 	// Linearizable is "yes" or "no" for KV, "n/a" for the others.
 	Linearizable string `json:"linearizable"`
 	// RecoveryMs is the time from healing the fault to the first successful
@@ -73,5 +76,5 @@ func Record(r Result) (string, error) {
 // Verdict sets r.Pass: nothing lost or duplicated, a linearizable history
 // where one is checked, and a recovery within the test's bound.
 func (r *Result) Verdict() {
-	r.Pass = r.Lost == 0 && r.Duplicated == 0 && (r.Linearizable == "yes" || r.Linearizable == "n/a") && r.RecoveryMs >= 0
+	r.Pass = r.Lost == 0 && r.Duplicated == 0 && r.Violations == 0 && (r.Linearizable == "yes" || r.Linearizable == "n/a") && r.RecoveryMs >= 0
 }

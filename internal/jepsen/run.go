@@ -78,6 +78,11 @@ func (row Row) Run(t *testing.T, c *nemesis.Cluster) Result {
 		r.Lost = max(r.Lost, 1)
 		t.Errorf("replicas: %v", err)
 	}
+	r.Detail += " disk used:"
+	for _, n := range c.Nodes {
+		used, _ := n.DiskUsed()
+		r.Detail += fmt.Sprintf(" %s %d MiB", n.ID, used>>20)
+	}
 	r.Verdict()
 	line, err := Record(r)
 	if err != nil {

@@ -21,7 +21,7 @@ type Options struct {
 	// Partitions is the cluster's P (1 when 0: every domain key in one Raft
 	// group, so "the leader" is one node).
 	Partitions int
-	// DiskBytes sizes each node's tmpfs data directory (256 MiB when 0).
+	// DiskBytes sizes each node's tmpfs data directory (1 GiB when 0).
 	DiskBytes int64
 	// Args are extra `parley serve` flags for every node.
 	Args []string
@@ -89,7 +89,7 @@ func (o Options) withDefaults() Options {
 		o.Partitions = 1
 	}
 	if o.DiskBytes == 0 {
-		o.DiskBytes = 256 << 20
+		o.DiskBytes = 1 << 30
 	}
 	return o
 }
@@ -100,7 +100,7 @@ func (c *Cluster) start() {
 	t := c.t
 	t.Helper()
 	first := c.Nodes[0]
-	if err := first.start(); err != nil {
+	if err := first.start(nil); err != nil {
 		t.Fatal(err)
 	}
 	c.WaitReady(first, time.Minute)
@@ -121,7 +121,9 @@ func (c *Cluster) start() {
 	}
 	c.AdminToken = s.Token
 	for _, n := range c.Nodes[1:] {
-		if err := n.start("--join", first.ClusterAddr(), "--join-token", c.JoinToken); err != nil {
+		// The token goes by environment, not on the command line where
+		// any local user could read it.
+		if err := n.start([]string{"PARLEY_JOIN_TOKEN=" + c.JoinToken}, "--join", first.ClusterAddr()); err != nil {
 			t.Fatal(err)
 		}
 		c.WaitReady(n, time.Minute)

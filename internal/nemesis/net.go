@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -24,6 +25,9 @@ type Net struct {
 	sw     string // switch namespace
 	root   string // veth in the root namespace
 	faults netFaults
+
+	cutMu sync.Mutex
+	cuts  map[[2]int]bool // from, to: packets dropped
 }
 
 // Host is one network namespace plugged into the run's switch.

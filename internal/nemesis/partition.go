@@ -42,6 +42,12 @@ func (nw *Net) host(i int) *Host {
 // other way): from's output to to and to's input from from.
 func (nw *Net) CutOneWay(from, to int) error {
 	f, g := nw.host(from), nw.host(to)
+	nw.cutMu.Lock()
+	if nw.cuts == nil {
+		nw.cuts = map[[2]int]bool{}
+	}
+	nw.cuts[[2]int{from, to}] = true
+	nw.cutMu.Unlock()
 	_, err1 := inNS(f.NS, "iptables", "-w", "-A", partOut, "-d", g.Addr.String(), "-j", "DROP")
 	_, err2 := inNS(g.NS, "iptables", "-w", "-A", partIn, "-s", f.Addr.String(), "-j", "DROP")
 	return errors.Join(err1, err2)
@@ -93,6 +99,9 @@ func (nw *Net) others(i int) []int {
 
 // Heal removes every partition rule of every host.
 func (nw *Net) Heal() error {
+	nw.cutMu.Lock()
+	nw.cuts = nil
+	nw.cutMu.Unlock()
 	var errs []error
 	for _, h := range nw.Hosts {
 		for _, c := range []string{partIn, partOut} {
@@ -116,4 +125,18 @@ func (nw *Net) Majority(i int) (majority, minority []int) {
 	}
 	slices.Sort(majority)
 	return majority, minority
+}
+
+// WithMajority reports whether host i, as the partition rules stand, talks
+// both ways with a majority of the hosts (itself included).
+func (nw *Net) WithMajority(i int) bool {
+	nw.cutMu.Lock()
+	defer nw.cutMu.Unlock()
+	n := 0
+	for _, h := range nw.Hosts {
+		if !nw.cuts[[2]int{i, h.Index}] && !nw.cuts[[2]int{h.Index, i}] {
+			n++
+		}
+	}
+	return n >= len(nw.Hosts)/2+1
 }

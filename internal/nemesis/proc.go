@@ -51,8 +51,9 @@ func (n *Node) Client(token string) *client.Client {
 	return client.New("http://"+n.HTTPAddr(), client.WithToken(token))
 }
 
-// start starts the process with extra flags after the node's own.
-func (n *Node) start(extra ...string) error {
+// start starts the process with extra flags after the node's own and
+// extra environment variables (NAME=value).
+func (n *Node) start(env []string, extra ...string) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.cmd != nil {
@@ -66,7 +67,10 @@ func (n *Node) start(extra ...string) error {
 	args := append([]string{"netns", "exec", n.Host.NS, n.bin}, append(append([]string{}, n.args...), extra...)...)
 	cmd := exec.Command("ip", args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), "PARLEY_JOIN_TOKEN=") // tokens go by flag only
+	cmd.Env = append(os.Environ(), env...)
+	// The node dies with the test process, even one killed before its
+	// cleanup ran.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -77,7 +81,7 @@ func (n *Node) start(extra ...string) error {
 }
 
 // Start starts a stopped node from its data directory.
-func (n *Node) Start() error { return n.start() }
+func (n *Node) Start() error { return n.start(nil) }
 
 // Running reports whether the process is alive (paused counts as alive).
 func (n *Node) Running() bool {

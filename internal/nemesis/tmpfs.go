@@ -42,3 +42,12 @@ func unescapeMount(s string) string {
 	r := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
 	return r.Replace(s)
 }
+
+// DiskUsed returns the bytes used on n's data directory's tmpfs.
+func (n *Node) DiskUsed() (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(n.DataDir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Blocks-st.Bfree) * st.Bsize, nil
+}
