@@ -136,17 +136,26 @@ func (w *KV) Stop() {
 	w.wg.Wait()
 }
 
-// Check reads every key through via (after the cluster healed), adds the
-// reads to the history, counts acknowledged versions missing and checks the
-// history with porcupine; a history that is not linearizable is described
-// in detail and visualized at vizPath.
+// Check reads every key (through via, or the next node that answers:
+// every read is linearizable) after the cluster healed, adds the reads to
+// the history, counts acknowledged versions missing and checks the history
+// with porcupine; a history that is not linearizable is described in
+// detail and visualized at vizPath.
 func (w *KV) Check(via *client.Client, vizPath string, r *Result) error {
 	for i := range w.keys {
 		key := fmt.Sprintf("%s%d", w.prefix, i)
 		call := w.h.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		v, ver, err := via.KVGet(ctx, key, client.GetOptions{})
-		cancel()
+		var v []byte
+		var ver uint64
+		var err error
+		for _, api := range append([]*client.Client{via}, w.nodes...) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			v, ver, err = api.KVGet(ctx, key, client.GetOptions{})
+			cancel()
+			if err == nil || !retryable(err) {
+				break
+			}
+		}
 		out := linearizable.KVOutput{Value: string(v), Version: ver, Found: true}
 		var ce *client.Error
 		switch {

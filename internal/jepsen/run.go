@@ -71,6 +71,7 @@ func (row Row) Run(t *testing.T, c *nemesis.Cluster) Result {
 	row.Workload.Stop()
 	c.WaitHealthy(2 * time.Minute)
 	if err := row.Workload.Check(c.Admin(0), t.TempDir()+"/history.html", &r); err != nil {
+		r.Detail += " check: " + err.Error()
 		t.Errorf("check: %v", err)
 	}
 	if err := verifyReplicas(c); err != nil {

@@ -16,7 +16,6 @@ func TestNemesis_StaleData(t *testing.T) {
 	_, hold := size()
 	c := nemesis.NewCluster(t, nemesis.Options{Nodes: 3, Args: noLimits})
 	const name = "kv-stale-datadir"
-	row := jepsen.Row{Name: name, Fault: jepsen.StaleDataDir(t.TempDir(), hold/2), Hold: hold / 2, Clients: 8,
-		Workload: jepsen.NewKV(clients(c), name+"/", 20), Command: command(name)}
-	row.Run(t, c)
+	runRows(t, c, []jepsen.Row{{Name: name, Fault: jepsen.StaleDataDir(t.TempDir(), hold/2), Hold: hold / 2, Clients: 8,
+		Workload: jepsen.NewKV(clients(c), name+"/", 20)}})
 }

@@ -25,6 +25,9 @@ type Options struct {
 	DiskBytes int64
 	// Args are extra `parley serve` flags for every node.
 	Args []string
+	// Spare is a number of extra hosts on the network that run no node of
+	// the cluster (see Cluster.Standalone).
+	Spare int
 }
 
 // AdminUser and AdminPassword are the cluster's first user, an admin.
@@ -43,8 +46,10 @@ type Cluster struct {
 	// AdminToken is a session of AdminUser.
 	AdminToken string
 
-	t   testing.TB
-	dir string
+	t      testing.TB
+	dir    string
+	bin    string
+	others []*Node // nodes of other clusters on spare hosts
 }
 
 // NewCluster builds a network and starts a cluster on it: the first node
@@ -54,31 +59,52 @@ type Cluster struct {
 func NewCluster(t testing.TB, o Options) *Cluster {
 	t.Helper()
 	o = o.withDefaults()
-	nw := NewNet(t, o.Nodes)
+	nw := NewNet(t, o.Nodes+o.Spare)
 	bin, err := Binary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{Net: nw, t: t, dir: t.TempDir()}
+	c := &Cluster{Net: nw, t: t, dir: t.TempDir(), bin: bin}
 	t.Cleanup(func() { unmountRun(nw.Run) }) // before the temporary directory goes
 	t.Cleanup(c.stopAll)
-	for i, h := range nw.Hosts {
-		n := &Node{ID: fmt.Sprintf("n%d", i+1), Host: h, bin: bin,
-			LogPath: filepath.Join(c.dir, fmt.Sprintf("n%d.log", i+1))}
-		mnt := filepath.Join(c.dir, n.ID)
-		if err := mountTmpfs(h.NS, mnt, o.DiskBytes); err != nil {
-			t.Fatal(err)
-		}
-		n.DataDir = filepath.Join(mnt, "data")
-		n.args = append([]string{"serve", "--id", n.ID, "--data-dir", n.DataDir,
-			"--http", n.HTTPAddr(), "--cluster", n.ClusterAddr(),
-			"--partitions", fmt.Sprint(o.Partitions)}, o.Args...)
-		c.Nodes = append(c.Nodes, n)
+	for i, h := range nw.Hosts[:o.Nodes] {
+		c.Nodes = append(c.Nodes, c.newNode(fmt.Sprintf("n%d", i+1), h, o))
 	}
 	start := time.Now()
 	c.start()
 	t.Logf("nemesis: run %d: %d nodes healthy in %v", nw.Run, len(c.Nodes), time.Since(start).Round(time.Millisecond))
 	return c
+}
+
+// newNode prepares node id on host h: its tmpfs data directory and flags.
+func (c *Cluster) newNode(id string, h *Host, o Options) *Node {
+	c.t.Helper()
+	n := &Node{ID: id, Host: h, bin: c.bin, LogPath: filepath.Join(c.dir, id+".log")}
+	mnt := filepath.Join(c.dir, id)
+	if err := mountTmpfs(fmt.Sprintf("%s-%s", h.NS, id), mnt, o.DiskBytes); err != nil {
+		c.t.Fatal(err)
+	}
+	n.DataDir = filepath.Join(mnt, "data")
+	n.args = append([]string{"serve", "--id", n.ID, "--data-dir", n.DataDir,
+		"--http", n.HTTPAddr(), "--cluster", n.ClusterAddr(),
+		"--partitions", fmt.Sprint(o.Partitions)}, o.Args...)
+	return n
+}
+
+// Standalone starts, on spare host h (a host number past the cluster's
+// nodes), a node that creates a cluster of its own with its own CA, and
+// waits until it is ready; extra flags follow its own. It is killed by
+// t.Cleanup.
+func (c *Cluster) Standalone(h int, id string, extra ...string) *Node {
+	c.t.Helper()
+	n := c.newNode(id, c.Net.host(h), Options{}.withDefaults())
+	n.args = append(n.args, extra...)
+	c.others = append(c.others, n)
+	if err := n.start(nil); err != nil {
+		c.t.Fatal(err)
+	}
+	c.WaitReady(n, time.Minute)
+	return n
 }
 
 func (o Options) withDefaults() Options {
@@ -133,7 +159,8 @@ func (c *Cluster) start() {
 
 // stopAll kills every node; when the test failed it keeps their logs.
 func (c *Cluster) stopAll() {
-	for _, n := range c.Nodes {
+	all := append(append([]*Node(nil), c.Nodes...), c.others...)
+	for _, n := range all {
 		n.Kill()
 	}
 	if !c.t.Failed() {
@@ -141,7 +168,7 @@ func (c *Cluster) stopAll() {
 	}
 	keep := filepath.Join(os.TempDir(), "parley-nemesis-logs", fmt.Sprintf("%s-run%d", sanitize(c.t.Name()), c.Net.Run))
 	if err := os.MkdirAll(keep, 0o755); err == nil {
-		for _, n := range c.Nodes {
+		for _, n := range all {
 			_, _ = run("cp", n.LogPath, keep)
 		}
 		c.t.Logf("nemesis: node logs kept in %s", keep)

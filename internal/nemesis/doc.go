@@ -10,7 +10,7 @@
 // pnem-R-sw (the switch: a bridge of its own, outside the root namespace's
 // firewall) and pnem-R-nI (node I, address 10.88.R.I/24), one veth pnemR in
 // the root namespace (10.88.R.254, the test's side) whose alias records the
-// owning process, and tmpfs mounts whose source is pnem-R-nI. Traffic goes
+// owning process, and tmpfs mounts whose source starts with pnem-R-. Traffic goes
 // to those addresses only. t.Cleanup tears all of it down, failed test or
 // not; Leftovers removes what a crashed run left, by name prefix, once its
 // owner is gone.

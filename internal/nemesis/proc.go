@@ -83,6 +83,10 @@ func (n *Node) start(env []string, extra ...string) error {
 // Start starts a stopped node from its data directory.
 func (n *Node) Start() error { return n.start(nil) }
 
+// StartWith starts a stopped node with extra flags after its own, e.g.
+// --join to point it at another cluster.
+func (n *Node) StartWith(extra ...string) error { return n.start(nil, extra...) }
+
 // Running reports whether the process is alive (paused counts as alive).
 func (n *Node) Running() bool {
 	n.mu.Lock()
