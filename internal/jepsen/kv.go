@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -18,15 +17,12 @@ import (
 // its own idempotency key retried on other nodes, and records a history
 // for porcupine.
 type KV struct {
+	runner
 	nodes  []*client.Client
 	prefix string
 	keys   int
 	h      *linearizable.History
-	stopc  chan struct{}
-	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	ops     int
 	acked   int
 	unknown int
 	highest map[string]uint64            // highest acknowledged version per key
@@ -37,36 +33,24 @@ type KV struct {
 // NewKV returns a KV workload on keys prefix0..prefix<keys-1> through the
 // given clients (one per node, signed in).
 func NewKV(nodes []*client.Client, prefix string, keys int) *KV {
-	return &KV{nodes: nodes, prefix: prefix, keys: keys, h: linearizable.NewHistory(),
-		stopc: make(chan struct{}), highest: map[string]uint64{}, byVer: map[string]map[uint64]string{}}
+	return &KV{runner: newRunner(), nodes: nodes, prefix: prefix, keys: keys, h: linearizable.NewHistory(),
+		highest: map[string]uint64{}, byVer: map[string]map[uint64]string{}}
 }
 
 // Name implements Workload.
 func (w *KV) Name() string { return "kv" }
 
 // Start starts n clients.
-func (w *KV) Start(n int) {
-	for cl := range n {
-		w.wg.Go(func() { w.client(cl) })
-	}
-}
+func (w *KV) Start(n int) { w.run(n, w.step) }
 
-// client runs one client until Stop.
-func (w *KV) client(cl int) {
-	rng := rand.New(rand.NewPCG(uint64(cl), uint64(time.Now().UnixNano())))
-	for n := 0; ; n++ {
-		select {
-		case <-w.stopc:
-			return
-		default:
-		}
-		key := fmt.Sprintf("%s%d", w.prefix, rng.IntN(w.keys))
-		first := rng.IntN(len(w.nodes))
-		if rng.IntN(2) == 0 {
-			w.put(cl, key, fmt.Sprintf("c%d-%d", cl, n), first)
-		} else {
-			w.get(cl, key, w.nodes[first])
-		}
+// step puts or gets a random key through a random node.
+func (w *KV) step(cl, i int, rng *rand.Rand) {
+	key := fmt.Sprintf("%s%d", w.prefix, rng.IntN(w.keys))
+	first := rng.IntN(len(w.nodes))
+	if rng.IntN(2) == 0 {
+		w.put(cl, key, fmt.Sprintf("c%d-%d", cl, i), first)
+	} else {
+		w.get(cl, key, w.nodes[first])
 	}
 }
 
@@ -122,18 +106,6 @@ func (w *KV) get(cl int, key string, via *client.Client) {
 	}
 	w.count()
 	w.h.Add(porcupine.Operation{ClientId: cl, Input: linearizable.KVInput{Key: key}, Call: call, Output: out, Return: ret})
-}
-
-func (w *KV) count() {
-	w.mu.Lock()
-	w.ops++
-	w.mu.Unlock()
-}
-
-// Stop stops the clients.
-func (w *KV) Stop() {
-	close(w.stopc)
-	w.wg.Wait()
 }
 
 // Check reads every key (through via, or the next node that answers:

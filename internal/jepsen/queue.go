@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/parley-chat/parley/client"
@@ -17,15 +16,11 @@ import (
 // the queue. Its checker wants every acknowledged send received and acked,
 // none acked twice under two leases, none stored twice.
 type Queue struct {
-	nodes []*client.Client
-	queue string
-	stopc chan struct{} // stops senders
-	drain chan struct{} // stops receivers
-	swg   sync.WaitGroup
-	rwg   sync.WaitGroup
+	runner        // the senders; its mutex guards the records
+	recv   runner // the receivers
+	nodes  []*client.Client
+	queue  string
 
-	mu      sync.Mutex
-	ops     int
 	sent    map[string]bool            // acknowledged sends
 	unknown int                        // sends of unknown outcome
 	ids     map[string]map[uint64]bool // body -> message ids received
@@ -43,7 +38,7 @@ func NewQueue(nodes []*client.Client, name string) (*Queue, error) {
 	if _, err := nodes[0].CreateQueue(ctx, name); err != nil {
 		return nil, fmt.Errorf("create queue %s: %w", name, err)
 	}
-	return &Queue{nodes: nodes, queue: name, stopc: make(chan struct{}), drain: make(chan struct{}),
+	return &Queue{runner: newRunner(), recv: newRunner(), nodes: nodes, queue: name,
 		sent: map[string]bool{}, ids: map[string]map[uint64]bool{}, acks: map[string]map[string]bool{}, settled: map[string]bool{}}, nil
 }
 
@@ -52,68 +47,52 @@ func (w *Queue) Name() string { return "queue" }
 
 // Start implements Workload: n senders and n receivers.
 func (w *Queue) Start(n int) {
-	for cl := range n {
-		w.swg.Go(func() { w.sender(cl) })
-		w.rwg.Go(func() { w.receiver(cl) })
-	}
+	w.run(n, w.send)
+	w.recv.run(n, w.receive)
 }
 
-func (w *Queue) sender(cl int) {
-	rng := rand.New(rand.NewPCG(uint64(cl), uint64(time.Now().UnixNano())))
-	for n := 0; ; n++ {
-		select {
-		case <-w.stopc:
-			return
-		default:
-		}
-		body := fmt.Sprintf("%s s%d-%d", w.queue, cl, n)
-		first := rng.IntN(len(w.nodes))
-		outcome, _ := retry(func(ctx context.Context, attempt int) error {
-			_, err := w.nodes[(first+attempt)%len(w.nodes)].Send(client.WithIdempotencyKey(ctx, body), w.queue, body, client.SendOptions{})
-			return err
-		})
-		w.mu.Lock()
-		w.ops++
-		switch outcome {
-		case Acked:
-			w.sent[body] = true
-		case Unknown:
-			w.unknown++
-		}
-		w.mu.Unlock()
+// send sends one unique body.
+func (w *Queue) send(cl, i int, rng *rand.Rand) {
+	body := fmt.Sprintf("%s s%d-%d", w.queue, cl, i)
+	first := rng.IntN(len(w.nodes))
+	outcome, _ := retry(func(ctx context.Context, attempt int) error {
+		_, err := w.nodes[(first+attempt)%len(w.nodes)].Send(client.WithIdempotencyKey(ctx, body), w.queue, body, client.SendOptions{})
+		return err
+	})
+	w.mu.Lock()
+	w.ops++
+	switch outcome {
+	case Acked:
+		w.sent[body] = true
+	case Unknown:
+		w.unknown++
 	}
+	w.mu.Unlock()
 }
 
-func (w *Queue) receiver(cl int) {
-	rng := rand.New(rand.NewPCG(uint64(cl)+1000, uint64(time.Now().UnixNano())))
-	for n := 0; ; n++ {
-		select {
-		case <-w.drain:
-			return
-		default:
-		}
-		key := fmt.Sprintf("%s r%d-%d", w.queue, cl, n)
-		first := rng.IntN(len(w.nodes))
-		var msg client.QueueMessage
-		var found bool
-		outcome, _ := retry(func(ctx context.Context, attempt int) error {
-			var err error
-			msg, found, err = w.nodes[(first+attempt)%len(w.nodes)].Receive(client.WithIdempotencyKey(ctx, key), w.queue, client.ReceiveOptions{AckTimeout: leaseFor})
-			return err
-		})
-		w.count()
-		if outcome != Acked || !found {
-			time.Sleep(20 * time.Millisecond)
-			continue // a lease we did not learn of lapses; the message comes back
-		}
-		w.mu.Lock()
-		if w.ids[msg.Body] == nil {
-			w.ids[msg.Body] = map[uint64]bool{}
-		}
-		w.ids[msg.Body][msg.ID] = true
-		w.mu.Unlock()
-		w.ack(msg, first)
+// receive takes one message under a lease and acks it.
+func (w *Queue) receive(cl, i int, rng *rand.Rand) {
+	key := fmt.Sprintf("%s r%d-%d", w.queue, cl, i)
+	first := rng.IntN(len(w.nodes))
+	var msg client.QueueMessage
+	var found bool
+	outcome, _ := retry(func(ctx context.Context, attempt int) error {
+		var err error
+		msg, found, err = w.nodes[(first+attempt)%len(w.nodes)].Receive(client.WithIdempotencyKey(ctx, key), w.queue, client.ReceiveOptions{AckTimeout: leaseFor})
+		return err
+	})
+	w.count()
+	if outcome != Acked || !found {
+		time.Sleep(20 * time.Millisecond)
+		return // a lease we did not learn of lapses; the message comes back
 	}
+	w.mu.Lock()
+	if w.ids[msg.Body] == nil {
+		w.ids[msg.Body] = map[uint64]bool{}
+	}
+	w.ids[msg.Body][msg.ID] = true
+	w.mu.Unlock()
+	w.ack(msg, first)
 }
 
 // ack acknowledges msg, retrying with an idempotency key; an ack whose
@@ -144,23 +123,15 @@ func (w *Queue) ack(msg client.QueueMessage, first int) {
 	}
 }
 
-func (w *Queue) count() {
-	w.mu.Lock()
-	w.ops++
-	w.mu.Unlock()
-}
-
 // Stop implements Workload: it stops the senders, lets the receivers drain
 // the queue (up to a minute after every node serves again) and stops them.
 func (w *Queue) Stop() {
-	close(w.stopc)
-	w.swg.Wait()
+	w.runner.Stop()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) && !w.empty() {
 		time.Sleep(200 * time.Millisecond)
 	}
-	close(w.drain)
-	w.rwg.Wait()
+	w.recv.Stop()
 }
 
 // empty reports whether the queue holds no message, leased ones included.

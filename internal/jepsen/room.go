@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/parley-chat/parley/client"
@@ -17,13 +16,10 @@ import (
 // seq it was acknowledged with, none twice, seqs without a gap, every
 // node's history the same.
 type Room struct {
+	runner
 	nodes []*client.Client
 	room  string
-	stopc chan struct{}
-	wg    sync.WaitGroup
 
-	mu      sync.Mutex
-	ops     int
 	acked   map[string]uint64 // text -> acknowledged seq
 	unknown int
 }
@@ -35,51 +31,34 @@ func NewRoom(nodes []*client.Client, name string) (*Room, error) {
 	if _, err := nodes[0].CreateRoom(ctx, client.RoomSpec{Name: name}); err != nil {
 		return nil, fmt.Errorf("create room %s: %w", name, err)
 	}
-	return &Room{nodes: nodes, room: name, stopc: make(chan struct{}), acked: map[string]uint64{}}, nil
+	return &Room{runner: newRunner(), nodes: nodes, room: name, acked: map[string]uint64{}}, nil
 }
 
 // Name implements Workload.
 func (w *Room) Name() string { return "room history" }
 
 // Start implements Workload.
-func (w *Room) Start(n int) {
-	for cl := range n {
-		w.wg.Go(func() { w.client(cl) })
-	}
-}
+func (w *Room) Start(n int) { w.run(n, w.post) }
 
-func (w *Room) client(cl int) {
-	rng := rand.New(rand.NewPCG(uint64(cl), uint64(time.Now().UnixNano())))
-	for n := 0; ; n++ {
-		select {
-		case <-w.stopc:
-			return
-		default:
-		}
-		text := fmt.Sprintf("%s c%d-%d", w.room, cl, n)
-		first := rng.IntN(len(w.nodes))
-		var res client.PostResult
-		outcome, _ := retry(func(ctx context.Context, attempt int) error {
-			var err error
-			res, err = w.nodes[(first+attempt)%len(w.nodes)].Post(client.WithIdempotencyKey(ctx, text), w.room, text, client.PostOptions{})
-			return err
-		})
-		w.mu.Lock()
-		w.ops++
-		switch outcome {
-		case Acked:
-			w.acked[text] = res.Seq
-		case Unknown:
-			w.unknown++
-		}
-		w.mu.Unlock()
+// post posts one unique text.
+func (w *Room) post(cl, i int, rng *rand.Rand) {
+	text := fmt.Sprintf("%s c%d-%d", w.room, cl, i)
+	first := rng.IntN(len(w.nodes))
+	var res client.PostResult
+	outcome, _ := retry(func(ctx context.Context, attempt int) error {
+		var err error
+		res, err = w.nodes[(first+attempt)%len(w.nodes)].Post(client.WithIdempotencyKey(ctx, text), w.room, text, client.PostOptions{})
+		return err
+	})
+	w.mu.Lock()
+	w.ops++
+	switch outcome {
+	case Acked:
+		w.acked[text] = res.Seq
+	case Unknown:
+		w.unknown++
 	}
-}
-
-// Stop implements Workload.
-func (w *Room) Stop() {
-	close(w.stopc)
-	w.wg.Wait()
+	w.mu.Unlock()
 }
 
 // Check implements Workload: the history read through every node.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/parley-chat/parley/client"
@@ -21,13 +20,10 @@ const RevocationWindow = time.Second
 // with a majority must refuse a token once its revocation window passed;
 // after the heal every node must.
 type Sessions struct {
+	runner
 	c     *nemesis.Cluster
 	users []string
-	stopc chan struct{}
-	wg    sync.WaitGroup
 
-	mu         sync.Mutex
-	ops        int
 	revoked    []revocation
 	unknown    int
 	violations []string
@@ -44,7 +40,7 @@ const sessionPassword = "correct horse battery"
 
 // NewSessions signs up n users (prefix0...) through the first node.
 func NewSessions(c *nemesis.Cluster, prefix string, n int) (*Sessions, error) {
-	w := &Sessions{c: c, stopc: make(chan struct{})}
+	w := &Sessions{runner: newRunner(), c: c}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i := range n {
@@ -63,69 +59,55 @@ func (w *Sessions) Name() string { return "sessions" }
 // Start implements Workload: one client per user (n is ignored) and the
 // prober.
 func (w *Sessions) Start(int) {
-	for cl, user := range w.users {
-		w.wg.Go(func() { w.client(cl, user) })
-	}
-	w.wg.Go(w.prober)
+	w.run(len(w.users), w.cycle)
+	w.run(1, func(int, int, *rand.Rand) { w.probeDue() })
 }
 
-// client signs in and out, over and over.
-func (w *Sessions) client(cl int, user string) {
-	rng := rand.New(rand.NewPCG(uint64(cl), uint64(time.Now().UnixNano())))
-	for {
-		select {
-		case <-w.stopc:
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
-		first := rng.IntN(len(w.c.Nodes))
-		var token string
-		in, _ := retry(func(ctx context.Context, attempt int) error {
-			s, err := w.c.Nodes[(first+attempt)%len(w.c.Nodes)].Client("").Login(ctx, user, sessionPassword)
-			token = s.Token
-			return err
-		})
-		w.count()
-		if in != Acked {
-			continue
-		}
-		first = rng.IntN(len(w.c.Nodes))
-		out, _ := retry(func(ctx context.Context, attempt int) error {
-			return w.c.Nodes[(first+attempt)%len(w.c.Nodes)].Client(token).Logout(ctx)
-		})
-		w.mu.Lock()
-		w.ops++
-		switch out {
-		case Acked:
-			w.revoked = append(w.revoked, revocation{token: token, at: time.Now()})
-		case Unknown:
-			w.unknown++
-		}
-		w.mu.Unlock()
+// cycle signs user cl in, then out.
+func (w *Sessions) cycle(cl, _ int, rng *rand.Rand) {
+	user := w.users[cl]
+	time.Sleep(100 * time.Millisecond)
+	first := rng.IntN(len(w.c.Nodes))
+	var token string
+	in, _ := retry(func(ctx context.Context, attempt int) error {
+		s, err := w.c.Nodes[(first+attempt)%len(w.c.Nodes)].Client("").Login(ctx, user, sessionPassword)
+		token = s.Token
+		return err
+	})
+	w.count()
+	if in != Acked {
+		return
 	}
+	first = rng.IntN(len(w.c.Nodes))
+	out, _ := retry(func(ctx context.Context, attempt int) error {
+		return w.c.Nodes[(first+attempt)%len(w.c.Nodes)].Client(token).Logout(ctx)
+	})
+	w.mu.Lock()
+	w.ops++
+	switch out {
+	case Acked:
+		w.revoked = append(w.revoked, revocation{token: token, at: time.Now()})
+	case Unknown:
+		w.unknown++
+	}
+	w.mu.Unlock()
 }
 
-// prober uses every token whose window has passed (in the last 20 s)
-// against every node, every 200 ms.
-func (w *Sessions) prober() {
-	for {
-		select {
-		case <-w.stopc:
-			return
-		case <-time.After(200 * time.Millisecond):
+// probeDue waits 200 ms, then uses every token whose window has passed (in
+// the last 20 s) against every node.
+func (w *Sessions) probeDue() {
+	time.Sleep(200 * time.Millisecond)
+	w.mu.Lock()
+	var due []revocation
+	for _, r := range w.revoked {
+		if since := time.Since(r.at); since > RevocationWindow && since < 20*time.Second {
+			due = append(due, r)
 		}
-		w.mu.Lock()
-		var due []revocation
-		for _, r := range w.revoked {
-			if since := time.Since(r.at); since > RevocationWindow && since < 20*time.Second {
-				due = append(due, r)
-			}
-		}
-		w.mu.Unlock()
-		for _, r := range due {
-			for i, n := range w.c.Nodes {
-				w.probe(i, n, r)
-			}
+	}
+	w.mu.Unlock()
+	for _, r := range due {
+		for i, n := range w.c.Nodes {
+			w.probe(i, n, r)
 		}
 	}
 }
@@ -154,18 +136,6 @@ func (w *Sessions) probe(i int, n *nemesis.Node, r revocation) {
 // other failure is no proof the token worked).
 func accepted(err error) bool {
 	return err == nil
-}
-
-func (w *Sessions) count() {
-	w.mu.Lock()
-	w.ops++
-	w.mu.Unlock()
-}
-
-// Stop implements Workload.
-func (w *Sessions) Stop() {
-	close(w.stopc)
-	w.wg.Wait()
 }
 
 // Check implements Workload: after the heal every revoked token is refused
