@@ -240,13 +240,10 @@ func (s *Server) routes() {
 		s.handleAuth("GET /api/v1/queues/{queue}/peek", s.queuePeek)
 		s.handleAuth("POST /api/v1/queues/{queue}/receive", s.queueReceive)
 		s.handleAuth("POST /api/v1/queues/{queue}/ack", s.queueAck)
+		s.queueRoutes()
 	}
 	if s.links != nil {
-		s.handleAuth("POST /api/v1/links", s.linkCreate)
-		s.handleAuth("GET /api/v1/links", s.linkList)
-		s.handleAuth("GET /api/v1/links/{code}", s.linkInfo)
-		s.handleAuth("DELETE /api/v1/links/{code}", s.linkDelete)
-		s.handle("GET /s/{code}", s.redirect)
+		s.linkRoutes() // links.go
 	}
 	// Catch-alls without a method answer unknown routes with JSON; the
 	// second keeps PUT /api/v1/kv from being redirected to /api/v1/kv/.
