@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -147,7 +148,7 @@ func quoteKeys(keys []string) string {
 
 // message is an *errs.Error's message, or err's text.
 func message(err error) string {
-	if e, ok := err.(*errs.Error); ok {
+	if e, ok := errors.AsType[*errs.Error](err); ok {
 		return e.Message
 	}
 	return err.Error()
