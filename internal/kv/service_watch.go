@@ -32,3 +32,19 @@ func (s *Service) WatchPartitions(m Match) []uint64 {
 	}
 	return s.r.Partitions()
 }
+
+// WatchPlan checks a watch of m resumed from the token after ("" for now)
+// and returns the partitions it follows and the positions it resumes
+// from (a partition missing from them starts at its current revision).
+func (s *Service) WatchPlan(m Match, after string) ([]uint64, map[uint64]uint64, error) {
+	if err := s.CheckMatch(m); err != nil {
+		return nil, nil, err
+	}
+	parts := s.WatchPartitions(m)
+	pos, err := ParseToken(after)
+	if err != nil {
+		return nil, nil, err
+	}
+	pos, err = PlaceToken(pos, parts)
+	return parts, pos, err
+}

@@ -72,7 +72,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 		rooms:    chat.NewService(n.router, chat.Config{Hasher: hasher}),
 		queues:   queues,
 		links:    links,
-		kv:       kv.NewService(n.router, kv.Limits{}),
+		kv:       kv.NewService(n.router, kv.Limits{History: n.cfg.KVHistory}),
 	}, nil
 }
 
@@ -82,6 +82,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 func (n *Node) startServices(s *services) {
 	n.goBackground(func() { s.links.RunFlusher(n.ctx, linkFlushInterval) })
 	n.goBackground(func() { n.presence.Run(n.ctx) })
+	n.goBackground(func() { n.kvExpireLoop(s.kv, kvExpireInterval) })
 	if n.cfg.HistoryRetention > 0 {
 		n.goBackground(func() { n.compactLoop(s.rooms, compactInterval) })
 	}

@@ -120,6 +120,9 @@ type ClientFrame struct {
 	Token string `json:"token,omitempty"`
 	// After is the seq to resume after; nil subscribes from now.
 	After *uint64 `json:"after,omitempty"`
+	// KV, instead of Room, subscribes to (or unsubscribes from) a kv
+	// watch (kvframe.go).
+	KV *KVSubscription `json:"kv,omitempty"`
 }
 
 // DecodeClientFrame decodes and checks a client frame: a JSON object of at
@@ -136,8 +139,11 @@ func DecodeClientFrame(b []byte) (ClientFrame, error) {
 	}
 	switch f.Type {
 	case TypeSubscribe, TypeUnsubscribe:
+		if f.KV != nil {
+			return f, checkKVFrame(f)
+		}
 		if f.Room == "" {
-			return f, errs.New(errs.Invalid, "a %s frame needs a room", f.Type)
+			return f, errs.New(errs.Invalid, "a %s frame needs a room or a kv watch", f.Type)
 		}
 	case TypeAuth:
 		if f.Token == "" {
@@ -149,6 +155,21 @@ func DecodeClientFrame(b []byte) (ClientFrame, error) {
 		return f, errs.New(errs.Invalid, "unknown frame type %q: use subscribe or unsubscribe", clip(f.Type))
 	}
 	return f, nil
+}
+
+// checkKVFrame checks the kv object of a subscribe or unsubscribe frame.
+func checkKVFrame(f ClientFrame) error {
+	switch {
+	case f.Room != "":
+		return errs.New(errs.Invalid, "a %s frame takes a room or a kv watch, not both", f.Type)
+	case f.KV.Name() == "" && (f.Type == TypeUnsubscribe || f.KV.Prefix == nil):
+		return errs.New(errs.Invalid, "a kv %s needs an id, a key or a prefix", f.Type)
+	case f.Type == TypeSubscribe && f.KV.Key != "" && f.KV.Prefix != nil:
+		return errs.New(errs.Invalid, "a kv watch takes a key or a prefix, not both")
+	case f.Type == TypeSubscribe && f.KV.Key == "" && f.KV.Prefix == nil:
+		return errs.New(errs.Invalid, "a kv watch needs a key or a prefix (\"\" watches every key)")
+	}
+	return nil
 }
 
 // jsonProblem describes a JSON decoding error without echoing the input.
