@@ -85,7 +85,7 @@ func setItemHeaders(w http.ResponseWriter, item kv.Item) {
 type kvHistoryResponse struct {
 	Key string `json:"key"`
 	// Revision is the key's partition's revision at the read.
-	Revision uint64    `json:"revision"`
+	Revision uint64           `json:"revision"`
 	Versions []stream.KVEvent `json:"versions"`
 }
 
