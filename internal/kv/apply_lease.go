@@ -333,10 +333,11 @@ func NextDue(r state.Reader) (ms int64, ok bool, err error) {
 }
 
 // GetLease reads lease id from its home partition's state; found is false
-// when it is unknown, revoked or past its deadline at nowMs.
-func GetLease(r state.Reader, id uint64, nowMs int64) (LeaseInfo, bool, error) {
+// when it is unknown or revoked. A lease past its deadline is found until
+// its partition's leader expires it (moments later).
+func GetLease(r state.Reader, id uint64) (LeaseInfo, bool, error) {
 	l, found, err := readLease(r, id)
-	if err != nil || !found || !l.home || !l.alive(nowMs) {
+	if err != nil || !found || !l.home || l.Revoked {
 		return LeaseInfo{}, false, err
 	}
 	return l.LeaseInfo, true, nil

@@ -100,7 +100,7 @@ func (s *Service) Revoke(ctx context.Context, id uint64) error {
 }
 
 // Lease reads lease id (linearizable): its TTL and deadline; a lease
-// unknown, revoked or past its deadline is errs.NotFound.
+// unknown, revoked or expired is errs.NotFound.
 func (s *Service) Lease(ctx context.Context, id uint64) (LeaseInfo, error) {
 	home, err := s.leaseHome(id)
 	if err != nil {
@@ -108,10 +108,9 @@ func (s *Service) Lease(ctx context.Context, id uint64) (LeaseInfo, error) {
 	}
 	var l LeaseInfo
 	var found bool
-	now := time.Now().UnixMilli()
 	_, err = s.r.Read(ctx, home, false, func(r state.Reader) error {
 		var err error
-		l, found, err = GetLease(r, id, now)
+		l, found, err = GetLease(r, id)
 		return err
 	})
 	if err != nil {
