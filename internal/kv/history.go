@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -205,7 +206,7 @@ func (x *revWriter) history(key string, entry []byte) error {
 	lo := historyKeyPrefix(key)
 	var all [][]byte
 	if err := x.w.Scan(lo, state.PrefixEnd(lo), func(k, _ []byte) bool {
-		all = append(all, k)
+		all = append(all, bytes.Clone(k)) // k is valid only during the call
 		return true
 	}); err != nil {
 		return err
@@ -268,7 +269,7 @@ func dropLogEntry(w state.Writer, rev uint64) error {
 		var stale [][]byte
 		newest := uint64(0)
 		if err := w.Scan(lo, state.PrefixEnd(lo), func(k, _ []byte) bool {
-			stale = append(stale, k)
+			stale = append(stale, bytes.Clone(k))
 			newest = binary.BigEndian.Uint64(k[len(k)-8:])
 			return true
 		}); err != nil {

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -22,6 +23,7 @@ func History(r state.Reader, key string) ([]Event, error) {
 	scanErr := r.Scan(lo, state.PrefixEnd(lo), func(k, v []byte) bool {
 		var e Event
 		e, err = decodeHistoryEntry(k, v, key, binary.BigEndian.Uint64(k[len(k)-8:]))
+		e.Value = bytes.Clone(e.Value) // v is valid only during the call
 		out = append(out, e)
 		return err == nil
 	})
