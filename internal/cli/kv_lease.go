@@ -83,10 +83,12 @@ until interrupted (a third of the TTL is a good choice).`)
 	}
 }
 
-// runLeaseInfo is `parley kv lease info ID`.
-func runLeaseInfo(ctx context.Context, e *Env, path string, args []string) error {
+// leaseCall parses the arguments of a command on one lease (ID and the
+// client flags) and runs call with a signed-in client, retrying within the
+// timeout.
+func leaseCall(ctx context.Context, e *Env, path, about string, args []string, call func(ctx context.Context, c *client.Client, id uint64) error) error {
 	var co clientOptions
-	fs := newFlagSet(path, "ID [flags]", "Print lease ID's TTL and the time it has left.")
+	fs := newFlagSet(path, "ID [flags]", about)
 	addClientFlags(fs, &co)
 	pos, err := parseClient(fs, &co, e, args, 1, 1)
 	if err != nil {
@@ -99,8 +101,17 @@ func runLeaseInfo(ctx context.Context, e *Env, path string, args []string) error
 	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
 	defer cancel()
 	c := co.newClient()
+	return retry(ctx, func() error { return call(ctx, c, id) })
+}
+
+// runLeaseInfo is `parley kv lease info ID`.
+func runLeaseInfo(ctx context.Context, e *Env, path string, args []string) error {
 	var l client.Lease
-	if err := retry(ctx, func() (err error) { l, err = c.LeaseGet(ctx, id); return err }); err != nil {
+	err := leaseCall(ctx, e, path, "Print lease ID's TTL and the time it has left.", args, func(ctx context.Context, c *client.Client, id uint64) (err error) {
+		l, err = c.LeaseGet(ctx, id)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.Stdout, "lease %d: ttl %v, %v left\n", l.ID, time.Duration(l.TTLMs)*time.Millisecond, time.Duration(l.RemainingMs)*time.Millisecond)
@@ -109,19 +120,7 @@ func runLeaseInfo(ctx context.Context, e *Env, path string, args []string) error
 
 // runLeaseRevoke is `parley kv lease revoke ID`.
 func runLeaseRevoke(ctx context.Context, e *Env, path string, args []string) error {
-	var co clientOptions
-	fs := newFlagSet(path, "ID [flags]", "End lease ID now, deleting every key attached to it.")
-	addClientFlags(fs, &co)
-	pos, err := parseClient(fs, &co, e, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	id, err := leaseArg(path, pos[0])
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
-	defer cancel()
-	c := co.newClient()
-	return retry(ctx, func() error { return c.LeaseRevoke(ctx, id) })
+	return leaseCall(ctx, e, path, "End lease ID now, deleting every key attached to it.", args, func(ctx context.Context, c *client.Client, id uint64) error {
+		return c.LeaseRevoke(ctx, id)
+	})
 }

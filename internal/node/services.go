@@ -82,16 +82,22 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 func (n *Node) startServices(s *services) {
 	n.goBackground(func() { s.links.RunFlusher(n.ctx, linkFlushInterval) })
 	n.goBackground(func() { n.presence.Run(n.ctx) })
-	n.goBackground(func() { n.kvExpireLoop(s.kv, kvExpireInterval) })
+	n.goBackground(func() {
+		n.leaderLoop(kvExpireInterval, "kv expiry failed; will retry", func(p uint64) error { return n.expirePartition(s.kv, p) })
+	})
 	if n.cfg.HistoryRetention > 0 {
-		n.goBackground(func() { n.compactLoop(s.rooms, compactInterval) })
+		// Room history older than the retention goes, partition by partition.
+		n.goBackground(func() {
+			n.leaderLoop(compactInterval, "room history compaction failed; will retry", func(p uint64) error { return n.compactPartition(s.rooms, p) })
+		})
 	}
 }
 
-// compactLoop drops room history older than the retention, every interval,
-// in the partitions this node leads (so each partition is compacted by one
-// node at a time, and the proposals need no forwarding).
-func (n *Node) compactLoop(rooms *chat.Service, every time.Duration) {
+// leaderLoop calls fn, every interval, for each partition this node leads
+// (so each partition's work is done by one node at a time, and its
+// proposals need no forwarding), logging a failure as warn at most once a
+// minute, until the node closes.
+func (n *Node) leaderLoop(every time.Duration, warn string, fn func(p uint64) error) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var lastWarn time.Time
@@ -102,12 +108,12 @@ func (n *Node) compactLoop(rooms *chat.Service, every time.Duration) {
 		case <-t.C:
 		}
 		for _, p := range n.router.Partitions() {
-			if _, local := n.engine.Leader(p); !local {
+			if !n.leads(p) {
 				continue
 			}
-			if err := n.compactPartition(rooms, p); err != nil && n.ctx.Err() == nil && time.Since(lastWarn) >= time.Minute {
+			if err := fn(p); err != nil && n.ctx.Err() == nil && time.Since(lastWarn) >= time.Minute {
 				lastWarn = time.Now()
-				n.log.Warn("room history compaction failed; will retry", "partition", p, "err", err)
+				n.log.Warn(warn, "partition", p, "err", err)
 			}
 		}
 	}

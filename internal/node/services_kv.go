@@ -18,35 +18,12 @@ const kvExpireInterval = 250 * time.Millisecond
 // (each deletes at most a few hundred keys).
 const kvExpireRounds = 8
 
-// kvExpireLoop expires kv keys and leases in the partitions this node
-// leads: every interval it reads when the next one is due from its own
-// replica and, when that time has come by this leader's clock, proposes an
-// Expire, whose leader-stamped time decides what goes. A partition is thus
-// expired by one node at a time, and replicas never consult their own
-// clocks.
-func (n *Node) kvExpireLoop(s *kv.Service, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	var lastWarn time.Time
-	for {
-		select {
-		case <-n.ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, p := range n.router.Partitions() {
-			if !n.leads(p) {
-				continue
-			}
-			if err := n.expirePartition(s, p); err != nil && n.ctx.Err() == nil && time.Since(lastWarn) >= time.Minute {
-				lastWarn = time.Now()
-				n.log.Warn("kv expiry failed; will retry", "partition", p, "err", err)
-			}
-		}
-	}
-}
-
-// expirePartition proposes Expire to p while something there is due.
+// expirePartition expires kv keys and leases in partition p, which this
+// node leads (startServices runs it through leaderLoop every
+// kvExpireInterval): it reads when the next one is due from its own replica
+// and, when that time has come by this leader's clock, proposes an Expire,
+// whose leader-stamped time decides what goes; again while something is
+// due. Replicas never consult their own clocks.
 func (n *Node) expirePartition(s *kv.Service, p uint64) error {
 	for range kvExpireRounds {
 		ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)

@@ -41,19 +41,8 @@ type kvState struct {
 // kvModel is the sequential specification of one key: a put raises the
 // version by one; a get sees the last put.
 var kvModel = porcupine.Model{
-	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[string][]porcupine.Operation{}
-		for _, op := range h {
-			k := op.Input.(kvInput).key
-			byKey[k] = append(byKey[k], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(byKey))
-		for _, ops := range byKey {
-			out = append(out, ops)
-		}
-		return out
-	},
-	Init: func() any { return kvState{} },
+	Partition: partitionBy(func(in any) string { return in.(kvInput).key }),
+	Init:      func() any { return kvState{} },
 	Step: func(s, in, out any) (bool, any) {
 		st, i, o := s.(kvState), in.(kvInput), out.(kvOutput)
 		if i.put {
@@ -69,6 +58,23 @@ var kvModel = porcupine.Model{
 		}
 		return fmt.Sprintf("get(%s) -> %q v%d found=%v", i.key, o.value, o.version, o.found)
 	},
+}
+
+// partitionBy returns a porcupine Partition function that checks the
+// operations of each key (as keyOf reads it from the input) apart.
+func partitionBy(keyOf func(in any) string) func([]porcupine.Operation) [][]porcupine.Operation {
+	return func(h []porcupine.Operation) [][]porcupine.Operation {
+		byKey := map[string][]porcupine.Operation{}
+		for _, op := range h {
+			k := keyOf(op.Input)
+			byKey[k] = append(byKey[k], op)
+		}
+		out := make([][]porcupine.Operation, 0, len(byKey))
+		for _, ops := range byKey {
+			out = append(out, ops)
+		}
+		return out
+	}
 }
 
 // history records operations from many clients.

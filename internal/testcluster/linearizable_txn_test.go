@@ -54,19 +54,8 @@ type txnOutput struct {
 type txnState struct{ a, b txnKey }
 
 var kvTxnModel = porcupine.Model{
-	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
-		byGroup := map[int][]porcupine.Operation{}
-		for _, op := range h {
-			g := op.Input.(txnInput).group
-			byGroup[g] = append(byGroup[g], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(byGroup))
-		for _, ops := range byGroup {
-			out = append(out, ops)
-		}
-		return out
-	},
-	Init: func() any { return txnState{} },
+	Partition: partitionBy(func(in any) string { return fmt.Sprint(in.(txnInput).group) }),
+	Init:      func() any { return txnState{} },
 	Step: func(s, in, out any) (bool, any) {
 		st, i, o := s.(txnState), in.(txnInput), out.(txnOutput)
 		switch i.kind {
