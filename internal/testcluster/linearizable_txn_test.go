@@ -232,3 +232,37 @@ func moveLeadersOff(c *testcluster.Cluster, from int) {
 	defer cancel()
 	_ = n.Engine().TransferLeadership(ctx)
 }
+
+// The checker itself: histories a broken store would produce are refused.
+func TestKVTxnModel_RefusesBrokenHistories(t *testing.T) {
+	op := func(cl int, in txnInput, out txnOutput, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: cl, Input: in, Output: out, Call: call, Return: ret}
+	}
+	cas := func(ver uint64, v string) txnInput { return txnInput{kind: txnCAS, version: ver, value: v} }
+	won := func(ver uint64) txnOutput { return txnOutput{succeeded: true, a: txnKey{version: ver}, b: txnKey{version: ver}} }
+	for name, h := range map[string][]porcupine.Operation{
+		"two compare-and-sets from one version both succeed": {
+			op(0, cas(0, "x"), won(1), 0, 10), op(1, cas(0, "y"), won(1), 1, 11),
+		},
+		"a read sees a and b from different transactions": {
+			op(0, cas(0, "x"), won(1), 0, 10),
+			op(1, txnInput{kind: txnRead}, txnOutput{a: txnKey{"x", 1}, b: txnKey{"", 0}}, 20, 30),
+		},
+		"a read misses an acknowledged transaction": {
+			op(0, cas(0, "x"), won(1), 0, 10),
+			op(1, txnInput{kind: txnRead}, txnOutput{}, 20, 30),
+		},
+	} {
+		if porcupine.CheckOperations(kvTxnModel, h) {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	ok := []porcupine.Operation{
+		op(0, cas(0, "x"), won(1), 0, 10),
+		op(1, cas(0, "y"), txnOutput{a: txnKey{"x", 1}}, 5, 15),
+		op(2, txnInput{kind: txnRead}, txnOutput{a: txnKey{"x", 1}, b: txnKey{"x", 1}}, 20, 30),
+	}
+	if !porcupine.CheckOperations(kvTxnModel, ok) {
+		t.Error("a linearizable history was refused")
+	}
+}
