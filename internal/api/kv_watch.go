@@ -19,6 +19,9 @@ import (
 // until ctx ends, w fails or an event needed is gone
 // (errs.HistoryCompacted).
 type KVWatchService interface {
+	// Check refuses a watch Watch would refuse at once (errs.Invalid),
+	// before it takes a stream slot.
+	Check(m kv.Match, after string) error
 	Watch(ctx context.Context, m kv.Match, after string, w kv.Watcher) error
 }
 
@@ -46,6 +49,10 @@ func (s *Server) kvWatchSSE(w http.ResponseWriter, r *http.Request) {
 	after := q.Get("after")
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
 		after = id
+	}
+	if err := s.kvWatch.Check(m, after); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	release, err := s.hold(r.Context(), ratelimit.Streams, identity(r).User)
 	if err != nil {

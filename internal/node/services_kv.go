@@ -48,6 +48,12 @@ type kvWatch struct {
 
 var _ api.KVWatchService = kvWatch{}
 
+// Check implements api.KVWatchService.
+func (w kvWatch) Check(m kv.Match, after string) error {
+	_, _, err := w.kv.WatchPlan(m, after)
+	return err
+}
+
 // Watch implements api.KVWatchService.
 func (w kvWatch) Watch(ctx context.Context, m kv.Match, after string, out kv.Watcher) error {
 	parts, from, err := w.kv.WatchPlan(m, after)

@@ -22,6 +22,12 @@ type KVWatch struct {
 	Rep *statetest.Replicator
 }
 
+// Check refuses what Watch would refuse at once.
+func (kw KVWatch) Check(m kv.Match, after string) error {
+	_, _, err := kw.KV.WatchPlan(m, after)
+	return err
+}
+
 // Watch follows the keys m selects from the token after until ctx ends,
 // w fails or an event needed was compacted away.
 func (kw KVWatch) Watch(ctx context.Context, m kv.Match, after string, w kv.Watcher) error {
