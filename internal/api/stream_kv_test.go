@@ -18,10 +18,10 @@ import (
 
 // kvFrame is what the kv frames of a stream carry.
 type kvFrame struct {
-	Type   string            `json:"type"`
-	KV     string            `json:"kv"`
-	Token  string            `json:"token"`
-	Code   string            `json:"code"`
+	Type   string           `json:"type"`
+	KV     string           `json:"kv"`
+	Token  string           `json:"token"`
+	Code   string           `json:"code"`
 	Events []stream.KVEvent `json:"events"`
 }
 

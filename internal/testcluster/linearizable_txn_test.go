@@ -239,7 +239,9 @@ func TestKVTxnModel_RefusesBrokenHistories(t *testing.T) {
 		return porcupine.Operation{ClientId: cl, Input: in, Output: out, Call: call, Return: ret}
 	}
 	cas := func(ver uint64, v string) txnInput { return txnInput{kind: txnCAS, version: ver, value: v} }
-	won := func(ver uint64) txnOutput { return txnOutput{succeeded: true, a: txnKey{version: ver}, b: txnKey{version: ver}} }
+	won := func(ver uint64) txnOutput {
+		return txnOutput{succeeded: true, a: txnKey{version: ver}, b: txnKey{version: ver}}
+	}
 	for name, h := range map[string][]porcupine.Operation{
 		"two compare-and-sets from one version both succeed": {
 			op(0, cas(0, "x"), won(1), 0, 10), op(1, cas(0, "y"), won(1), 1, 11),
