@@ -248,11 +248,7 @@ func (s *Server) routes() {
 		s.handleAuth("POST /api/v1/queues/{queue}/ack", s.queueAck)
 	}
 	if s.links != nil {
-		s.handleAuth("POST /api/v1/links", s.linkCreate)
-		s.handleAuth("GET /api/v1/links", s.linkList)
-		s.handleAuth("GET /api/v1/links/{code}", s.linkInfo)
-		s.handleAuth("DELETE /api/v1/links/{code}", s.linkDelete)
-		s.handle("GET /s/{code}", s.redirect)
+		s.linkRoutes() // links.go
 	}
 	// Catch-alls without a method answer unknown routes with JSON; the
 	// second keeps PUT /api/v1/kv from being redirected to /api/v1/kv/.

@@ -53,9 +53,15 @@ func rootCommand() *command {
 				{name: "ack", summary: "acknowledge a leased message", action: runQueueAck},
 			}},
 			{name: "link", section: clients, summary: "short links", subs: []*command{
-				{name: "create", summary: "shorten a URL", action: runLinkCreate},
-				{name: "info", summary: "a link's URL, creator and hits", action: runLinkInfo},
-				{name: "list", summary: "your links with their hits", action: runLinkList},
+				{name: "create", summary: "shorten a URL (with expiry, visit limit, status, tags)", action: runLinkCreate},
+				{name: "info", summary: "a link's URL, state, creator and hits", action: runLinkInfo},
+				{name: "list", summary: "your links with their hits (filter by tag, text, state)", action: runLinkList},
+				{name: "edit", summary: "change a link's URL, expiry, visit limit, status or tags", action: runLinkEdit},
+				{name: "disable", summary: "stop a link redirecting until enabled", action: runLinkSwitch(true)},
+				{name: "enable", summary: "let a disabled link redirect again", action: runLinkSwitch(false)},
+				{name: "stats", summary: "a link's visits per day, referrer, browser and OS", action: runLinkStats},
+				{name: "qr", summary: "write a QR code of a link (PNG or SVG)", action: runLinkQR},
+				{name: "import", summary: "create links from a CSV file, with a per-line report", action: runLinkImport},
 				{name: "delete", summary: "delete a link", action: runLinkDelete},
 			}},
 			{name: "kv", section: clients, summary: "key-value store", subs: []*command{

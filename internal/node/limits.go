@@ -221,21 +221,26 @@ func (l *limiter) ask(ctx context.Context, p uint64, op limitOp) (limitResult, e
 	var err error
 	for attempt := range 2 {
 		addr, local := l.route.owner(p, attempt)
+		var res []limitResult
 		switch {
 		case local:
-			return l.serve(ctx, limitRequest{Holder: l.holder, Ops: []limitOp{op}})[0], nil
+			// A redirect may name this node while it does not lead (yet,
+			// or any more): its answer is then NotLeader, never a refusal.
+			res = l.serve(ctx, limitRequest{Holder: l.holder, Ops: []limitOp{op}})
+			addr = "this node"
 		case addr == "":
 			return limitResult{}, errs.New(errs.Unavailable, "no leader known for partition %d", p)
-		}
-		var res []limitResult
-		if res, err = l.send(ctx, addr, limitRequest{Holder: l.holder, Ops: []limitOp{op}}); err != nil {
-			return limitResult{}, err
+		default:
+			if res, err = l.send(ctx, addr, limitRequest{Holder: l.holder, Ops: []limitOp{op}}); err != nil {
+				return limitResult{}, err
+			}
+			addr = "node " + addr
 		}
 		if !res[0].NotLeader {
 			return res[0], nil
 		}
 		l.route.hint(p, res[0].Leader)
-		err = fmt.Errorf("node %s no longer leads partition %d", addr, p)
+		err = fmt.Errorf("%s does not lead partition %d", addr, p)
 	}
 	return limitResult{}, err
 }

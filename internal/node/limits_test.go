@@ -26,6 +26,9 @@ type limitNet struct {
 	nodes   map[string]*limiter
 	calls   int
 	ownerOf func(self string) string // who self believes leads; default leader
+	// believes, if set, is who self names as leader when it does not lead
+	// (default: leader).
+	believes func(self string) string
 }
 
 func newLimitNet(t testing.TB, cfg ratelimit.Config, names ...string) *limitNet {
@@ -70,6 +73,9 @@ func (ln *limitNet) route(self string) limitRoute {
 		leads: func(uint64) (uint64, bool) {
 			ln.mu.Lock()
 			defer ln.mu.Unlock()
+			if ln.believes != nil && ln.leader != self {
+				return id(ln.believes(self)), false
+			}
 			return id(ln.leader), ln.leader == self
 		},
 		peers: func(uint64) []string {
@@ -176,6 +182,26 @@ func TestLimiter_Take(t *testing.T) {
 		}
 		if ln.hints["n2"] != "n1" {
 			t.Fatalf("n2 was not told that n1 leads: %v", ln.hints)
+		}
+	})
+	t.Run("a redirect back to a node that does not lead is no refusal", func(t *testing.T) {
+		// n2 believes n3 leads, n3 names n2: n2 must not answer for
+		// itself as if it led (a refusal with no wait), but decide alone.
+		ln := newLimitNet(t, cfg, "n1", "n2", "n3")
+		ln.ownerOf = func(self string) string {
+			if self == "n2" {
+				return "n3"
+			}
+			return "n1"
+		}
+		ln.believes = func(self string) string {
+			if self == "n3" {
+				return "n2"
+			}
+			return "n3"
+		}
+		if got := ln.takeAll(t, ratelimit.LoginsPerUser, "ann", 8, "n2"); got != 8 {
+			t.Fatalf("%d of 8 allowed while leadership was unclear, want 8 (fail open)", got)
 		}
 	})
 	t.Run("a change of leader carries the count over", func(t *testing.T) {

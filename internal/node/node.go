@@ -30,6 +30,7 @@ import (
 	"github.com/parley-chat/parley/internal/metrics"
 	"github.com/parley-chat/parley/internal/multiraft"
 	"github.com/parley-chat/parley/internal/partition"
+	"github.com/parley-chat/parley/internal/password"
 	"github.com/parley-chat/parley/internal/pki"
 	"github.com/parley-chat/parley/internal/placement"
 	"github.com/parley-chat/parley/internal/presence/tracker"
@@ -68,6 +69,9 @@ type Node struct {
 	ready atomic.Bool
 
 	fs vfs.FS // nil: the operating system's
+	// hashParams are the argon2id costs of new password hashes (zero:
+	// password.DefaultParams); hashes already stored keep their own.
+	hashParams password.Params
 
 	metrics *metrics.Metrics
 	ops     opsState // operator figures: lag, requests, cache (stats.go)
@@ -157,6 +161,12 @@ type Option func(*Node)
 // WithFS makes the node keep its store on fs instead of the operating
 // system's file system (tests simulate crashes with a crashable memory FS).
 func WithFS(fs vfs.FS) Option { return func(n *Node) { n.fs = fs } }
+
+// WithPasswordParams makes the node hash new passwords with p instead of
+// password.DefaultParams: in-process test clusters use the cheapest costs
+// (passwordtest.Params), as argon2id's default costs dominate a test that
+// signs in many users under the race detector.
+func WithPasswordParams(p password.Params) Option { return func(n *Node) { n.hashParams = p } }
 
 // New prepares a node; nothing listens until Start.
 func New(cfg config.Config, log *slog.Logger, opts ...Option) (*Node, error) {

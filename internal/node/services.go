@@ -41,7 +41,11 @@ type services struct {
 func (n *Node) newServices(limits account.Limiter) (*services, error) {
 	// One Hasher for accounts and rooms: its bound on concurrent argon2id
 	// runs is the node's.
-	hasher, err := password.NewHasher(password.DefaultParams(), 0)
+	params := n.hashParams
+	if params == (password.Params{}) {
+		params = password.DefaultParams()
+	}
+	hasher, err := password.NewHasher(params, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +66,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 		CacheSize:   n.cfg.CacheSize,
 		CachePolicy: policy,
 		Logger:      n.log,
+		SelfURLs:    n.linkSelfURLs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("links: %w", err)
@@ -131,6 +136,21 @@ func (n *Node) compactPartition(rooms *chat.Service, p uint64) error {
 		}
 	}
 	return nil
+}
+
+// linkSelfURLs are the bases this cluster serves short links on, which a
+// link may not point back at: the public URL and every member's HTTP
+// address.
+func (n *Node) linkSelfURLs() []string {
+	out := []string{n.publicURL()}
+	if m := n.Map(); m != nil {
+		for _, nd := range m.Nodes {
+			if nd.HTTPAddr != "" {
+				out = append(out, nd.HTTPAddr)
+			}
+		}
+	}
+	return out
 }
 
 // publicURL is the base of short links: --public-url, or the scheme and

@@ -212,8 +212,10 @@ func (pc *procCluster) waitPlacedOnly(nodes []string, within time.Duration) time
 // 5 processes, RF 3: one is killed with SIGKILL for good, then another.
 // Each time every partition is back to three replicas on the survivors
 // (the metadata group too: the second healing needs it), under linearizable
-// load, losing nothing.
+// load, losing nothing. A soak of minutes: it runs in the long form (and in
+// .ci/run); TestHeal_DeadNodesReplicasRebuilt covers healing in process.
 func TestHealProcess_Kill9TwiceRebuildsReplicas(t *testing.T) {
+	skipUnlessLong(t)
 	pc := startProcCluster(t, 5)
 	load := startKVLoad(t, "k", 8, 40, pc.up)
 	load.waitAcks(200, time.Minute)

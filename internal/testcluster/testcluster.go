@@ -23,6 +23,7 @@ import (
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/node"
+	"github.com/parley-chat/parley/internal/password/passwordtest"
 	"github.com/parley-chat/parley/internal/placement"
 	"github.com/parley-chat/parley/internal/ratelimit"
 )
@@ -216,7 +217,7 @@ func (c *Cluster) start(i int) {
 func (c *Cluster) startErr(i int) error {
 	c.mu.Lock()
 	cfg := c.cfgs[i]
-	var opts []node.Option
+	opts := []node.Option{node.WithPasswordParams(passwordtest.Params())}
 	if c.fss[i] != nil {
 		opts = append(opts, node.WithFS(c.fss[i]))
 	}

@@ -155,8 +155,15 @@ export const receive = (q, from) =>
 // Links.
 export const createLink = (url, code) =>
   request('POST', '/api/v1/links', {body: code ? {url, code} : {url}, idem: requestId()});
-export const myLinks = () => request('GET', '/api/v1/links?mine=true').then((r) => r.links);
+export const myLinks = (filter = {}) =>
+  request('GET', '/api/v1/links' + qs({mine: 'true', ...filter})).then((r) => r.links);
 export const deleteLink = (code) => request('DELETE', `/api/v1/links/${enc(code)}`);
+export const linkInfo = (code) => request('GET', `/api/v1/links/${enc(code)}`);
+export const updateLink = (code, patch) =>
+  request('PATCH', `/api/v1/links/${enc(code)}`, {body: patch, idem: requestId()});
+export const linkStats = (code, days) => request('GET', `/api/v1/links/${enc(code)}/stats` + qs({days}));
+export const linkQR = (code, format) =>
+  request('GET', `/api/v1/links/${enc(code)}/qr` + qs({format}), {bytes: true}).then((r) => r.bytes);
 
 // KV. Values are bytes. Writes are compare-and-swap: kvPut stores over
 // version only (412 when the key changed since), or with version 0 only
