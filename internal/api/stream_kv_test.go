@@ -78,7 +78,12 @@ func TestStream_KVSubscriptions(t *testing.T) {
 			t.Fatalf("frame = %+v", f)
 		}
 		send(t, c, `{"type":"unsubscribe","kv":{"id":"w"}}`)
-		put("cfg/a", "2") // w is gone: nothing for it
+		// Frames are applied in order: once c's ready comes, w is gone.
+		send(t, c, `{"type":"subscribe","kv":{"key":"cfg/c"}}`)
+		if f := nextKV(t, c); f.Type != stream.TypeKVReady || f.KV != "cfg/c" {
+			t.Fatalf("frame = %+v", f)
+		}
+		put("cfg/a", "2") // nothing for w any more
 		put("cfg/b", "1")
 		if f := nextKV(t, c); f.KV != "cfg/b" || f.Events[0].Key != "cfg/b" {
 			t.Fatalf("frame = %+v, want only cfg/b's watch", f)
