@@ -37,10 +37,11 @@ type KVFeeds struct {
 	r     *Router
 	notes *Notifier
 
-	mu    sync.Mutex
-	parts map[uint64]*kvFeed
-	gen   chan struct{} // closed and replaced when any feed advances
-	wg    sync.WaitGroup
+	mu     sync.Mutex
+	parts  map[uint64]*kvFeed
+	gen    chan struct{} // closed and replaced when any feed advances
+	closed bool
+	wg     sync.WaitGroup
 }
 
 // kvFeed is one partition's feed.
@@ -62,9 +63,11 @@ func NewKVFeeds(ctx context.Context, r *Router, notes *Notifier) *KVFeeds {
 	return &KVFeeds{ctx: ctx, r: r, notes: notes, parts: map[uint64]*kvFeed{}, gen: make(chan struct{})}
 }
 
-// Close stops every feed (their watchers end with ctx).
+// Close stops every feed (their watchers end with ctx); a watch started
+// later gets feeds that never advance.
 func (f *KVFeeds) Close() {
 	f.mu.Lock()
+	f.closed = true
 	for _, pf := range f.parts {
 		pf.cancel()
 	}
@@ -91,6 +94,9 @@ func (f *KVFeeds) acquire(p uint64) *kvFeed {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	pf := f.parts[p]
+	if f.closed {
+		return &kvFeed{cancel: func() {}}
+	}
 	if pf == nil {
 		ctx, cancel := context.WithCancel(f.ctx)
 		pf = &kvFeed{cancel: cancel}
