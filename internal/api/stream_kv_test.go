@@ -2,8 +2,6 @@ package api
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -27,16 +25,8 @@ type kvFrame struct {
 
 func nextKV(t *testing.T, c *websocket.Conn) kvFrame {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, b, err := c.Read(ctx)
-	if err != nil {
-		t.Fatalf("read a frame: %v", err)
-	}
 	var f kvFrame
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("frame %s: %v", b, err)
-	}
+	readFrame(t, c, &f)
 	return f
 }
 

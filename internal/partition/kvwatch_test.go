@@ -72,7 +72,9 @@ func TestKVFeeds_Watch(t *testing.T) {
 		})
 	}
 	from0 := &recorder{}
-	wg.Go(func() { _ = feeds["upstream"].Watch(ctx, []uint64{1}, kv.Match{Prefix: "app/"}, map[uint64]uint64{1: 0}, from0) })
+	wg.Go(func() {
+		_ = feeds["upstream"].Watch(ctx, []uint64{1}, kv.Match{Prefix: "app/"}, map[uint64]uint64{1: 0}, from0)
+	})
 	var want []string
 	for i := 1; i <= 60; i++ {
 		key := fmt.Sprintf("app/%d", i%7)

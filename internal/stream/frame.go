@@ -72,10 +72,12 @@ func EncodeReady(room string, seq uint64) []byte {
 	return b
 }
 
-// errorFrame is {"type":"error","room","code","message"}.
+// errorFrame is {"type":"error","room","code","message"}, or with "kv"
+// instead of "room" for a kv watch (kvframe.go).
 type errorFrame struct {
 	Type    string `json:"type"`
 	Room    string `json:"room,omitempty"`
+	KV      string `json:"kv,omitempty"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
@@ -91,11 +93,20 @@ func EncodeError(room, code, message string) []byte {
 // the code and message of an *errs.Error, or a generic unavailable error
 // that reveals nothing of an unexpected failure.
 func ErrorFrameFor(room string, err error) []byte {
+	return errorFrameOf(errorFrame{Room: room}, err, "the room cannot be read right now; subscribe again")
+}
+
+// errorFrameOf fills f (its room or kv watch set) from err: an
+// *errs.Error's code and message, else unavailable with fallback, which
+// reveals nothing of an unexpected failure.
+func errorFrameOf(f errorFrame, err error, fallback string) []byte {
+	f.Type, f.Code, f.Message = TypeError, CodeUnavailable, fallback
 	var e *errs.Error
 	if errors.As(err, &e) && e.Code != errs.Internal {
-		return EncodeError(room, string(e.Code), e.Message)
+		f.Code, f.Message = string(e.Code), e.Message
 	}
-	return EncodeError(room, CodeUnavailable, "the room cannot be read right now; subscribe again")
+	b, _ := json.Marshal(f)
+	return b
 }
 
 // presenceFrame is {"type":"presence","room","username","online"}.

@@ -2,10 +2,8 @@ package stream
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
-	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv"
 )
 
@@ -133,22 +131,10 @@ func EncodeKVReady(id, token string) []byte {
 	return b
 }
 
-// kvErrorFrame is {"type":"error","kv","code","message"}.
-type kvErrorFrame struct {
-	Type    string `json:"type"`
-	KV      string `json:"kv"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// KVErrorFrameFor returns the error frame ending watch id: history
-// compacted, invalid, not found... or a generic unavailable error that
-// reveals nothing of an unexpected failure.
+// KVErrorFrameFor returns the error frame ending watch id,
+// {"type":"error","kv","code","message"}: history compacted, invalid, not
+// found... or a generic unavailable error that reveals nothing of an
+// unexpected failure.
 func KVErrorFrameFor(id string, err error) []byte {
-	f := kvErrorFrame{Type: TypeError, KV: id, Code: CodeUnavailable, Message: "the watch cannot go on right now; subscribe again with the last token"}
-	if e, ok := errors.AsType[*errs.Error](err); ok && e.Code != errs.Internal {
-		f.Code, f.Message = string(e.Code), e.Message
-	}
-	b, _ := json.Marshal(f)
-	return b
+	return errorFrameOf(errorFrame{KV: id}, err, "the watch cannot go on right now; subscribe again with the last token")
 }
