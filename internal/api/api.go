@@ -246,6 +246,7 @@ func (s *Server) routes() {
 		s.handleAuth("GET /api/v1/queues/{queue}/peek", s.queuePeek)
 		s.handleAuth("POST /api/v1/queues/{queue}/receive", s.queueReceive)
 		s.handleAuth("POST /api/v1/queues/{queue}/ack", s.queueAck)
+		s.queueRoutes()
 	}
 	if s.links != nil {
 		s.linkRoutes() // links.go

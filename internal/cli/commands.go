@@ -26,6 +26,7 @@ func rootCommand() *command {
 		subs: []*command{
 			{name: "serve", section: nodes, summary: "run one node", action: runServe},
 			{name: "dev", section: nodes, summary: "run a local cluster of N nodes in this process", action: runDev},
+			{name: "health", section: nodes, summary: "exit 0 when a node is ready (the container health check)", action: runHealth},
 			{name: "user", section: clients, summary: "accounts and the stored login", subs: []*command{
 				{name: "register", summary: "create a user", action: runUserRegister},
 				{name: "login", summary: "open a session and store it for later commands", action: runUserLogin},
@@ -51,6 +52,14 @@ func rootCommand() *command {
 				{name: "peek", summary: "show the next message without taking it", action: runQueuePeek},
 				{name: "receive", summary: "take the next message (leased with --ack-timeout)", action: runQueueReceive},
 				{name: "ack", summary: "acknowledge a leased message", action: runQueueAck},
+				{name: "nack", summary: "give a leased message back, now, later or to the dead letters", action: runQueueNack},
+				{name: "extend", summary: "extend a lease", action: runQueueExtend},
+				{name: "send-batch", summary: "send each line of stdin as a message, all or none", action: runQueueSendBatch},
+				{name: "configure", summary: "change a queue's dead letters, delivery limit, TTL, max length", action: runQueueConfigure},
+				{name: "stats", summary: "a queue's settings and counts", action: runQueueStats},
+				{name: "browse", summary: "list a queue's messages (dead letters) without taking them", action: runQueueBrowse},
+				{name: "redrive", summary: "move dead letters back to their queues", action: runQueueRedrive},
+				{name: "purge", summary: "remove every message of a queue", action: runQueuePurge},
 			}},
 			{name: "link", section: clients, summary: "short links", subs: []*command{
 				{name: "create", summary: "shorten a URL (with expiry, visit limit, status, tags)", action: runLinkCreate},
@@ -85,6 +94,7 @@ func rootCommand() *command {
 				{name: "remove", summary: "forget a drained or dead node", action: runClusterRemove},
 				{name: "verify", summary: "compare replica checksums", action: runClusterVerify},
 				{name: "lag", summary: "replica freshness sampled under load", action: runClusterLag},
+				{name: "wait", summary: "wait until every partition is fully replicated (--replicated)", action: runClusterWait},
 				{name: "token", summary: "join tokens: list, create, revoke, rotate", subs: []*command{
 					{name: "list", summary: "join tokens that can still be used", action: runClusterTokenList},
 					{name: "create", summary: "make a join token and print it", action: runClusterTokenCreate},
@@ -93,6 +103,7 @@ func rootCommand() *command {
 				}},
 			}},
 			{name: "audit", section: clients, summary: "security audit log of every node (admin only)", action: runAudit},
+			{name: "completion", section: clients, summary: "shell completion script: bash, zsh or fish", action: runCompletion},
 			{name: "bench", section: clients, summary: "load generators", note: benchNote, subs: []*command{
 				{name: "kv", summary: "KV puts and gets against running nodes", action: runBenchKV},
 				{name: "fsync", summary: "this disk's fsync latency, the baseline of the targets", action: runBenchFsync},

@@ -102,7 +102,8 @@ func (n *Node) newMetrics() *metrics.Metrics {
 				SnapshotsSent: s.SnapshotsSent, SnapshotsReceived: s.SnapshotsReceived,
 			}
 		},
-		ClusterEvents: n.heal.events.Counts,
+		ClusterEvents:   n.heal.events.Counts,
+		UnderReplicated: n.localUnderReplicated,
 		Applied: func() map[uint64]uint64 {
 			out := map[uint64]uint64{}
 			for _, g := range n.engine.Groups() {

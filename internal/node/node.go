@@ -99,6 +99,9 @@ type Node struct {
 
 // nodeRecord is what a node keeps about itself in its store.
 type nodeRecord struct {
+	// Format is the DataFormat the data directory was written in (0: the
+	// first, from before it was recorded).
+	Format      int    `json:"format,omitempty"`
 	ID          string `json:"id"`
 	ClusterID   string `json:"cluster_id"`
 	Incarnation string `json:"incarnation"`
@@ -419,11 +422,15 @@ func (n *Node) loadRecord() error {
 	if r.ID != n.cfg.ID {
 		return fmt.Errorf("data dir %s belongs to node %q, not %q: use --id %s or another --data-dir", n.cfg.DataDir, r.ID, n.cfg.ID, r.ID)
 	}
+	if err := checkFormat(n.cfg.DataDir, r.Format); err != nil {
+		return err
+	}
 	n.rec.Store(&r)
 	return nil
 }
 
 func (n *Node) saveRecord(r *nodeRecord) error {
+	r.Format = DataFormat
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err

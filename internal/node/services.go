@@ -82,27 +82,34 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 }
 
 // startServices starts the services' background work on goroutines the node
-// owns: the redirect count flusher and, with a history retention, room
-// history compaction.
+// owns: the redirect count flusher, the queues' work and, with a history
+// retention, room history compaction.
 func (n *Node) startServices(s *services) {
 	n.goBackground(func() { s.links.RunFlusher(n.ctx, linkFlushInterval) })
 	n.goBackground(func() { n.presence.Run(n.ctx) })
+	n.startQueues(s.queues.Service)
 	n.goBackground(func() {
-		n.leaderLoop(kvExpireInterval, "kv expiry failed; will retry", func(p uint64) error { return n.expirePartition(s.kv, p) })
+		n.leaderLoop(kvExpireInterval, "kv expiry", func(_ context.Context, p uint64) error { return n.expirePartition(s.kv, p) })
 	})
 	if n.cfg.HistoryRetention > 0 {
-		// Room history older than the retention goes, partition by partition.
-		n.goBackground(func() {
-			n.leaderLoop(compactInterval, "room history compaction failed; will retry", func(p uint64) error { return n.compactPartition(s.rooms, p) })
-		})
+		n.goBackground(func() { n.compactLoop(s.rooms, compactInterval) })
 	}
 }
 
-// leaderLoop calls fn, every interval, for each partition this node leads
-// (so each partition's work is done by one node at a time, and its
-// proposals need no forwarding), logging a failure as warn at most once a
-// minute, until the node closes.
-func (n *Node) leaderLoop(every time.Duration, warn string, fn func(p uint64) error) {
+// compactLoop drops room history older than the retention, every interval,
+// in the partitions this node leads (so each partition is compacted by one
+// node at a time, and the proposals need no forwarding).
+func (n *Node) compactLoop(rooms *chat.Service, every time.Duration) {
+	n.leaderLoop(every, "room history compaction", func(_ context.Context, p uint64) error {
+		return n.compactPartition(rooms, p)
+	})
+}
+
+// leaderLoop calls fn every interval for each partition this node leads,
+// until the node stops, logging its failures (what failed) at most once a
+// minute: the background work of a partition that must be done by one node
+// at a time and proposes to the partition without forwarding.
+func (n *Node) leaderLoop(every time.Duration, what string, fn func(ctx context.Context, p uint64) error) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var lastWarn time.Time
@@ -112,16 +119,24 @@ func (n *Node) leaderLoop(every time.Duration, warn string, fn func(p uint64) er
 			return
 		case <-t.C:
 		}
-		for _, p := range n.router.Partitions() {
-			if !n.leads(p) {
-				continue
-			}
-			if err := fn(p); err != nil && n.ctx.Err() == nil && time.Since(lastWarn) >= time.Minute {
+		for _, p := range n.ledPartitions() {
+			if err := fn(n.ctx, p); err != nil && n.ctx.Err() == nil && time.Since(lastWarn) >= time.Minute {
 				lastWarn = time.Now()
-				n.log.Warn(warn, "partition", p, "err", err)
+				n.log.Warn(what+" failed; will retry", "partition", p, "err", err)
 			}
 		}
 	}
+}
+
+// ledPartitions returns the partitions whose local replica leads.
+func (n *Node) ledPartitions() []uint64 {
+	var led []uint64
+	for _, p := range n.router.Partitions() {
+		if _, local := n.engine.Leader(p); local {
+			led = append(led, p)
+		}
+	}
+	return led
 }
 
 // compactPartition runs compaction rounds on partition p while there is
