@@ -78,6 +78,15 @@ func rootCommand() *command {
 				{name: "get", summary: "print a value", action: runKVGet},
 				{name: "del", summary: "delete a key", action: runKVDel},
 				{name: "list", summary: "list keys", action: runKVList},
+				{name: "history", summary: "a key's kept versions with their revisions", action: runKVHistory},
+				{name: "txn", summary: "compare, then put, delete or get atomically", action: runKVTxn},
+				{name: "watch", summary: "print changes of a key or prefix as they happen", action: runKVWatch},
+				{name: "lease", summary: "leases: keys that live while the lease does", subs: []*command{
+					{name: "grant", summary: "create a lease and print its id", action: runLeaseGrant},
+					{name: "keepalive", summary: "renew a lease (once, or every --every)", action: runLeaseKeepAlive},
+					{name: "info", summary: "a lease's TTL and time left", action: runLeaseInfo},
+					{name: "revoke", summary: "end a lease, deleting its keys", action: runLeaseRevoke},
+				}},
 			}},
 			{name: "cluster", section: clients, summary: "cluster state and administration", subs: []*command{
 				{name: "status", summary: "nodes and partitions with leaders, replicas and lag", action: runClusterStatus},

@@ -138,6 +138,7 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.DurationVar(&c.DeadAfter, "dead-after", d.DeadAfter, "how long a node may be unreachable before its replicas are rebuilt elsewhere")
 	fs.DurationVar(&c.DedupWindow, "dedup-window", d.DedupWindow, "how long idempotency keys are remembered")
 	fs.DurationVar(&c.HistoryRetention, "history-retention", d.HistoryRetention, "how long room history is kept (0: forever)")
+	fs.IntVar(&c.KVHistory, "kv-history", d.KVHistory, "`versions` of each kv key kept for reads at a revision and watches (1 to 1000)")
 	fs.Var(newChoiceValue(&c.Registration, d.Registration, "open", "closed"), "registration", "`mode` of registration: open (anyone may sign up) or closed (only admins create users)")
 	fs.IntVar(&c.CacheSize, "cache-size", d.CacheSize, "`entries` in the node's read cache")
 	fs.Var(newChoiceValue(&c.CachePolicy, d.CachePolicy, "lru", "lfu", "fifo"), "cache-policy", "read cache eviction `policy`: lru, lfu or fifo")

@@ -56,6 +56,9 @@ type Config struct {
 	DedupWindow time.Duration
 	// HistoryRetention is how long room history is kept (0 = forever).
 	HistoryRetention time.Duration
+	// KVHistory is how many versions of each kv key are kept (1 to
+	// kv.MaxHistory; the leader stamps it into every write).
+	KVHistory int
 	// Registration is "open" or "closed".
 	Registration string
 	// CacheSize is the number of entries in the node's read cache.
@@ -172,6 +175,7 @@ func Default() Config {
 		HTTPAddr:            "localhost:7070",
 		ClusterAddr:         "localhost:7071",
 		Partitions:          16,
+		KVHistory:           10,
 		ReplicationFactor:   3,
 		DeadAfter:           30 * time.Second,
 		DedupWindow:         2 * time.Minute,
@@ -211,6 +215,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Partitions < 1 || c.Partitions > 4096 {
 		errs = append(errs, fmt.Errorf("partitions %d: want 1 to 4096", c.Partitions))
+	}
+	if c.KVHistory < 1 || c.KVHistory > 1000 {
+		errs = append(errs, fmt.Errorf("kv-history %d: want 1 to 1000", c.KVHistory))
 	}
 	if c.ReplicationFactor < 1 || c.ReplicationFactor > 7 {
 		errs = append(errs, fmt.Errorf("replication-factor %d: want 1 to 7", c.ReplicationFactor))

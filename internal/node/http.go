@@ -46,6 +46,7 @@ func (n *Node) startHTTP() error {
 		Limiter:         limits,
 		Observe:         n.observeHTTP,
 		Streams:         streamService{hub: n.feeds.Hub(), router: n.router},
+		KVWatch:         kvWatch{kv: svc.kv, feeds: n.kvFeeds},
 		StreamOrigins:   n.streamOrigins,
 		StreamConnected: n.presence.Connected,
 		Admin:           n,

@@ -58,6 +58,7 @@ type Node struct {
 	router   *partition.Router
 	server   *partition.Server
 	feeds    *partition.Feeds
+	kvFeeds  *partition.KVFeeds
 	presence *tracker.Tracker // who is online through this node
 	// calls is the table of internal call methods (rpc.go).
 	calls  map[string]callHandler
@@ -319,6 +320,9 @@ func (n *Node) Close() {
 		if n.feeds != nil {
 			n.feeds.Close() // streams outlive http.Server.Close (hijacked)
 		}
+		if n.kvFeeds != nil {
+			n.kvFeeds.Close()
+		}
 		if n.httpSrv != nil {
 			_ = n.httpSrv.Close()
 		}
@@ -396,6 +400,7 @@ func (n *Node) startRequestPath() {
 	n.router = partition.NewRouter(d)
 	n.server = partition.NewServer(d)
 	n.feeds = partition.NewFeeds(n.ctx, n.router, n.notes)
+	n.kvFeeds = partition.NewKVFeeds(n.ctx, n.router, n.notes)
 	n.presence = tracker.New(n.cfg.ID, n.cfg.PresenceTTL, n.router, n.leads, n.log)
 }
 

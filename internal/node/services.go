@@ -77,7 +77,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 		rooms:    chat.NewService(n.router, chat.Config{Hasher: hasher}),
 		queues:   queues,
 		links:    links,
-		kv:       kv.NewService(n.router, kv.Limits{}),
+		kv:       kv.NewService(n.router, kv.Limits{History: n.cfg.KVHistory}),
 	}, nil
 }
 
@@ -88,6 +88,9 @@ func (n *Node) startServices(s *services) {
 	n.goBackground(func() { s.links.RunFlusher(n.ctx, linkFlushInterval) })
 	n.goBackground(func() { n.presence.Run(n.ctx) })
 	n.startQueues(s.queues.Service)
+	n.goBackground(func() {
+		n.leaderLoop(kvExpireInterval, "kv expiry", func(_ context.Context, p uint64) error { return n.expirePartition(s.kv, p) })
+	})
 	if n.cfg.HistoryRetention > 0 {
 		n.goBackground(func() { n.compactLoop(s.rooms, compactInterval) })
 	}
