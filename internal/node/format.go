@@ -10,7 +10,8 @@ import "fmt"
 //
 //   - 1: everything written before the format was recorded.
 //   - 2: queues index ready messages by priority and keep dead letters,
-//     delays, expiries and FIFO groups (internal/queue).
+//     delays, expiries and FIFO groups (internal/queue); KV keys with a
+//     {tag} are placed by the tag (kv.RoutingKey).
 const DataFormat = 2
 
 // checkFormat refuses a data directory whose node record says it was
