@@ -26,6 +26,7 @@ func newFullServer(t *testing.T) *fullServer {
 	st := servicetest.New(t, servicetest.Options{})
 	srv := httptest.NewServer(api.New(api.Config{
 		KV:        st.KV,
+		KVWatch:   st.KVWatch,
 		Status:    &fakeStatus{ready: true},
 		Accounts:  st.Accounts,
 		Rooms:     st.Rooms,

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 )
 
 // PutOptions qualify KVPut.
@@ -22,13 +23,23 @@ type PutOptions struct {
 	// IdempotencyKey makes retries of this put apply once: a retry with the
 	// same key within the server's dedup window returns the first result.
 	IdempotencyKey string
+	// TTL, when not 0, makes the key expire after it (at least a second),
+	// by the partition leader's clock. It excludes Lease.
+	TTL time.Duration
+	// Lease, when not 0, attaches the key to a lease (LeaseGrant): the key
+	// is deleted when the lease expires or is revoked.
+	Lease uint64
 }
 
-// GetOptions qualify KVGet.
+// GetOptions qualify KVGet and KVGetItem.
 type GetOptions struct {
 	// Stale reads the nearest replica instead of a linearizable read: faster,
 	// possibly behind the latest write.
 	Stale bool
+	// Revision, when not 0, reads the value the key had at this revision of
+	// its partition (412-free: 404 when it did not exist then, 410
+	// history_compacted when that version is no longer kept).
+	Revision uint64
 }
 
 // DeleteOptions qualify KVDelete.
@@ -46,11 +57,27 @@ type KVKey struct {
 	Version    uint64 `json:"version"`
 	Size       int    `json:"size"`
 	ModifiedMs int64  `json:"modified_ms"`
+	Revision   uint64 `json:"revision,omitempty"`
+	ExpiresMs  int64  `json:"expires_ms,omitempty"`
+	Lease      uint64 `json:"lease,omitempty"`
 }
 
 // KVPut stores value under key and returns the key's new version (1 when it
 // was created).
 func (c *Client) KVPut(ctx context.Context, key string, value []byte, opts PutOptions) (uint64, error) {
+	w, err := c.KVWrite(ctx, key, value, opts)
+	return w.Version, err
+}
+
+// KVWritten is the outcome of KVWrite: the key's new version and the
+// revision of its partition that the put made.
+type KVWritten struct {
+	Version  uint64
+	Revision uint64
+}
+
+// KVWrite is KVPut that also returns the put's revision.
+func (c *Client) KVWrite(ctx context.Context, key string, value []byte, opts PutOptions) (KVWritten, error) {
 	h := http.Header{}
 	if opts.IfVersion != 0 {
 		h.Set("If-Match", strconv.FormatUint(opts.IfVersion, 10))
@@ -61,37 +88,84 @@ func (c *Client) KVPut(ctx context.Context, key string, value []byte, opts PutOp
 	if opts.IdempotencyKey != "" {
 		h.Set("Idempotency-Key", opts.IdempotencyKey)
 	}
-	resp, err := c.do(ctx, http.MethodPut, kvPath(key), bytes.NewReader(value), h)
+	q := url.Values{}
+	if opts.TTL != 0 {
+		q.Set("ttl", opts.TTL.String())
+	}
+	if opts.Lease != 0 {
+		q.Set("lease", strconv.FormatUint(opts.Lease, 10))
+	}
+	path := kvPath(key)
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	resp, err := c.do(ctx, http.MethodPut, path, bytes.NewReader(value), h)
 	if err != nil {
-		return 0, err
+		return KVWritten{}, err
 	}
 	if err := drain(resp); err != nil {
-		return 0, err
+		return KVWritten{}, err
 	}
-	return versionOf(resp)
+	v, err := versionOf(resp)
+	if err != nil {
+		return KVWritten{}, err
+	}
+	rev, _ := strconv.ParseUint(resp.Header.Get("X-Parley-Revision"), 10, 64)
+	return KVWritten{Version: v, Revision: rev}, nil
 }
 
 // KVGet returns the value stored under key and its version. A missing key is
 // an *Error with status 404.
 func (c *Client) KVGet(ctx context.Context, key string, opts GetOptions) ([]byte, uint64, error) {
-	path := kvPath(key)
+	it, err := c.KVGetItem(ctx, key, opts)
+	return it.Value, it.Version, err
+}
+
+// KVItem is a value with its metadata.
+type KVItem struct {
+	Value    []byte
+	Version  uint64
+	Revision uint64 // the partition revision of the last put
+	// ModifiedMs is the leader-stamped time of the last put; ExpiresMs
+	// when its TTL runs out (0: none); Lease the lease it is attached to.
+	ModifiedMs int64
+	ExpiresMs  int64
+	Lease      uint64
+}
+
+// KVGetItem is KVGet returning the value's metadata too.
+func (c *Client) KVGetItem(ctx context.Context, key string, opts GetOptions) (KVItem, error) {
+	q := url.Values{}
 	if opts.Stale {
-		path += "?consistency=stale"
+		q.Set("consistency", "stale")
+	}
+	if opts.Revision != 0 {
+		q.Set("revision", strconv.FormatUint(opts.Revision, 10))
+	}
+	path := kvPath(key)
+	if len(q) > 0 {
+		path += "?" + q.Encode()
 	}
 	resp, err := c.do(ctx, http.MethodGet, path, nil, nil)
 	if err != nil {
-		return nil, 0, err
+		return KVItem{}, err
 	}
 	defer resp.Body.Close()
 	value, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, 0, fmt.Errorf("parley: GET %s: reading value: %w", path, err)
+		return KVItem{}, fmt.Errorf("parley: GET %s: reading value: %w", path, err)
 	}
 	v, err := versionOf(resp)
 	if err != nil {
-		return nil, 0, err
+		return KVItem{}, err
 	}
-	return value, v, nil
+	it := KVItem{Value: value, Version: v}
+	h := resp.Header
+	it.Revision, _ = strconv.ParseUint(h.Get("X-Parley-Revision"), 10, 64)
+	it.ModifiedMs, _ = strconv.ParseInt(h.Get("X-Parley-Modified-Ms"), 10, 64)
+	it.ExpiresMs, _ = strconv.ParseInt(h.Get("X-Parley-Expires-Ms"), 10, 64)
+	it.Lease, _ = strconv.ParseUint(h.Get("X-Parley-Lease"), 10, 64)
+	return it, nil
 }
 
 // KVDelete removes key. A missing key is an *Error with status 404.

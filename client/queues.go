@@ -15,6 +15,37 @@ type Queue struct {
 	Messages  uint64 `json:"messages"`   // stored, in flight included
 	InFlight  uint64 `json:"in_flight"`  // under a lease
 	LastID    uint64 `json:"last_id"`    // id of the last message sent
+	// MaxDeliveries is how many times a message may be leased before it is
+	// dead-lettered (0: unlimited); DeadLetter the queue dead letters go to
+	// ("" drops them); TTLMs the queue's message TTL (0: none); MaxLength
+	// the most messages not leased (0: unlimited); Overflow what a send to
+	// a full queue does: "reject" or "drop_oldest".
+	MaxDeliveries uint64     `json:"max_deliveries"`
+	DeadLetter    string     `json:"dead_letter,omitempty"`
+	TTLMs         int64      `json:"ttl_ms,omitempty"`
+	MaxLength     uint64     `json:"max_length,omitempty"`
+	Overflow      string     `json:"overflow"`
+	Stats         QueueStats `json:"stats"`
+}
+
+// QueueStats are a queue's counts.
+type QueueStats struct {
+	Ready   uint64 `json:"ready"`
+	Leased  uint64 `json:"leased"`
+	Delayed uint64 `json:"delayed"`
+	// Waiting counts messages behind an earlier one of their FIFO group.
+	Waiting uint64 `json:"waiting"`
+	// DeadLetters counts the stored messages that arrived as dead letters.
+	DeadLetters uint64 `json:"dead_letters"`
+	// DeadLettered, Dropped and Expired count since the queue's creation.
+	DeadLettered uint64 `json:"dead_lettered"`
+	Dropped      uint64 `json:"dropped"`
+	Expired      uint64 `json:"expired"`
+	// Moving counts messages on their way to another queue.
+	Moving uint64 `json:"moving"`
+	// OldestAt is the send time of the oldest message (Unix ms), 0 when
+	// there is none.
+	OldestAt int64 `json:"oldest_at,omitempty"`
 }
 
 // SendResult is the answer to a send.
@@ -36,12 +67,55 @@ type QueueMessage struct {
 	// when its lease lapses (Unix ms).
 	Receipt        string `json:"receipt,omitempty"`
 	LeaseExpiresAt int64  `json:"lease_expires_at,omitempty"`
+	Priority       int    `json:"priority,omitempty"`
+	Group          string `json:"group,omitempty"`
+	ExpiresAt      int64  `json:"expires_at,omitempty"` // Unix ms
+	// DeliverAt and State ("ready", "leased", "delayed", "waiting") are
+	// set by Browse.
+	DeliverAt int64  `json:"deliver_at,omitempty"`
+	State     string `json:"state,omitempty"`
+	// Origin (the queue it was dead-lettered from), DeadReason
+	// ("rejected", "delivery_limit", "expired", "max_length") and
+	// LastReason (of its last nack) are set on dead letters.
+	Origin     string `json:"origin,omitempty"`
+	DeadReason string `json:"dead_reason,omitempty"`
+	LastReason string `json:"last_reason,omitempty"`
 }
 
 // SendOptions qualify Send.
 type SendOptions struct {
 	// To sends the message to one receiver; "" to anyone.
 	To string
+	// Priority is 0 (default, lowest) to 9; higher priorities are received
+	// first.
+	Priority int
+	// Delay delays delivery by this long; DeliverAt until then. At most one.
+	Delay     time.Duration
+	DeliverAt time.Time
+	// TTL, when > 0, expires the message this long after the send.
+	TTL time.Duration
+	// Group puts the message in a FIFO group: its messages are delivered in
+	// order, one at a time.
+	Group string
+}
+
+// messageIn is a message to send in requests.
+type messageIn struct {
+	Body      string `json:"body"`
+	To        string `json:"to,omitempty"`
+	Priority  int    `json:"priority,omitempty"`
+	DelayMs   int64  `json:"delay_ms,omitempty"`
+	DeliverAt int64  `json:"deliver_at,omitempty"`
+	TTLMs     int64  `json:"ttl_ms,omitempty"`
+	Group     string `json:"group,omitempty"`
+}
+
+func messageInOf(body string, o SendOptions) messageIn {
+	m := messageIn{Body: body, To: o.To, Priority: o.Priority, DelayMs: ceilMs(o.Delay), TTLMs: ceilMs(o.TTL), Group: o.Group}
+	if !o.DeliverAt.IsZero() {
+		m.DeliverAt = o.DeliverAt.UnixMilli()
+	}
+	return m
 }
 
 // ReceiveOptions qualify Receive.
@@ -83,14 +157,11 @@ func (c *Client) ListQueues(ctx context.Context, waitingOnly bool) ([]Queue, err
 	return out.Queues, err
 }
 
-// Send appends body to a queue, for anyone or for opts.To.
+// Send appends body to a queue, for anyone or for opts.To, with the
+// options of opts.
 func (c *Client) Send(ctx context.Context, queue, body string, opts SendOptions) (SendResult, error) {
-	in := struct {
-		Body string `json:"body"`
-		To   string `json:"to,omitempty"`
-	}{body, opts.To}
 	var r SendResult
-	_, err := c.sendJSON(ctx, http.MethodPost, queuePath(queue, "/messages"), in, &r)
+	_, err := c.sendJSON(ctx, http.MethodPost, queuePath(queue, "/messages"), messageInOf(body, opts), &r)
 	return r, err
 }
 

@@ -2,9 +2,7 @@ package client_test
 
 import (
 	"context"
-	"errors"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,26 +11,6 @@ import (
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/password/passwordtest"
 )
-
-// wantAPIError fails unless err is an *client.Error with status and code
-// whose message contains want.
-func wantAPIError(t *testing.T, err error, status int, code, want string) {
-	t.Helper()
-	var e *client.Error
-	if !errors.As(err, &e) || e.Status != status || e.Code != code || !strings.Contains(e.Message, want) {
-		t.Fatalf("error = %v, want %d %s containing %q", err, status, code, want)
-	}
-}
-
-// unchanged runs refused calls and fails if any wrote to the state.
-func (s *fullServer) unchanged(t *testing.T, calls func()) {
-	t.Helper()
-	before := s.Writes()
-	calls()
-	if after := s.Writes(); after != before {
-		t.Fatalf("refused calls wrote %d times", after-before)
-	}
-}
 
 func TestClientAPI_MessageChanges(t *testing.T) {
 	ctx := context.Background()
@@ -69,17 +47,17 @@ func TestClientAPI_MessageChanges(t *testing.T) {
 		}
 		s.unchanged(t, func() {
 			_, err = alice.Edit(ctx, "lab", p.Seq, "mine")
-			wantAPIError(t, err, 403, "forbidden", "author")
+			wantStatus(t, err, 403, "forbidden", "author")
 			_, err = carol.Edit(ctx, "lab", p.Seq, "x")
-			wantAPIError(t, err, 403, "forbidden", "join")
+			wantStatus(t, err, 403, "forbidden", "join")
 			_, err = bob.Edit(ctx, "lab", 999, "x")
-			wantAPIError(t, err, 404, "not_found", "999")
+			wantStatus(t, err, 404, "not_found", "999")
 			_, err = bob.Edit(ctx, "lab", p.Seq, "")
-			wantAPIError(t, err, 400, "invalid", "text")
+			wantStatus(t, err, 400, "invalid", "text")
 			_, err = bob.Edit(ctx, "lab", p.Seq, "a\x1bb")
-			wantAPIError(t, err, 400, "invalid", "U+001B")
+			wantStatus(t, err, 400, "invalid", "U+001B")
 			_, err = bob.Edit(ctx, "nowhere", p.Seq, "x")
-			wantAPIError(t, err, 404, "not_found", "nowhere")
+			wantStatus(t, err, 404, "not_found", "nowhere")
 		})
 	})
 	t.Run("react", func(t *testing.T) {
@@ -104,13 +82,13 @@ func TestClientAPI_MessageChanges(t *testing.T) {
 		}
 		s.unchanged(t, func() {
 			_, err := alice.React(ctx, "lab", p.Seq, "<script>")
-			wantAPIError(t, err, 400, "invalid", "emoji")
+			wantStatus(t, err, 400, "invalid", "emoji")
 			_, err = alice.React(ctx, "lab", p.Seq, ":not a code:")
-			wantAPIError(t, err, 400, "invalid", "emoji")
+			wantStatus(t, err, 400, "invalid", "emoji")
 			_, err = carol.React(ctx, "lab", p.Seq, "👍")
-			wantAPIError(t, err, 403, "forbidden", "join")
+			wantStatus(t, err, 403, "forbidden", "join")
 			_, err = alice.React(ctx, "lab", 1, "👍")
-			wantAPIError(t, err, 404, "not_found", "join event")
+			wantStatus(t, err, 404, "not_found", "join event")
 		})
 	})
 	var reply client.PostResult
@@ -128,11 +106,11 @@ func TestClientAPI_MessageChanges(t *testing.T) {
 		}
 		s.unchanged(t, func() {
 			_, err = alice.Post(ctx, "lab", "x", client.PostOptions{ReplyTo: 999})
-			wantAPIError(t, err, 404, "not_found", "reply_to")
+			wantStatus(t, err, 404, "not_found", "reply_to")
 			_, err = carol.Thread(ctx, "lab", 999, 0, 0)
-			wantAPIError(t, err, 404, "not_found", "999")
+			wantStatus(t, err, 404, "not_found", "999")
 			_, err = carol.Thread(ctx, "lab", p.Seq, 0, 100000)
-			wantAPIError(t, err, 400, "invalid", "limit")
+			wantStatus(t, err, 400, "invalid", "limit")
 		})
 	})
 	t.Run("mentions", func(t *testing.T) {
@@ -154,7 +132,7 @@ func TestClientAPI_MessageChanges(t *testing.T) {
 			t.Fatalf("next page %+v, %v", next, err)
 		}
 		_, err = bob.Mentions(ctx, "yesterday", 0)
-		wantAPIError(t, err, 400, "invalid", "after")
+		wantStatus(t, err, 400, "invalid", "after")
 	})
 	t.Run("pins", func(t *testing.T) {
 		if _, err := alice.Pin(ctx, "lab", p.Seq); err != nil {
@@ -166,9 +144,9 @@ func TestClientAPI_MessageChanges(t *testing.T) {
 		}
 		s.unchanged(t, func() {
 			_, err = carol.Pin(ctx, "lab", p.Seq)
-			wantAPIError(t, err, 403, "forbidden", "join")
+			wantStatus(t, err, 403, "forbidden", "join")
 			_, err = alice.Pin(ctx, "lab", 999)
-			wantAPIError(t, err, 404, "not_found", "999")
+			wantStatus(t, err, 404, "not_found", "999")
 		})
 		if _, err := bob.Unpin(ctx, "lab", p.Seq); err != nil {
 			t.Fatal(err)
@@ -180,12 +158,12 @@ func TestClientAPI_MessageChanges(t *testing.T) {
 	t.Run("delete", func(t *testing.T) {
 		s.unchanged(t, func() {
 			_, err := alice.DeleteMessage(ctx, "lab", reply.Seq+100)
-			wantAPIError(t, err, 404, "not_found", "")
+			wantStatus(t, err, 404, "not_found", "")
 		})
 		bobs, _ := bob.Post(ctx, "lab", "oops", client.PostOptions{})
 		s.unchanged(t, func() {
 			_, err := carol.DeleteMessage(ctx, "lab", bobs.Seq)
-			wantAPIError(t, err, 403, "forbidden", "author")
+			wantStatus(t, err, 403, "forbidden", "author")
 		})
 		for _, who := range []*client.Client{bob, alice, admin} { // author, owner, admin
 			m, _ := bob.Post(ctx, "lab", "to delete", client.PostOptions{})
@@ -201,7 +179,7 @@ func TestClientAPI_MessageChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := bob.Edit(ctx, "lab", p.Seq, "resurrect")
-		wantAPIError(t, err, 400, "invalid", "deleted")
+		wantStatus(t, err, 400, "invalid", "deleted")
 	})
 }
 
@@ -230,7 +208,7 @@ func TestClientAPI_EditWindow(t *testing.T) {
 	p, _ := windowed.Post(ctx, "r", "x", client.PostOptions{})
 	s.RoomRep.Advance(2 * time.Minute)
 	_, err := windowed.Edit(ctx, "r", p.Seq, "y")
-	wantAPIError(t, err, 403, "forbidden", "edit window")
+	wantStatus(t, err, 403, "forbidden", "edit window")
 	_, err = serve(chat.Config{EditsOff: true}).Edit(ctx, "r", p.Seq, "y")
-	wantAPIError(t, err, 403, "forbidden", "disabled")
+	wantStatus(t, err, 403, "forbidden", "disabled")
 }

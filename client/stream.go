@@ -23,6 +23,8 @@ const (
 	FramePresence = "presence" // Username came online or went offline in Room
 	FrameMention  = "mention"  // Sender mentioned the user in message Seq of Room (any room)
 	FrameTyping   = "typing"   // Username is typing in Room
+	FrameKVReady  = "kv_ready" // kv watch KV starts at Token
+	FrameKVEvent  = "kv_event" // one revision (Partition, Revision) of kv watch KV: Events, then Token
 )
 
 // Error codes of error frames (Frame.Code).
@@ -68,6 +70,13 @@ type Frame struct {
 	Online   bool     `json:"online,omitempty"`
 	// The rest of an event's fields (see Event).
 	EventDetails
+	// KV names the kv watch of kv_ready, kv_event and its error frames;
+	// Token is the watch's resume token after the frame.
+	KV        string    `json:"kv,omitempty"`
+	Token     string    `json:"token,omitempty"`
+	Partition uint64    `json:"partition,omitempty"`
+	Revision  uint64    `json:"revision,omitempty"`
+	Events    []KVEvent `json:"events,omitempty"`
 }
 
 // Event returns the event an event frame carries.
@@ -231,6 +240,27 @@ func (s *Stream) SubscribeAfter(ctx context.Context, room string, seq uint64) er
 // frame; the server drops more than one per second per room).
 func (s *Stream) Typing(ctx context.Context, room string) error {
 	return s.send(ctx, map[string]any{"type": "typing", "room": room})
+}
+
+// SubscribeKV starts a kv watch on the stream, beside rooms, named id
+// (the frames that answer it carry it in Frame.KV): a kv_ready frame, then a
+// kv_event frame per revision. opts are as for Client.KVWatch.
+func (s *Stream) SubscribeKV(ctx context.Context, id string, opts WatchOptions) error {
+	w := map[string]any{"id": id}
+	if opts.Key != "" {
+		w["key"] = opts.Key
+	} else {
+		w["prefix"] = opts.Prefix
+	}
+	if opts.After != "" {
+		w["after"] = opts.After
+	}
+	return s.send(ctx, map[string]any{"type": "subscribe", "kv": w})
+}
+
+// UnsubscribeKV ends kv watch id.
+func (s *Stream) UnsubscribeKV(ctx context.Context, id string) error {
+	return s.send(ctx, map[string]any{"type": "unsubscribe", "kv": map[string]any{"id": id}})
 }
 
 // Unsubscribe ends the subscription to room.

@@ -77,6 +77,9 @@ type Config struct {
 	Limiter Limiter
 	// Streams serves GET /api/v1/stream (live streams over WebSocket).
 	Streams StreamService
+	// KVWatch serves kv watches: GET /api/v1/kv/watch and the kv
+	// subscriptions of streams. Default: none (the routes answer 404).
+	KVWatch KVWatchService
 	// StreamOrigins returns the origins, besides the request's own host,
 	// that browser pages may open streams from and call the /api/ routes
 	// from (CORS, cors.go): the cluster's advertised HTTP addresses
@@ -133,6 +136,7 @@ type Server struct {
 	// StreamOrigins and StreamConnected (stream.go); guard ends the streams
 	// whose session ended (stream_session.go), nil without Streams.
 	streams         StreamService
+	kvWatch         KVWatchService
 	origins         func() []string
 	streamConnected func(user string) (release func())
 	guard           *stream.Guard
@@ -166,6 +170,7 @@ func New(cfg Config) *Server {
 		mux:       http.NewServeMux(),
 	}
 	s.streams, s.origins, s.streamConnected = cfg.Streams, cfg.StreamOrigins, cfg.StreamConnected
+	s.kvWatch = cfg.KVWatch
 	s.auditSource = cfg.AuditSource
 	if s.audit == nil {
 		s.audit = audit.Discard
@@ -206,6 +211,7 @@ func (s *Server) routes() {
 	s.clusterAdminRoutes()
 	s.tokenRoutes()
 	s.auditRoutes()
+	s.kvRoutes()
 	s.handleAuth("GET /api/v1/kv", s.kvList)
 	s.handleAuth("PUT /api/v1/kv/{key...}", s.kvPut)
 	s.handleAuth("GET /api/v1/kv/{key...}", s.kvGet)
@@ -241,13 +247,10 @@ func (s *Server) routes() {
 		s.handleAuth("GET /api/v1/queues/{queue}/peek", s.queuePeek)
 		s.handleAuth("POST /api/v1/queues/{queue}/receive", s.queueReceive)
 		s.handleAuth("POST /api/v1/queues/{queue}/ack", s.queueAck)
+		s.queueRoutes()
 	}
 	if s.links != nil {
-		s.handleAuth("POST /api/v1/links", s.linkCreate)
-		s.handleAuth("GET /api/v1/links", s.linkList)
-		s.handleAuth("GET /api/v1/links/{code}", s.linkInfo)
-		s.handleAuth("DELETE /api/v1/links/{code}", s.linkDelete)
-		s.handle("GET /s/{code}", s.redirect)
+		s.linkRoutes() // links.go
 	}
 	// Catch-alls without a method answer unknown routes with JSON; the
 	// second keeps PUT /api/v1/kv from being redirected to /api/v1/kv/.

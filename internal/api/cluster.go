@@ -43,6 +43,11 @@ type PartitionStatus struct {
 	ID       uint64          `json:"id"`
 	Leader   string          `json:"leader"` // node id; "" while there is none
 	Replicas []ReplicaStatus `json:"replicas"`
+	// UnderReplicated is true while the partition has no leader, a
+	// membership change is in flight, or fewer voters than the replication
+	// factor (fewer when the cluster has fewer nodes) are active and caught
+	// up with the leader.
+	UnderReplicated bool `json:"under_replicated"`
 }
 
 // ReplicaStatus describes one replica of a partition.

@@ -100,6 +100,9 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, limit int64,
 
 // jsonError turns a decoding error into an errs.Invalid naming the field.
 func jsonError(err error) error {
+	if e, ok := errors.AsType[*errs.Error](err); ok { // a field's own decoder named the problem
+		return e
+	}
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/parley-chat/parley/internal/kv"
+	"github.com/parley-chat/parley/internal/servicetest"
 	"github.com/parley-chat/parley/internal/state/statetest"
 )
 
@@ -53,18 +54,18 @@ func (f *fakeKV) lastCall() string {
 	return f.calls[len(f.calls)-1]
 }
 
-func (f *fakeKV) Put(ctx context.Context, user, key string, value []byte, ifVersion uint64, idem string) (uint64, error) {
-	if err := f.record("Put user=%q key=%q if=%d idem=%q", user, key, ifVersion, idem); err != nil {
-		return 0, err
+func (f *fakeKV) PutWith(ctx context.Context, user, key string, value []byte, opt kv.PutOptions) (kv.Written, error) {
+	var err error
+	switch {
+	case opt.IfAbsent:
+		err = f.record("Create user=%q key=%q idem=%q", user, key, opt.IdempotencyKey)
+	default:
+		err = f.record("Put user=%q key=%q if=%d idem=%q", user, key, opt.IfVersion, opt.IdempotencyKey)
 	}
-	return f.svc.Put(ctx, user, key, value, ifVersion, idem)
-}
-
-func (f *fakeKV) Create(ctx context.Context, user, key string, value []byte, idem string) (uint64, error) {
-	if err := f.record("Create user=%q key=%q idem=%q", user, key, idem); err != nil {
-		return 0, err
+	if err != nil {
+		return kv.Written{}, err
 	}
-	return f.svc.Create(ctx, user, key, value, idem)
+	return f.svc.PutWith(ctx, user, key, value, opt)
 }
 
 func (f *fakeKV) Get(ctx context.Context, key string, stale bool) (kv.Item, int64, error) {
@@ -121,6 +122,9 @@ func newEnv(t *testing.T, cfg Config) *testEnv {
 	e := &testEnv{kv: newFakeKV(), status: &fakeStatus{ready: true}}
 	if cfg.KV == nil {
 		cfg.KV = e.kv
+		if cfg.KVWatch == nil {
+			cfg.KVWatch = servicetest.KVWatch{KV: e.kv.svc, Rep: e.kv.rep}
+		}
 	}
 	if cfg.Status == nil {
 		cfg.Status = e.status

@@ -15,11 +15,17 @@ import (
 
 // KVService is what the kv routes need from the key-value store.
 type KVService interface {
-	Put(ctx context.Context, user, key string, value []byte, ifVersion uint64, idempotencyKey string) (uint64, error)
-	Create(ctx context.Context, user, key string, value []byte, idempotencyKey string) (uint64, error)
+	PutWith(ctx context.Context, user, key string, value []byte, opt kv.PutOptions) (kv.Written, error)
 	Get(ctx context.Context, key string, stale bool) (kv.Item, int64, error)
+	GetAt(ctx context.Context, key string, revision uint64) (kv.Item, error)
+	History(ctx context.Context, key string) ([]kv.Event, uint64, error)
 	Delete(ctx context.Context, user, key string, ifVersion uint64, idempotencyKey string) error
 	List(ctx context.Context, prefix, after string, limit int, stale bool) ([]kv.ListItem, int64, error)
+	Txn(ctx context.Context, user string, req kv.TxnRequest) (kv.TxnResult, error)
+	Grant(ctx context.Context, ttl time.Duration) (kv.LeaseInfo, error)
+	KeepAlive(ctx context.Context, id uint64) (kv.LeaseInfo, error)
+	Revoke(ctx context.Context, id uint64) error
+	Lease(ctx context.Context, id uint64) (kv.LeaseInfo, error)
 }
 
 var _ KVService = (*kv.Service)(nil)
@@ -29,12 +35,16 @@ const (
 	headerVersion    = "X-Parley-Version"
 	headerStaleMs    = "X-Parley-Stale-Ms"
 	headerModifiedMs = "X-Parley-Modified-Ms"
+	headerRevision   = "X-Parley-Revision"
+	headerExpiresMs  = "X-Parley-Expires-Ms"
+	headerLease      = "X-Parley-Lease"
 )
 
 // putResponse is the body of a successful PUT /api/v1/kv/{key}.
 type putResponse struct {
-	Key     string `json:"key"`
-	Version uint64 `json:"version"`
+	Key      string `json:"key"`
+	Version  uint64 `json:"version"`
+	Revision uint64 `json:"revision"`
 }
 
 // listResponse is the body of GET /api/v1/kv.
@@ -47,13 +57,23 @@ type listKey struct {
 	Version    uint64 `json:"version"`
 	Size       int    `json:"size"`
 	ModifiedMs int64  `json:"modified_ms"`
+	Revision   uint64 `json:"revision,omitempty"`
+	ExpiresMs  int64  `json:"expires_ms,omitempty"`
+	Lease      uint64 `json:"lease,omitempty"`
 }
 
-// kvPut serves PUT /api/v1/kv/{key...}: the raw body is the value.
-// "If-Match: N" makes it a compare-and-swap, "If-None-Match: *" a create.
+// kvPut serves PUT /api/v1/kv/{key...}?ttl=&lease=: the raw body is the
+// value. "If-Match: N" makes it a compare-and-swap, "If-None-Match: *" a
+// create; ttl (a Go duration) makes the key expire, lease attaches it to a
+// lease.
 func (s *Server) kvPut(w http.ResponseWriter, r *http.Request) {
 	user := identity(r).User
 	key := r.PathValue("key")
+	opt, err := parsePutLifetime(r, key)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	ifVersion, err := parseIfMatch(r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -72,36 +92,40 @@ func (s *Server) kvPut(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	idem := r.Header.Get("Idempotency-Key")
-	var version uint64
-	if create {
-		version, err = s.kv.Create(r.Context(), user, key, value, idem)
-	} else {
-		version, err = s.kv.Put(r.Context(), user, key, value, ifVersion, idem)
-	}
+	opt.IfVersion, opt.IfAbsent, opt.IdempotencyKey = ifVersion, create, r.Header.Get("Idempotency-Key")
+	res, err := s.kv.PutWith(r.Context(), user, key, value, opt)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	setVersion(w, version)
-	writeJSON(w, http.StatusOK, putResponse{Key: key, Version: version})
+	setVersion(w, res.Version)
+	w.Header().Set(headerRevision, strconv.FormatUint(res.Revision, 10))
+	writeJSON(w, http.StatusOK, putResponse{Key: key, Version: res.Version, Revision: res.Revision})
 }
 
 // kvGet serves GET /api/v1/kv/{key...}: the raw value, its version in
-// X-Parley-Version and ETag, and with ?consistency=stale X-Parley-Stale-Ms.
+// X-Parley-Version and ETag, its revision in X-Parley-Revision, and with
+// ?consistency=stale X-Parley-Stale-Ms. ?revision=N reads the value as it
+// was at revision N of the key's partition; ?history lists the kept
+// versions (kvHistory).
 func (s *Server) kvGet(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("history") {
+		s.kvHistory(w, r)
+		return
+	}
 	stale, err := parseConsistency(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	item, staleMs, err := s.kv.Get(r.Context(), r.PathValue("key"), stale)
+	item, staleMs, err := s.kvRead(r, stale)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	h := w.Header()
 	setVersion(w, item.Version)
+	setItemHeaders(w, item)
 	h.Set(headerModifiedMs, strconv.FormatInt(item.ModifiedMs, 10))
 	h.Set("Last-Modified", time.UnixMilli(item.ModifiedMs).UTC().Format(http.TimeFormat))
 	if stale {
@@ -156,7 +180,8 @@ func (s *Server) kvList(w http.ResponseWriter, r *http.Request) {
 	}
 	out := listResponse{Keys: make([]listKey, len(items))}
 	for i, it := range items {
-		out.Keys[i] = listKey{Key: it.Key, Version: it.Version, Size: it.Size, ModifiedMs: it.ModifiedMs}
+		out.Keys[i] = listKey{Key: it.Key, Version: it.Version, Size: it.Size, ModifiedMs: it.ModifiedMs,
+			Revision: it.Revision, ExpiresMs: it.ExpiresMs, Lease: it.Lease}
 	}
 	if stale {
 		w.Header().Set(headerStaleMs, strconv.FormatInt(staleMs, 10))

@@ -2,9 +2,9 @@ package api
 
 import (
 	"context"
-	"html"
-	"io"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/link"
@@ -13,30 +13,72 @@ import (
 
 // LinkService is what the link routes and redirects need from link.
 type LinkService interface {
-	Create(ctx context.Context, user, url, code, idempotencyKey string) (link.Link, error)
+	Create(ctx context.Context, user, url, code, idempotencyKey string, opts link.Options) (link.Link, error)
 	Info(ctx context.Context, code string) (link.Link, error)
+	Update(ctx context.Context, user, code string, p link.Patch) (link.Link, error)
 	Delete(ctx context.Context, user string, isAdmin bool, code string) error
-	Mine(ctx context.Context, user string) ([]link.Link, error)
-	Resolve(ctx context.Context, code string) (string, error)
+	Mine(ctx context.Context, user string, f link.Filter) ([]link.Link, error)
+	Stats(ctx context.Context, user string, isAdmin bool, code string, days int) (link.Stats, error)
+	Resolve(ctx context.Context, code string, v link.Visit) (link.Redirect, error)
 }
 
 var _ LinkService = (*link.Service)(nil)
 
+// linkRoutes registers the link routes and the redirects.
+func (s *Server) linkRoutes() {
+	s.handleAuth("POST /api/v1/links", s.linkCreate)
+	s.handleAuth("POST /api/v1/links/import", s.linkImport)
+	s.handleAuth("GET /api/v1/links", s.linkList)
+	s.handleAuth("GET /api/v1/links/{code}", s.linkInfo)
+	s.handleAuth("PATCH /api/v1/links/{code}", s.linkUpdate)
+	s.handleAuth("DELETE /api/v1/links/{code}", s.linkDelete)
+	s.handleAuth("GET /api/v1/links/{code}/stats", s.linkStats)
+	s.handleAuth("GET /api/v1/links/{code}/qr", s.linkQR)
+	s.handle("GET /s/{code}", s.redirect)
+}
+
 // createLinkRequest is the body of POST /api/v1/links.
 type createLinkRequest struct {
-	URL  string `json:"url"`
-	Code string `json:"code,omitempty"`
+	URL string `json:"url"`
+	linkOptionsJSON
 	writeMeta
+}
+
+// linkOptionsJSON are the lifecycle settings a link is created with.
+type linkOptionsJSON struct {
+	Code           string   `json:"code,omitempty"`
+	ExpiresAt      int64    `json:"expires_at,omitempty"` // Unix ms; 0: never
+	MaxVisits      uint64   `json:"max_visits,omitempty"`
+	RedirectStatus int      `json:"redirect_status,omitempty"`
+	Tags           []string `json:"tags,omitempty"`
+}
+
+func (o linkOptionsJSON) options() (link.Options, error) {
+	opts := link.Options{MaxVisits: o.MaxVisits, Status: o.RedirectStatus, Tags: o.Tags}
+	if o.ExpiresAt < 0 {
+		return opts, errs.New(errs.Invalid, "expires_at must be Unix milliseconds, not %d", o.ExpiresAt)
+	}
+	if o.ExpiresAt > 0 {
+		opts.ExpiresAt = time.UnixMilli(o.ExpiresAt)
+	}
+	return opts, nil
 }
 
 // linkJSON is a link in responses.
 type linkJSON struct {
-	Code      string `json:"code"`
-	URL       string `json:"url"`
-	ShortURL  string `json:"short_url"`
-	CreatedBy string `json:"created_by"`
-	CreatedAt int64  `json:"created_at"` // Unix ms
-	Hits      uint64 `json:"hits"`
+	Code           string   `json:"code"`
+	URL            string   `json:"url"`
+	ShortURL       string   `json:"short_url"`
+	CreatedBy      string   `json:"created_by"`
+	CreatedAt      int64    `json:"created_at"` // Unix ms
+	Hits           uint64   `json:"hits"`
+	Bots           uint64   `json:"bots"`
+	ExpiresAt      int64    `json:"expires_at,omitempty"` // Unix ms; absent: never
+	MaxVisits      uint64   `json:"max_visits,omitempty"`
+	RedirectStatus int      `json:"redirect_status"`
+	Disabled       bool     `json:"disabled"`
+	Tags           []string `json:"tags"`
+	State          string   `json:"state"`
 }
 
 // linksResponse is the body of GET /api/v1/links?mine=true.
@@ -45,10 +87,19 @@ type linksResponse struct {
 }
 
 func (s *Server) linkOf(r *http.Request, l link.Link) linkJSON {
-	return linkJSON{
+	j := linkJSON{
 		Code: l.Code, URL: l.URL, ShortURL: s.shortBase(r) + "/s/" + l.Code,
-		CreatedBy: l.CreatedBy, CreatedAt: l.CreatedAt.UnixMilli(), Hits: l.Hits,
+		CreatedBy: l.CreatedBy, CreatedAt: l.CreatedAt.UnixMilli(), Hits: l.Hits, Bots: l.Bots,
+		MaxVisits: l.MaxVisits, RedirectStatus: l.Status, Disabled: l.Disabled, Tags: l.Tags,
+		State: l.State,
 	}
+	if !l.ExpiresAt.IsZero() {
+		j.ExpiresAt = l.ExpiresAt.UnixMilli()
+	}
+	if j.Tags == nil {
+		j.Tags = []string{}
+	}
+	return j
 }
 
 // shortBase is the base of short URLs: Config.PublicURL, or this request's
@@ -73,11 +124,16 @@ func (s *Server) linkCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	opts, err := body.options()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if err := s.take(r, ratelimit.LinkCreates); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	l, err := s.links.Create(r.Context(), identity(r).User, body.URL, body.Code, idem)
+	l, err := s.links.Create(r.Context(), identity(r).User, body.URL, body.Code, idem, opts)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -85,15 +141,18 @@ func (s *Server) linkCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, s.linkOf(r, l))
 }
 
-// linkList serves GET /api/v1/links?mine=true: the caller's links with hit
-// counts, newest first. mine=true is the only listing there is, so it may
-// be left out.
+// linkList serves GET /api/v1/links?mine=true[&tag=][&q=][&state=]: the
+// caller's links with visit counts, newest first, filtered by tag, by a
+// substring of code or URL, and by state. mine=true is the only listing
+// there is, so it may be left out.
 func (s *Server) linkList(w http.ResponseWriter, r *http.Request) {
-	if v := r.URL.Query().Get("mine"); v != "" && v != "true" && v != "1" {
+	q := r.URL.Query()
+	if v := q.Get("mine"); v != "" && v != "true" && v != "1" {
 		s.writeError(w, r, errs.New(errs.Invalid, "mine must be true: only your own links can be listed"))
 		return
 	}
-	links, err := s.links.Mine(r.Context(), identity(r).User)
+	f := link.Filter{Tag: q.Get("tag"), Query: q.Get("q"), State: q.Get("state")}
+	links, err := s.links.Mine(r.Context(), identity(r).User, f)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -126,38 +185,27 @@ func (s *Server) linkDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// redirect serves GET /s/{code}: 302 to the long URL, or a small HTML page
-// with 404 for an unknown code.
+// redirect serves GET /s/{code}: a redirect with the link's status (302
+// unless set) to the long URL; 410 with a small HTML page for a link
+// that is disabled, expired or used up, 404 for an unknown code; and the
+// preview page for {code}+ (links_pages.go).
 func (s *Server) redirect(w http.ResponseWriter, r *http.Request) {
 	code := r.PathValue("code")
-	url, err := s.links.Resolve(r.Context(), code)
-	if errs.Is(err, errs.NotFound) {
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = io.WriteString(w, notFoundPage(code))
+	if c, ok := strings.CutSuffix(code, "+"); ok {
+		s.preview(w, r, c)
 		return
 	}
-	if err != nil {
-		s.writeError(w, r, err)
+	to, err := s.links.Resolve(r.Context(), code, link.Visit{UserAgent: r.Header.Get("User-Agent"), Referer: r.Header.Get("Referer")})
+	if s.pageError(w, r, code, err) {
 		return
 	}
-	// Browsers may keep a 302 only when told to; no-store makes a deleted
-	// link stop for them too, and every follow count.
+	if to.State != link.StateActive {
+		writePage(w, http.StatusGone, gonePage(code, to.State))
+		return
+	}
+	// Browsers may keep a redirect (301 and 308 above all) only when told
+	// to; no-store makes a deleted or edited link change for them too, and
+	// every follow count.
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, url, http.StatusFound)
-}
-
-// notFoundPage is the page of an unknown short link.
-func notFoundPage(code string) string {
-	return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Link not found</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 32rem; margin: 4rem auto; padding: 0 1rem">
-<h1>Link not found</h1>
-<p>There is no short link <code>` + html.EscapeString(clip(code)) + `</code>. It may have been deleted, or the address is mistyped.</p>
-</body></html>
-`
+	http.Redirect(w, r, to.URL, to.Status)
 }

@@ -20,6 +20,7 @@ type QueueService interface {
 	Ack(ctx context.Context, user, queue, receipt, idempotencyKey string) error
 	ListQueues(ctx context.Context, user string, waitingOnly, stale bool) ([]queue.QueueInfo, int64, error)
 	Limits() queue.Limits
+	queueServiceMore
 }
 
 var _ QueueService = (*queue.Service)(nil)
@@ -27,13 +28,13 @@ var _ QueueService = (*queue.Service)(nil)
 // createQueueRequest is the body of POST /api/v1/queues.
 type createQueueRequest struct {
 	Name string `json:"name"`
+	settingsRequest
 	writeMeta
 }
 
 // sendRequest is the body of POST /api/v1/queues/{queue}/messages.
 type sendRequest struct {
-	Body *string `json:"body"`
-	To   string  `json:"to,omitempty"`
+	outMessageJSON
 	writeMeta
 }
 
@@ -42,6 +43,8 @@ type receiveRequest struct {
 	From         string `json:"from,omitempty"`
 	AckTimeoutMs int64  `json:"ack_timeout_ms,omitempty"`
 	WaitMs       int64  `json:"wait_ms,omitempty"`
+	// Max, when present, takes up to that many messages and answers a list.
+	Max *int `json:"max,omitempty"`
 	writeMeta
 }
 
@@ -59,10 +62,15 @@ type queueJSON struct {
 	Messages  uint64 `json:"messages"`
 	InFlight  uint64 `json:"in_flight"`
 	LastID    uint64 `json:"last_id"`
+	settingsJSON
+	Stats statsJSON `json:"stats"`
 }
 
 func queueOf(q queue.QueueInfo) queueJSON {
-	return queueJSON{Name: q.Name, Creator: q.Creator, CreatedAt: q.CreatedMs, Messages: q.Messages, InFlight: q.InFlight, LastID: q.LastID}
+	return queueJSON{
+		Name: q.Name, Creator: q.Creator, CreatedAt: q.CreatedMs, Messages: q.Messages, InFlight: q.InFlight, LastID: q.LastID,
+		settingsJSON: settingsOf(q.Settings), Stats: statsOf(q.Stats),
+	}
 }
 
 // queuesResponse is the body of GET /api/v1/queues.
@@ -88,12 +96,24 @@ type messageJSON struct {
 	// Receipt and LeaseExpiresAt are set by a leased receive.
 	Receipt        string `json:"receipt,omitempty"`
 	LeaseExpiresAt int64  `json:"lease_expires_at,omitempty"` // Unix ms
+	Priority       int    `json:"priority,omitempty"`
+	Group          string `json:"group,omitempty"`
+	ExpiresAt      int64  `json:"expires_at,omitempty"` // Unix ms
+	// DeliverAt and State are shown by the message list (browse).
+	DeliverAt int64  `json:"deliver_at,omitempty"`
+	State     string `json:"state,omitempty"`
+	// Origin, DeadReason and LastReason are set on dead letters.
+	Origin     string `json:"origin,omitempty"`
+	DeadReason string `json:"dead_reason,omitempty"`
+	LastReason string `json:"last_reason,omitempty"`
 }
 
 func messageOf(m queue.Message) messageJSON {
 	return messageJSON{
 		ID: m.ID, Sender: m.Sender, To: m.Receiver, Ts: m.TimeMs, Body: string(m.Body),
 		Deliveries: m.Deliveries, Receipt: m.Receipt, LeaseExpiresAt: m.LeaseExpiresMs,
+		Priority: m.Priority, Group: m.Group, ExpiresAt: m.ExpiresMs, DeliverAt: m.DeliverAtMs,
+		Origin: m.Origin, DeadReason: m.DeadReason, LastReason: m.LastReason,
 	}
 }
 
@@ -105,11 +125,16 @@ func (s *Server) queueCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	u, err := body.update()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if err := s.take(r, ratelimit.QueueCreates); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	q, err := s.queues.Create(r.Context(), identity(r).User, body.Name, idem)
+	q, err := s.queues.CreateWith(r.Context(), identity(r).User, body.Name, u, idem)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -160,20 +185,21 @@ func (s *Server) queueSend(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if body.Body == nil {
-		s.writeError(w, r, errs.New(errs.Invalid, "body is missing"))
+	m, err := body.outMessage("")
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	if err := s.take(r, ratelimit.QueueSends); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	id, ts, err := s.queues.Send(r.Context(), identity(r).User, r.PathValue("queue"), body.To, []byte(*body.Body), idem)
+	ids, ts, err := s.queues.SendMessages(r.Context(), identity(r).User, r.PathValue("queue"), []queue.OutMessage{m}, idem)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, sendResponse{ID: id, Ts: ts})
+	writeJSON(w, http.StatusCreated, sendResponse{ID: ids[0], Ts: ts})
 }
 
 // queuePeek serves GET /api/v1/queues/{queue}/peek?from=: 200 with the
@@ -199,7 +225,7 @@ func (s *Server) queuePeek(w http.ResponseWriter, r *http.Request) {
 
 // queueReceive serves POST /api/v1/queues/{queue}/receive: 200 with the
 // message taken (leased with ack_timeout_ms), 204 when none came within
-// wait_ms.
+// wait_ms; with max, 200 with the list of messages taken (empty when none).
 func (s *Server) queueReceive(w http.ResponseWriter, r *http.Request) {
 	var body receiveRequest
 	idem, err := s.decodeWrite(w, r, smallBody, &body, true)
@@ -221,6 +247,13 @@ func (s *Server) queueReceive(w http.ResponseWriter, r *http.Request) {
 		AckTimeout: time.Duration(body.AckTimeoutMs) * time.Millisecond,
 		Wait:       time.Duration(body.WaitMs) * time.Millisecond,
 	}
+	if body.Max != nil {
+		if *body.Max < 1 || *body.Max > queue.MaxBatch {
+			s.writeError(w, r, errs.New(errs.Invalid, "max must be between 1 and %d", queue.MaxBatch))
+			return
+		}
+		o.Max = *body.Max
+	}
 	if o.Wait > 0 {
 		release, err := s.hold(r.Context(), ratelimit.LongPolls, identity(r).User)
 		if err != nil {
@@ -228,6 +261,15 @@ func (s *Server) queueReceive(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer release()
+	}
+	if body.Max != nil {
+		msgs, err := s.queues.ReceiveMany(r.Context(), identity(r).User, r.PathValue("queue"), o, idem)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, messagesOf(msgs))
+		return
 	}
 	msg, found, err := s.queues.Receive(r.Context(), identity(r).User, r.PathValue("queue"), o, idem)
 	if err != nil {

@@ -69,7 +69,7 @@ func TestServer_Cluster(t *testing.T) {
 		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 			t.Fatal(err)
 		}
-		want := `{"cluster_id":"c1","moves":[],"nodes":[{"addr":"127.0.0.1:7070","id":"n1","leaders":16,"replicas":16,"standby":false,"state":"alive","zone":"z"}],"partitions":[{"id":1,"leader":"n1","replicas":[{"applied":10,"lag_entries":0,"lag_ms":0,"node":"n1","role":"leader"}]}]}`
+		want := `{"cluster_id":"c1","moves":[],"nodes":[{"addr":"127.0.0.1:7070","id":"n1","leaders":16,"replicas":16,"standby":false,"state":"alive","zone":"z"}],"partitions":[{"id":1,"leader":"n1","replicas":[{"applied":10,"lag_entries":0,"lag_ms":0,"node":"n1","role":"leader"}],"under_replicated":false}]}`
 		if b, _ := json.Marshal(got); string(b) != want {
 			t.Fatalf("body\n%s\nwant\n%s", b, want)
 		}

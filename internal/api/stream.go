@@ -317,6 +317,8 @@ func isClosed(sub *stream.Subscriber) bool {
 // streamRead applies the client's frames until the connection ends. Each
 // subscribe frame checks token again first.
 func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.Subscriber, token string) {
+	kvs := s.newKVStreams(ctx, sub)
+	defer kvs.close()
 	for {
 		_, b, err := c.Read(ctx)
 		if err != nil {
@@ -325,6 +327,16 @@ func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.
 		f, err := stream.DecodeClientFrame(b)
 		if err != nil {
 			sub.Send(stream.ErrorFrameFor("", err))
+			continue
+		}
+		switch {
+		case f.KV != nil && f.Type == stream.TypeSubscribe:
+			if s.recheckSubscribe(ctx, sub, token, f.KV.Name()) {
+				kvs.subscribe(*f.KV)
+			}
+			continue
+		case f.KV != nil && f.Type == stream.TypeUnsubscribe:
+			kvs.unsubscribe(f.KV.Name())
 			continue
 		}
 		switch f.Type {

@@ -196,17 +196,23 @@ type wireFrame struct {
 // next reads one frame.
 func next(t *testing.T, c *websocket.Conn) wireFrame {
 	t.Helper()
+	var f wireFrame
+	readFrame(t, c, &f)
+	return f
+}
+
+// readFrame reads one frame into f.
+func readFrame(t *testing.T, c *websocket.Conn, f any) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, b, err := c.Read(ctx)
 	if err != nil {
 		t.Fatalf("read a frame: %v", err)
 	}
-	var f wireFrame
-	if err := json.Unmarshal(b, &f); err != nil {
+	if err := json.Unmarshal(b, f); err != nil {
 		t.Fatalf("frame %s: %v", b, err)
 	}
-	return f
 }
 
 func send(t *testing.T, c *websocket.Conn, frame string) {

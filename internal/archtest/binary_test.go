@@ -19,6 +19,23 @@ var peerClients = []string{
 // gateway over net/http instead, and neither binary may link it.
 const etcdClient = "go.etcd.io/etcd/client"
 
+// testOnly are modules that only tests import (the Kubernetes manifest
+// test of deploy/kubernetes): neither binary may link them.
+var testOnly = []string{"k8s.io/", "sigs.k8s.io/"}
+
+// TestBinary_NoTestOnlyModules fails when a binary links a test-only module.
+func TestBinary_NoTestOnlyModules(t *testing.T) {
+	for _, bin := range []string{"./cmd/parley", "./cmd/parley-bench"} {
+		for _, pkg := range deps(t, bin) {
+			for _, bad := range testOnly {
+				if strings.HasPrefix(pkg, bad) {
+					t.Errorf("%s links %s, a module for tests only", bin, pkg)
+				}
+			}
+		}
+	}
+}
+
 // under reports whether the package pkg is path or lies beneath it.
 func under(pkg, path string) bool {
 	return pkg == path || strings.HasPrefix(pkg, path+"/")

@@ -40,8 +40,9 @@ var domainImports = map[string][]string{
 	"internal/errs":                  nil,
 	"internal/wire":                  nil,
 	"internal/audit":                 nil,
-	"internal/pki":                   nil, // standard library crypto only
-	"internal/text":                  nil, // standard library only, no Unicode tables
+	"internal/pki":                   nil,                         // standard library crypto only
+	"internal/text":                  nil,                         // standard library only, no Unicode tables
+	"internal/qrcode":                {"github.com/piglig/go-qr"}, // the one home of the QR library
 }
 
 // sharedHomes are the packages every domain package may import.
@@ -128,8 +129,12 @@ func TestImports_Layers(t *testing.T) {
 }
 
 // testHelpers are packages for tests only: in-memory replicators, cheap
-// password hashing, the polling helper, the full service stack.
-var testHelpers = []string{"internal/state/statetest", "internal/password/passwordtest", "internal/poll", "internal/servicetest"}
+// password hashing, the polling helper, the full service stack, the
+// in-process test clusters, the KV linearizability model, the
+// fault-injection harness, its workloads and the renderer of their results.
+var testHelpers = []string{"internal/state/statetest", "internal/password/passwordtest", "internal/poll", "internal/servicetest",
+	"internal/testcluster", "internal/linearizable", "internal/nemesis", "internal/jepsen",
+	"scripts/reliability"}
 
 // TestImports_TestHelpersStayInTests keeps the test helpers out of the
 // product: only _test.go files and other helpers import them.

@@ -31,6 +31,11 @@ type QueueOptions struct {
 	Wait time.Duration
 	// QueuePrefix starts every queue name; a random run id follows.
 	QueuePrefix string
+	// DeadLettersPriorities turns on the queue features that cost the
+	// state machine work: every queue gets a dead-letter queue (its name
+	// and "-dlq") and a delivery limit of 5, and messages go out with
+	// priorities 0 to 9 in turn.
+	DeadLettersPriorities bool
 }
 
 // Queue is the durable queue workload. Producers send messages; the
@@ -101,7 +106,16 @@ func (q *Queue) Prepare(ctx context.Context, workers int) error {
 		return fmt.Errorf("consumers %d, queues %d: want a consumer per queue at least", workers, q.o.Queues)
 	}
 	err := Parallel(ctx, len(q.names), workers, func(ctx context.Context, w, i int) error {
-		if _, err := q.o.Clients[w%len(q.o.Clients)].CreateQueue(ctx, q.names[i]); err != nil {
+		cl := q.o.Clients[w%len(q.o.Clients)]
+		var set client.QueueSettings
+		if q.o.DeadLettersPriorities {
+			dlq, limit := q.names[i]+"-dlq", uint64(5)
+			if _, err := cl.CreateQueue(ctx, dlq); err != nil {
+				return fmt.Errorf("create queue %s: %w", dlq, err)
+			}
+			set = client.QueueSettings{DeadLetter: &dlq, MaxDeliveries: &limit}
+		}
+		if _, err := cl.CreateQueueWith(ctx, q.names[i], set); err != nil {
 			return fmt.Errorf("create queue %s: %w", q.names[i], err)
 		}
 		return nil
@@ -141,7 +155,11 @@ func (q *Queue) produce(ctx context.Context, p int) {
 		case <-q.credit[qi]:
 		}
 		key := q.run + "-p" + strconv.Itoa(p) + "-" + strconv.Itoa(n)
-		_, err := cl.Send(client.WithIdempotencyKey(ctx, key), q.names[qi], q.body, client.SendOptions{})
+		var opts client.SendOptions
+		if q.o.DeadLettersPriorities {
+			opts.Priority = n % 10
+		}
+		_, err := cl.Send(client.WithIdempotencyKey(ctx, key), q.names[qi], q.body, opts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return

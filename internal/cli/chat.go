@@ -97,6 +97,8 @@ type chatSession struct {
 	history  int  // events shown on joining a room
 	create   bool // --create: make missing rooms without asking
 	openFeed feedOpener
+	// clientOf makes the client of a node (--ca-file applies).
+	clientOf func(server, token string) *client.Client
 
 	// room is the room chatted in, "" after /leave; lastSeq the last of
 	// its events printed (or skipped as hidden). The command loop changes
@@ -125,7 +127,7 @@ type following struct {
 func newChatSession(e *Env, co *clientOptions, room string, history int, create bool) *chatSession {
 	return &chatSession{
 		e: e, screen: newPlainScreen(e.Stdin, e.Stdout), room: room, token: co.Token, timeout: co.Timeout,
-		history: history, create: create, openFeed: newStreamFeed,
+		history: history, create: create, openFeed: newStreamFeed, clientOf: co.clientOf,
 		servers: []string{strings.TrimRight(co.Server, "/")}, c: co.newClient(),
 	}
 }

@@ -108,11 +108,12 @@ func TestChatSession_FailoverAliveOnly(t *testing.T) {
 	defer cancel()
 	out := &syncBuffer{}
 	s := &chatSession{
-		e:       &Env{Stdout: io.Discard, Stderr: io.Discard},
-		screen:  newPlainScreen(nil, out),
-		token:   "secret-token",
-		servers: []string{first.srv.URL},
-		c:       client.New(first.srv.URL, client.WithToken("secret-token")),
+		e:        &Env{Stdout: io.Discard, Stderr: io.Discard},
+		screen:   newPlainScreen(nil, out),
+		token:    "secret-token",
+		servers:  []string{first.srv.URL},
+		c:        client.New(first.srv.URL, client.WithToken("secret-token")),
+		clientOf: (&clientOptions{}).clientOf,
 	}
 	s.learnNodes(ctx, &clientOptions{Server: first.srv.URL, Timeout: 5 * time.Second, Token: "secret-token"})
 	if want := []string{first.srv.URL, good.srv.URL}; !slices.Equal(s.servers, want) {

@@ -218,7 +218,7 @@ func (s *chatSession) failover(ctx context.Context, failed *client.Client, cause
 	for {
 		for i := 1; i <= len(s.servers); i++ {
 			j := (s.cur + i) % len(s.servers)
-			c := client.New(s.servers[j]) // asked whether it is ready without the token
+			c := s.clientOf(s.servers[j], "") // asked whether it is ready without the token
 			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			err := c.Readyz(rctx)
 			cancel()

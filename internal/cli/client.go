@@ -3,10 +3,14 @@ package cli
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/parley-chat/parley/client"
@@ -23,24 +27,50 @@ type clientOptions struct {
 	Timeout time.Duration
 	// Token is the bearer token of a session (POST /api/v1/sessions).
 	Token string
+	// CAFile names a PEM file of CA certificates that HTTPS servers are
+	// verified against instead of the system's (a self-signed cluster).
+	CAFile string
+
+	// hc is the HTTP client trusting CAFile, made by check; nil means
+	// http.DefaultClient.
+	hc *http.Client
 }
 
-// addClientFlags defines --server (or $PARLEY_SERVER), --timeout and
-// --token (or $PARLEY_TOKEN) into o.
+// addClientFlags defines --server (or $PARLEY_SERVER), --timeout,
+// --ca-file (or $PARLEY_CA_FILE) and --token (or $PARLEY_TOKEN) into o.
 func addClientFlags(fs *flagSet, o *clientOptions) {
-	fs.StringVar(&o.Server, "server", defaultServer, "base `URL` of any node")
-	fs.bindEnv("server", "PARLEY_SERVER")
-	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "give up after this `duration`, retries included")
+	addServerFlags(fs, o)
 	fs.StringVar(&o.Token, "token", "", "session `token` to sign in with (default: the login stored by parley user login)")
 	fs.bindEnv("token", "PARLEY_TOKEN")
 }
 
-// newClient returns a client of the server, signed in with the token.
-func (o *clientOptions) newClient() *client.Client {
-	return client.New(o.Server, client.WithToken(o.Token))
+// addServerFlags defines --server (or $PARLEY_SERVER), --timeout and
+// --ca-file (or $PARLEY_CA_FILE) into o: the client flags of commands that
+// do not sign in with a token.
+func addServerFlags(fs *flagSet, o *clientOptions) {
+	fs.StringVar(&o.Server, "server", defaultServer, "base `URL` of any node")
+	fs.bindEnv("server", "PARLEY_SERVER")
+	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "give up after this `duration`, retries included")
+	fs.StringVar(&o.CAFile, "ca-file", "", "PEM `file` of the CA certificates an https:// server must be signed by, instead of the system's (a self-signed cluster)")
+	fs.bindEnv("ca-file", "PARLEY_CA_FILE")
 }
 
-// check validates the shared client flags.
+// newClient returns a client of the server, signed in with the token.
+func (o *clientOptions) newClient() *client.Client {
+	return o.clientOf(o.Server, o.Token)
+}
+
+// clientOf returns a client of server signed in with token ("" for none),
+// trusting --ca-file.
+func (o *clientOptions) clientOf(server, token string) *client.Client {
+	opts := []client.Option{client.WithToken(token)}
+	if o.hc != nil {
+		opts = append(opts, client.WithHTTPClient(o.hc))
+	}
+	return client.New(server, opts...)
+}
+
+// check validates the shared client flags and loads --ca-file.
 func (o *clientOptions) check() error {
 	if err := checkServerURL(o.Server); err != nil {
 		return fmt.Errorf("--server: %w", err)
@@ -48,7 +78,29 @@ func (o *clientOptions) check() error {
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %s: must be positive", o.Timeout)
 	}
+	if o.CAFile != "" {
+		pool, err := loadCAFile(o.CAFile)
+		if err != nil {
+			return fmt.Errorf("--ca-file: %w", err)
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		o.hc = &http.Client{Transport: tr}
+	}
 	return nil
+}
+
+// loadCAFile reads the PEM certificates of file into a new pool.
+func loadCAFile(file string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("no PEM certificate in %s", file)
+	}
+	return pool, nil
 }
 
 // checkServerURL accepts http:// and https:// URLs with a host.

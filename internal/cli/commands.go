@@ -26,6 +26,7 @@ func rootCommand() *command {
 		subs: []*command{
 			{name: "serve", section: nodes, summary: "run one node", action: runServe},
 			{name: "dev", section: nodes, summary: "run a local cluster of N nodes in this process", action: runDev},
+			{name: "health", section: nodes, summary: "exit 0 when a node is ready (the container health check)", action: runHealth},
 			{name: "user", section: clients, summary: "accounts and the stored login", subs: []*command{
 				{name: "register", summary: "create a user", action: runUserRegister},
 				{name: "login", summary: "open a session and store it for later commands", action: runUserLogin},
@@ -59,11 +60,25 @@ func rootCommand() *command {
 				{name: "peek", summary: "show the next message without taking it", action: runQueuePeek},
 				{name: "receive", summary: "take the next message (leased with --ack-timeout)", action: runQueueReceive},
 				{name: "ack", summary: "acknowledge a leased message", action: runQueueAck},
+				{name: "nack", summary: "give a leased message back, now, later or to the dead letters", action: runQueueNack},
+				{name: "extend", summary: "extend a lease", action: runQueueExtend},
+				{name: "send-batch", summary: "send each line of stdin as a message, all or none", action: runQueueSendBatch},
+				{name: "configure", summary: "change a queue's dead letters, delivery limit, TTL, max length", action: runQueueConfigure},
+				{name: "stats", summary: "a queue's settings and counts", action: runQueueStats},
+				{name: "browse", summary: "list a queue's messages (dead letters) without taking them", action: runQueueBrowse},
+				{name: "redrive", summary: "move dead letters back to their queues", action: runQueueRedrive},
+				{name: "purge", summary: "remove every message of a queue", action: runQueuePurge},
 			}},
 			{name: "link", section: clients, summary: "short links", subs: []*command{
-				{name: "create", summary: "shorten a URL", action: runLinkCreate},
-				{name: "info", summary: "a link's URL, creator and hits", action: runLinkInfo},
-				{name: "list", summary: "your links with their hits", action: runLinkList},
+				{name: "create", summary: "shorten a URL (with expiry, visit limit, status, tags)", action: runLinkCreate},
+				{name: "info", summary: "a link's URL, state, creator and hits", action: runLinkInfo},
+				{name: "list", summary: "your links with their hits (filter by tag, text, state)", action: runLinkList},
+				{name: "edit", summary: "change a link's URL, expiry, visit limit, status or tags", action: runLinkEdit},
+				{name: "disable", summary: "stop a link redirecting until enabled", action: runLinkSwitch(true)},
+				{name: "enable", summary: "let a disabled link redirect again", action: runLinkSwitch(false)},
+				{name: "stats", summary: "a link's visits per day, referrer, browser and OS", action: runLinkStats},
+				{name: "qr", summary: "write a QR code of a link (PNG or SVG)", action: runLinkQR},
+				{name: "import", summary: "create links from a CSV file, with a per-line report", action: runLinkImport},
 				{name: "delete", summary: "delete a link", action: runLinkDelete},
 			}},
 			{name: "kv", section: clients, summary: "key-value store", subs: []*command{
@@ -71,6 +86,15 @@ func rootCommand() *command {
 				{name: "get", summary: "print a value", action: runKVGet},
 				{name: "del", summary: "delete a key", action: runKVDel},
 				{name: "list", summary: "list keys", action: runKVList},
+				{name: "history", summary: "a key's kept versions with their revisions", action: runKVHistory},
+				{name: "txn", summary: "compare, then put, delete or get atomically", action: runKVTxn},
+				{name: "watch", summary: "print changes of a key or prefix as they happen", action: runKVWatch},
+				{name: "lease", summary: "leases: keys that live while the lease does", subs: []*command{
+					{name: "grant", summary: "create a lease and print its id", action: runLeaseGrant},
+					{name: "keepalive", summary: "renew a lease (once, or every --every)", action: runLeaseKeepAlive},
+					{name: "info", summary: "a lease's TTL and time left", action: runLeaseInfo},
+					{name: "revoke", summary: "end a lease, deleting its keys", action: runLeaseRevoke},
+				}},
 			}},
 			{name: "cluster", section: clients, summary: "cluster state and administration", subs: []*command{
 				{name: "status", summary: "nodes and partitions with leaders, replicas and lag", action: runClusterStatus},
@@ -78,6 +102,7 @@ func rootCommand() *command {
 				{name: "remove", summary: "forget a drained or dead node", action: runClusterRemove},
 				{name: "verify", summary: "compare replica checksums", action: runClusterVerify},
 				{name: "lag", summary: "replica freshness sampled under load", action: runClusterLag},
+				{name: "wait", summary: "wait until every partition is fully replicated (--replicated)", action: runClusterWait},
 				{name: "token", summary: "join tokens: list, create, revoke, rotate", subs: []*command{
 					{name: "list", summary: "join tokens that can still be used", action: runClusterTokenList},
 					{name: "create", summary: "make a join token and print it", action: runClusterTokenCreate},
@@ -86,6 +111,7 @@ func rootCommand() *command {
 				}},
 			}},
 			{name: "audit", section: clients, summary: "security audit log of every node (admin only)", action: runAudit},
+			{name: "completion", section: clients, summary: "shell completion script: bash, zsh or fish", action: runCompletion},
 			{name: "bench", section: clients, summary: "load generators", note: benchNote, subs: []*command{
 				{name: "kv", summary: "KV puts and gets against running nodes", action: runBenchKV},
 				{name: "fsync", summary: "this disk's fsync latency, the baseline of the targets", action: runBenchFsync},

@@ -22,6 +22,9 @@ type flagSet struct {
 	about    string            // paragraph printed under the synopsis
 	env      map[string]string // flag name -> environment variable
 	hidden   map[string]bool
+	// config is the value of --config when the command takes a
+	// configuration file (withConfigFile).
+	config *string
 }
 
 // newFlagSet returns an empty flagSet for the command at path.
@@ -81,6 +84,11 @@ func (f *flagSet) parse(args []string, getenv func(string) string) ([]string, er
 	}
 	if err := f.applyEnv(getenv); err != nil {
 		return nil, &usageError{path: f.path, err: err}
+	}
+	if f.config != nil && *f.config != "" {
+		if err := f.applyConfigFile(*f.config); err != nil {
+			return nil, &usageError{path: f.path, err: err}
+		}
 	}
 	return pos, nil
 }

@@ -22,6 +22,8 @@ the value from standard input. Put "--" before a value that starts with '-'.`)
 	fs.Uint64Var(&opts.IfVersion, "if-version", 0, "store only if the key's current `version` is this one (compare-and-swap)")
 	fs.BoolVar(&opts.IfAbsent, "if-absent", false, "store only if the key does not exist")
 	fs.StringVar(&opts.IdempotencyKey, "idempotency-key", "", "`key` that makes retries of this write apply once (default: a fresh one)")
+	fs.DurationVar(&opts.TTL, "ttl", 0, "expire the key after this `duration` (at least 1s), by the leader's clock")
+	fs.Uint64Var(&opts.Lease, "lease", 0, "attach the key to this lease `id` (parley kv lease grant): it goes when the lease does")
 	pos, err := parseClient(fs, &co, e, args, 2, 2)
 	if err != nil {
 		return err
@@ -65,7 +67,8 @@ terminal the characters it would act on are escaped (\x1b, \u202e, and \\
 for a backslash; newlines and tabs stay), since a value may hold anything.`)
 	addClientFlags(fs, &co)
 	fs.BoolVar(&opts.Stale, "stale", false, "read the nearest replica: faster, but possibly behind the latest write")
-	fs.BoolVar(&verbose, "v", false, "print the key's version to stderr")
+	fs.Uint64Var(&opts.Revision, "revision", 0, "read the value the key had at this `revision` of its partition")
+	fs.BoolVar(&verbose, "v", false, "print the key's version and revision to stderr")
 	pos, err := parseClient(fs, &co, e, args, 1, 1)
 	if err != nil {
 		return err
@@ -73,19 +76,18 @@ for a backslash; newlines and tabs stay), since a value may hold anything.`)
 	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
 	defer cancel()
 	c := co.newClient()
-	var value []byte
-	var version uint64
+	var it client.KVItem
 	err = retry(ctx, func() (err error) {
-		value, version, err = c.KVGet(ctx, pos[0], opts)
+		it, err = c.KVGetItem(ctx, pos[0], opts)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	if verbose {
-		fmt.Fprintf(e.Stderr, "version %d\n", version)
+		fmt.Fprintf(e.Stderr, "version %d revision %d\n", it.Version, it.Revision)
 	}
-	return writeValue(e, value, false)
+	return writeValue(e, it.Value, false)
 }
 
 // runKVDel is `parley kv del KEY`.

@@ -13,15 +13,17 @@ import (
 // runQueueCreate is `parley queue create NAME`.
 func runQueueCreate(ctx context.Context, e *Env, path string, args []string) error {
 	var co clientOptions
+	var sf settingsFlags
 	fs := newFlagSet(path, "NAME [flags]", "Create a queue owned by you.")
 	addClientFlags(fs, &co)
+	addSettingsFlags(fs, &sf)
 	pos, err := parseClient(fs, &co, e, args, 1, 1)
 	if err != nil {
 		return err
 	}
 	var q client.Queue
 	err = callServer(ctx, &co, true, func(ctx context.Context, c *client.Client) (err error) {
-		q, err = c.CreateQueue(ctx, pos[0])
+		q, err = c.CreateQueueWith(ctx, pos[0], sf.settings(fs))
 		return err
 	})
 	if err != nil {
@@ -95,6 +97,7 @@ Send BODY to a queue, for anyone or with --to for one receiver, and print
 the message's id. A BODY of "-" reads the body from standard input.`)
 	addClientFlags(fs, &co)
 	fs.StringVar(&opts.To, "to", "", "send to this `user` only")
+	addSendFlags(fs, &opts)
 	pos, err := parseClient(fs, &co, e, args, 2, 2)
 	if err != nil {
 		return err
@@ -198,6 +201,8 @@ command waits that long for a message to arrive.
 	fs.DurationVar(&opts.AckTimeout, "ack-timeout", 0, "lease the message for this `duration` instead of removing it")
 	fs.DurationVar(&opts.Wait, "wait", 0, "wait up to this `duration` for a message")
 	fs.BoolVar(&f.asJSON, "json", false, "print the message as JSON")
+	var many int
+	fs.IntVar(&many, "max", 0, "take up to `n` messages (1 to 100) and print them as JSON")
 	pos, err := parseClient(fs, &co, e, args, 1, 1)
 	if err != nil {
 		return err
@@ -207,6 +212,9 @@ command waits that long for a message to arrive.
 	}
 	if opts.Wait >= co.Timeout {
 		co.Timeout = opts.Wait + 10*time.Second // the command outlasts its wait
+	}
+	if many != 0 {
+		return receiveMany(ctx, e, &co, pos[0], many, opts)
 	}
 	var m client.QueueMessage
 	var found bool
@@ -218,6 +226,23 @@ command waits that long for a message to arrive.
 		return err
 	}
 	return writeMessage(e, f, m, found)
+}
+
+// receiveMany is `parley queue receive --max N`: the messages as a JSON
+// list.
+func receiveMany(ctx context.Context, e *Env, co *clientOptions, queue string, n int, opts client.ReceiveOptions) error {
+	var msgs []client.QueueMessage
+	err := callServer(ctx, co, true, func(ctx context.Context, c *client.Client) (err error) {
+		msgs, err = c.ReceiveMany(ctx, queue, n, opts)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if msgs == nil {
+		msgs = []client.QueueMessage{}
+	}
+	return printJSON(e.Stdout, msgs)
 }
 
 // runQueueAck is `parley queue ack QUEUE RECEIPT`.

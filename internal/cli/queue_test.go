@@ -3,12 +3,16 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 func TestQueueCommands(t *testing.T) {
@@ -77,4 +81,62 @@ func TestQueueCommands(t *testing.T) {
 		}
 		alice.fails("not_found", "queue", "receive", "jobs")
 	})
+}
+
+// Dead letters through a real node: the partition leader moves them in the
+// background.
+func TestQueueCommands_DeadLetters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a node")
+	}
+	url, _ := startServe(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	alice := cliAs{t, ctx, url, signUpAs(t, url, "alice")}
+	bob := cliAs{t, ctx, url, signUpAs(t, url, "bob")}
+
+	alice.ok("queue", "create", "dlq")
+	alice.fails("invalid", "queue", "create", "jobs", "--dead-letter", "nowhere")
+	alice.ok("queue", "create", "jobs", "--dead-letter", "dlq", "--max-deliveries", "2")
+	alice.fails("invalid", "queue", "configure", "jobs", "--overflow", "sometimes")
+	bob.fails("forbidden", "queue", "configure", "jobs", "--max-length", "5")
+	if got := bob.run("one\ntwo\n", "queue", "send-batch", "jobs", "--priority", "3"); got.code != 0 || strings.Count(got.stdout, "sent message") != 2 {
+		t.Fatalf("send-batch = %+v", got)
+	}
+	var msgs []client.QueueMessage
+	if err := json.Unmarshal([]byte(bob.ok("queue", "receive", "jobs", "--max", "2", "--ack-timeout", "30s")), &msgs); err != nil || len(msgs) != 2 || msgs[0].Priority != 3 {
+		t.Fatalf("receive --max = %+v (%v)", msgs, err)
+	}
+	if got := bob.ok("queue", "extend", "jobs", msgs[0].Receipt, "--ack-timeout", "1m"); !strings.HasPrefix(got, "lease extended until ") {
+		t.Errorf("extend printed %q", got)
+	}
+	bob.ok("queue", "nack", "jobs", msgs[0].Receipt, "--dead", "--reason", "bad input")
+	bob.ok("queue", "nack", "jobs", msgs[1].Receipt, "--delay", "1ms")
+	bob.fails("conflict", "queue", "nack", "jobs", msgs[1].Receipt)
+	poll.Until(t, 20*time.Second, "the dead letter reaches dlq", func() bool {
+		var q client.Queue
+		return json.Unmarshal([]byte(alice.ok("queue", "stats", "dlq", "--json")), &q) == nil && q.Stats.DeadLetters == 1
+	})
+	poll.Until(t, 10*time.Second, "the queues in /metrics", func() error {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if want := `parley_queue_messages{queue="dlq",state="dead_letter"} 1`; !strings.Contains(string(b), want) {
+			return fmt.Errorf("no %s", want)
+		}
+		return nil
+	})
+	if got := alice.ok("queue", "browse", "dlq"); !strings.Contains(got, "rejected: bad input") || !strings.Contains(got, "jobs") {
+		t.Errorf("browse:\n%s", got)
+	}
+	if got := alice.ok("queue", "redrive", "dlq"); got != "redrove 1 dead letters from dlq\n" {
+		t.Errorf("redrive printed %q", got)
+	}
+	if got := alice.ok("queue", "purge", "jobs"); !strings.HasPrefix(got, "purged ") {
+		t.Errorf("purge printed %q", got)
+	}
+	bob.fails("forbidden", "queue", "purge", "jobs")
 }

@@ -3,12 +3,10 @@ package cli
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -31,6 +29,11 @@ type ServeOptions struct {
 	// internal traffic with mutual TLS: every peer must present a
 	// certificate signed by the CA, and this node presents its own.
 	ClusterTLSCert, ClusterTLSKey, ClusterTLSCA string
+	// JoinTokenFile, when set, is where the join token is shared: the node
+	// that creates the cluster writes its first token there, and a node
+	// that joins with an empty data directory waits for it and reads it
+	// (serve_token.go).
+	JoinTokenFile string
 	// Log configures the node's logger.
 	Log LogOptions
 	// ShutdownTimeout bounds the leadership handover when ctx ends
@@ -87,10 +90,13 @@ encrypted, with no flags: the node that creates a cluster prints its join
 token and writes it to DATA-DIR/join-token (readable by its owner only).
 --cluster-tls-* use your own PKI instead; --insecure turns security off.
 
-Every flag may also be set with the environment variable shown beside it; a
-flag on the command line wins.`)
+Every flag may also be set with the environment variable shown beside it:
+PARLEY_ and the flag's name in capitals with '_' for '-' (--data-dir is
+$PARLEY_DATA_DIR, --join-token $PARLEY_JOIN_TOKEN).
+`+configFileHelp)
 	defineNodeFlags(fs, &o)
 	addLogFlags(fs, &o.Log, slog.LevelInfo)
+	fs.withConfigFile()
 	fs.bindAllEnv("PARLEY_")
 	fs.hide("tick")
 	fs.hide("election-ticks")
@@ -120,8 +126,10 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.StringVar(&c.Advertise, "advertise", "", "internal `host:port` other nodes dial (default: the --cluster address)")
 	fs.StringVar(&c.AdvertiseHTTP, "advertise-http", "", "HTTP `host:port` told to other nodes and clients (default: the --http address)")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of short links (default: http:// and the advertised HTTP address)")
-	fs.Var(newListValue(&c.Join, nil), "join", "internal `addresses` of existing members to join, comma separated, repeatable; a node given --join never creates a cluster")
+	fs.Var(newListValue(&c.Join, nil), "join", "internal `addresses` (host:port, host names are resolved at each attempt) of existing members to join, comma separated, repeatable; tried in turn until one answers; a node given --join never creates a cluster (but the --initial-node)")
 	fs.StringVar(&c.JoinToken, "join-token", "", "join `token` of the cluster to join (printed by its first node, kept in that node's data directory as join-token; or parley cluster token create)")
+	fs.StringVar(&o.JoinTokenFile, "join-token-file", "", "`file` where the join token is shared: the node that creates the cluster writes its first token there; a joining node with an empty data directory waits until it exists and reads it (a volume shared by the nodes, a mounted secret)")
+	fs.StringVar(&c.InitialNode, "initial-node", "", "`id` of the node that creates the cluster when its data directory is empty, --join ignored; every other node joins (so that every node can run the same flags)")
 	fs.BoolVar(&c.Insecure, "insecure", false, "run the cluster port and gossip without authentication or encryption: anyone who reaches them owns the cluster (a warning is logged on every start)")
 	fs.StringVar(&c.Zone, "zone", "", "availability `zone` of this node, used to spread replicas")
 	fs.BoolVar(&c.Standby, "standby", false, "hold no replicas until one is needed")
@@ -131,6 +139,7 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.DurationVar(&c.DedupWindow, "dedup-window", d.DedupWindow, "how long idempotency keys are remembered")
 	fs.DurationVar(&c.HistoryRetention, "history-retention", d.HistoryRetention, "how long room history is kept (0: forever)")
 	fs.Var(newEditWindowValue(&c.EditWindow, d.EditWindow), "edit-window", "how long after posting authors may edit a message (`duration`; none: no limit; 0: editing is off)")
+	fs.IntVar(&c.KVHistory, "kv-history", d.KVHistory, "`versions` of each kv key kept for reads at a revision and watches (1 to 1000)")
 	fs.Var(newChoiceValue(&c.Registration, d.Registration, "open", "closed"), "registration", "`mode` of registration: open (anyone may sign up) or closed (only admins create users)")
 	fs.IntVar(&c.CacheSize, "cache-size", d.CacheSize, "`entries` in the node's read cache")
 	fs.Var(newChoiceValue(&c.CachePolicy, d.CachePolicy, "lru", "lfu", "fifo"), "cache-policy", "read cache eviction `policy`: lru, lfu or fifo")
@@ -176,6 +185,9 @@ func (o *ServeOptions) check() error {
 	if n != 0 && n != 3 {
 		return fmt.Errorf("mutual TLS needs all of --cluster-tls-cert, --cluster-tls-key and --cluster-tls-ca")
 	}
+	if o.JoinTokenFile != "" && o.Config.JoinToken != "" {
+		return fmt.Errorf("--join-token and --join-token-file: give one")
+	}
 	if err := o.Config.Validate(); err != nil {
 		return err
 	}
@@ -195,6 +207,9 @@ func Serve(ctx context.Context, o ServeOptions, stdout, stderr io.Writer) error 
 		return err
 	}
 	log := o.Log.logger(stderr)
+	if err := o.readJoinTokenFile(ctx, &cfg, log); err != nil {
+		return err
+	}
 	n, err := node.New(cfg, log)
 	if err != nil {
 		return err
@@ -202,12 +217,19 @@ func Serve(ctx context.Context, o ServeOptions, stdout, stderr io.Writer) error 
 	if err := n.Start(ctx); err != nil {
 		return fmt.Errorf("node %s did not start: %w", cfg.ID, err)
 	}
+	if err := o.shareJoinToken(n.JoinToken()); err != nil {
+		log.Warn("could not share the join token", "err", err)
+	}
 	fmt.Fprintf(stdout, "parley node %s serving %s (cluster %s, data %s)\n",
 		cfg.ID, httpURL(n.HTTPAddr(), cfg.HTTPTLS != nil), n.ClusterAddr(), cfg.DataDir)
 	if n.CreatedCluster() {
 		if tok := n.JoinToken(); tok != "" {
+			joinAddr := n.ClusterAddr()
+			if cfg.Advertise != "" { // the listener may be 0.0.0.0 (a container)
+				joinAddr = cfg.Advertise
+			}
 			fmt.Fprintf(stdout, "created a new cluster; other nodes join it with:\n  --join %s --join-token %s\n(the token is also in %s; keep it secret)\n",
-				n.ClusterAddr(), tok, filepath.Join(cfg.DataDir, node.JoinTokenFile))
+				joinAddr, tok, filepath.Join(cfg.DataDir, node.JoinTokenFile))
 		}
 	}
 	<-ctx.Done()
@@ -250,13 +272,9 @@ func mutualTLS(certFile, keyFile, caFile string) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load --cluster-tls-cert/--cluster-tls-key: %w", err)
 	}
-	pem, err := os.ReadFile(caFile)
+	pool, err := loadCAFile(caFile)
 	if err != nil {
 		return nil, fmt.Errorf("load --cluster-tls-ca: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("load --cluster-tls-ca: no PEM certificate in %s", caFile)
 	}
 	return &tls.Config{
 		Certificates: []tls.Certificate{cert},

@@ -127,6 +127,27 @@ func TestServe_TLS(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("readyz over HTTPS = %d", resp.StatusCode)
 	}
+	t.Run("client commands trust --ca-file", func(t *testing.T) {
+		r := run(ctx, nil, "", "health", "--server", url)
+		if r.code != 1 || !strings.Contains(r.stderr, "certificate") {
+			t.Errorf("health without --ca-file: exit %d, stderr %q", r.code, r.stderr)
+		}
+		if r := run(ctx, nil, "", "health", "--server", url, "--ca-file", p.caFile); r.code != 0 || r.stdout != "ready\n" {
+			t.Errorf("health --ca-file: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+		if r := run(ctx, map[string]string{"PARLEY_CA_FILE": p.caFile}, "", "health", "--server", url, "--live"); r.code != 0 || r.stdout != "alive\n" {
+			t.Errorf("health --live with $PARLEY_CA_FILE: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+		if r := run(ctx, nil, "", "health", "--server", url, "--ca-file", p.keyFile); r.code != 2 || !strings.Contains(r.stderr, "--ca-file: no PEM certificate") {
+			t.Errorf("health with a key as --ca-file: exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+	t.Run("health finds the local node from $PARLEY_HTTP and $PARLEY_TLS_CERT", func(t *testing.T) {
+		env := map[string]string{"PARLEY_HTTP": "0.0.0.0:" + url[strings.LastIndex(url, ":")+1:], "PARLEY_TLS_CERT": p.certFile}
+		if r := run(ctx, env, "", "health"); r.code != 0 || r.stdout != "ready\n" {
+			t.Errorf("health: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	})
 	if code := stop(); code != 0 {
 		t.Errorf("exit code %d", code)
 	}

@@ -22,14 +22,6 @@ The password is read from the terminal, or with --password-stdin from the
 first line of standard input (for scripts: never put it on the command
 line). The terminal does not show the password as it is typed.`
 
-// addServerFlags defines --server (or $PARLEY_SERVER) and --timeout into o:
-// the client flags of commands that do not sign in with a token.
-func addServerFlags(fs *flagSet, o *clientOptions) {
-	fs.StringVar(&o.Server, "server", defaultServer, "base `URL` of any node")
-	fs.bindEnv("server", "PARLEY_SERVER")
-	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "give up after this `duration`, retries included")
-}
-
 // runUserRegister is `parley user register USERNAME`.
 func runUserRegister(ctx context.Context, e *Env, path string, args []string) error {
 	var co clientOptions
@@ -133,7 +125,7 @@ its address that resolves to the same IP address and port (localhost or
 // stores the login for the cluster's nodes; a server that cannot say has
 // it stored for its URL alone, with a warning.
 func logIn(ctx context.Context, e *Env, co *clientOptions, username, password string) error {
-	c := client.New(co.Server)
+	c := co.clientOf(co.Server, "")
 	var s client.Session
 	err := retry(ctx, func() (err error) {
 		s, err = c.Login(ctx, username, password)
@@ -200,7 +192,7 @@ anyway and the session lapses when it expires.`)
 	ctx, cancel := context.WithTimeout(ctx, co.Timeout)
 	defer cancel()
 	for _, tok := range tokens {
-		c := client.New(co.Server, client.WithToken(tok))
+		c := co.clientOf(co.Server, tok)
 		err := retry(ctx, func() error { return c.Logout(ctx) })
 		if ce, ok := errors.AsType[*client.Error](err); ok && ce.Status == 401 {
 			err = nil // the session had ended already

@@ -33,9 +33,14 @@ type Config struct {
 	AdvertiseHTTP string
 	// PublicURL is the base of short links; empty means http://AdvertiseHTTP.
 	PublicURL string
-	// Join lists internal addresses of existing members. A node given Join
-	// never creates a cluster.
+	// Join lists internal addresses (host names or IPs, with ports) of
+	// existing members. A node given Join never creates a cluster, unless
+	// it is the InitialNode.
 	Join []string
+	// InitialNode, when set, names the node that creates the cluster when
+	// its data directory is empty; every other node joins through Join.
+	// It lets every node run the same settings (a Kubernetes StatefulSet).
+	InitialNode string
 	// Zone is the node's availability zone, used to spread replicas.
 	Zone string
 	// Standby nodes hold no replicas until one is needed.
@@ -54,6 +59,9 @@ type Config struct {
 	// EditWindow is how long after posting a message its author may edit
 	// it: NoEditLimit (the default) for ever, 0 never.
 	EditWindow time.Duration
+	// KVHistory is how many versions of each kv key are kept (1 to
+	// kv.MaxHistory; the leader stamps it into every write).
+	KVHistory int
 	// Registration is "open" or "closed".
 	Registration string
 	// CacheSize is the number of entries in the node's read cache.
@@ -170,6 +178,7 @@ func Default() Config {
 		HTTPAddr:            "localhost:7070",
 		ClusterAddr:         "localhost:7071",
 		Partitions:          16,
+		KVHistory:           10,
 		ReplicationFactor:   3,
 		DeadAfter:           30 * time.Second,
 		DedupWindow:         2 * time.Minute,
@@ -198,6 +207,12 @@ func (c *Config) Validate() error {
 	if !nameRE.MatchString(c.ID) {
 		errs = append(errs, fmt.Errorf("id %q: use 1-64 of letters, digits, '_', '.', '-'", c.ID))
 	}
+	if c.InitialNode != "" && !nameRE.MatchString(c.InitialNode) {
+		errs = append(errs, fmt.Errorf("initial-node %q: use 1-64 of letters, digits, '_', '.', '-'", c.InitialNode))
+	}
+	if c.InitialNode != "" && c.InitialNode != c.ID && len(c.Join) == 0 {
+		errs = append(errs, fmt.Errorf("initial-node %q: node %q does not create the cluster, so it needs --join", c.InitialNode, c.ID))
+	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir: must not be empty"))
 	}
@@ -208,6 +223,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Partitions < 1 || c.Partitions > 4096 {
 		errs = append(errs, fmt.Errorf("partitions %d: want 1 to 4096", c.Partitions))
+	}
+	if c.KVHistory < 1 || c.KVHistory > 1000 {
+		errs = append(errs, fmt.Errorf("kv-history %d: want 1 to 1000", c.KVHistory))
 	}
 	if c.ReplicationFactor < 1 || c.ReplicationFactor > 7 {
 		errs = append(errs, fmt.Errorf("replication-factor %d: want 1 to 7", c.ReplicationFactor))
@@ -242,6 +260,12 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("tick interval must be positive and election ticks at least 2"))
 	}
 	return errors.Join(errs...)
+}
+
+// MayCreate reports whether this node creates a new cluster when its data
+// directory is empty: it has no Join, or it is the InitialNode.
+func (c *Config) MayCreate() bool {
+	return len(c.Join) == 0 || c.InitialNode == c.ID
 }
 
 // AdvertisedCluster returns the internal address other nodes should dial.

@@ -26,6 +26,7 @@ const (
 	InsufficientStorage Code = "insufficient_storage" // the disk is full; reads still work (507)
 	Timeout             Code = "timeout"              // the outcome is unknown; retry with the same idempotency key (503)
 	Internal            Code = "internal"             // anything unexpected (500)
+	HistoryCompacted    Code = "history_compacted"    // a resume point older than the history kept (410)
 )
 
 // Error is an error with a stable code and a message safe to show to users.

@@ -9,10 +9,14 @@ import (
 // StateMachine applies kv commands to one partition's state. It has no fields:
 // everything it needs is in the command, the meta and the state.
 //
-// Each key is stored under "k/"+key (relative to the partition) as a record:
-// version (8 bytes, big endian), modified time in Unix ms (8 bytes, big
-// endian), value. A key's version is 1 when it is created and grows by one
-// with every put; a delete removes the record, so a later put starts again at 1.
+// Each key is stored under "k/"+key (relative to the partition) as a record
+// (record.go): version, modified time in Unix ms, and since revisions the
+// modification revision, expiry and lease; then the value. A key's version
+// is 1 when it is created and grows by one with every put; a delete removes
+// the record, so a later put starts again at 1. Every command that writes
+// keys takes the partition's next revision (all its writes share it), adds
+// an entry per key to the key's history (the last Keep versions are kept)
+// and names the keys in the watch log (history.go).
 type StateMachine struct{}
 
 var _ state.Applier = StateMachine{}
@@ -29,59 +33,90 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 	case Put:
 		return applyPut(w, meta, c)
 	case Delete:
-		return applyDelete(w, c)
+		return applyDelete(w, meta, c)
+	case Txn:
+		return applyTxn(w, meta, c)
+	case Expire:
+		return applyExpire(w, meta, c)
+	case Grant:
+		return applyGrant(w, meta, c)
+	case Attach:
+		return applyAttach(w, meta, c)
+	case KeepAlive:
+		return applyKeepAlive(w, meta, c)
+	case Revoke:
+		return applyRevoke(w, meta, c)
+	case Extend:
+		return applyExtend(w, c)
 	default:
 		return invalidResult(fmt.Errorf("kv: unhandled command %T", c)), nil
 	}
 }
 
 func applyPut(w state.Writer, meta state.Meta, p Put) ([]byte, error) {
-	k := dataKey(p.Key)
-	cur, found, err := currentVersion(w, k)
+	cur, found, err := readHeader(w, p.Key)
 	if err != nil {
 		return nil, err
 	}
-	if (p.IfAbsent && found) || (p.IfVersion != 0 && p.IfVersion != cur) {
-		return encodeResult(statusPreconditionFailed, cur), nil
+	if (p.IfAbsent && found) || (p.IfVersion != 0 && p.IfVersion != cur.version) {
+		return encodeResult(statusPreconditionFailed, cur.version), nil
 	}
-	next := cur + 1
-	if err := w.Set(k, encodeRecord(next, meta.TimeMs, p.Value)); err != nil {
-		return nil, fmt.Errorf("kv: put %q: %w", p.Key, err)
+	if p.Lease != 0 {
+		if ok, err := leaseUsable(w, meta, p.Lease, p.LeaseDeadlineMs); err != nil || !ok {
+			return leaseGone(p.Lease), err
+		}
 	}
-	return encodeResult(statusOK, next), nil
+	x := newRevWriter(w, meta, p.Keep)
+	nh, err := x.set(p.Key, cur, found, putHeader(meta, cur, p.TTLMs, p.Lease), p.Value)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.finish(); err != nil {
+		return nil, err
+	}
+	return writeResult(nh.version, nh.modRev), nil
 }
 
-func applyDelete(w state.Writer, d Delete) ([]byte, error) {
-	k := dataKey(d.Key)
-	cur, found, err := currentVersion(w, k)
+// putHeader is the header of a put over cur (version 0 when missing).
+func putHeader(meta state.Meta, cur header, ttlMs, lease uint64) header {
+	h := header{version: cur.version + 1, modifiedMs: meta.TimeMs, lease: lease}
+	if ttlMs != 0 {
+		h.expiresMs = meta.TimeMs + int64(ttlMs)
+	}
+	return h
+}
+
+func applyDelete(w state.Writer, meta state.Meta, d Delete) ([]byte, error) {
+	cur, found, err := readHeader(w, d.Key)
 	if err != nil {
 		return nil, err
 	}
 	if !found {
 		return encodeResult(statusNotFound, 0), nil
 	}
-	if d.IfVersion != 0 && d.IfVersion != cur {
-		return encodeResult(statusPreconditionFailed, cur), nil
+	if d.IfVersion != 0 && d.IfVersion != cur.version {
+		return encodeResult(statusPreconditionFailed, cur.version), nil
 	}
-	if err := w.Delete(k); err != nil {
-		return nil, fmt.Errorf("kv: delete %q: %w", d.Key, err)
+	x := newRevWriter(w, meta, d.Keep)
+	if err := x.remove(d.Key, cur, kindDelete); err != nil {
+		return nil, err
 	}
-	return encodeResult(statusOK, cur), nil
+	if err := x.finish(); err != nil {
+		return nil, err
+	}
+	return writeResult(cur.version, x.rev), nil
 }
 
-// currentVersion returns the version stored under the data key k, 0 and false
-// when there is none.
-func currentVersion(r state.Reader, k []byte) (uint64, bool, error) {
+// readHeader returns key's record header, found false when there is none.
+func readHeader(r state.Reader, key string) (header, bool, error) {
+	k := dataKey(key)
 	rec, found, err := r.Get(k)
 	if err != nil {
-		return 0, false, fmt.Errorf("kv: read %q: %w", k, err)
+		return header{}, false, fmt.Errorf("kv: read %q: %w", k, err)
 	}
 	if !found {
-		return 0, false, nil
+		return header{}, false, nil
 	}
-	h, err := decodeHeader(k, rec)
-	if err != nil {
-		return 0, false, err
-	}
-	return h.version, true, nil
+	h, _, err := decodeRecord(k, rec)
+	return h, err == nil, err
 }

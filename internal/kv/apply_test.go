@@ -162,6 +162,9 @@ func TestStateMachine_ApplyDeterministic(t *testing.T) {
 		case 4:
 			cmds = append(cmds, EncodePut(Put{Key: key, IfAbsent: true}))
 		}
+		if i%9 == 0 { // every other command, with TTLs, leases and transactions
+			cmds = append(cmds, encodeCommand(t, allCommands[(i/9)%len(allCommands)]))
+		}
 	}
 	run := func() (*state.Mem, [][]byte) {
 		mem := state.NewMem()

@@ -78,22 +78,16 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(EncodePut(Put{Key: "k", IfAbsent: true}))
 	f.Add(EncodeDelete(Delete{Key: "a", IfVersion: 2}))
 	f.Add([]byte{Tag, opPut, 0xff})
+	for _, c := range allCommands {
+		f.Add(encodeCommand(f, c))
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := DecodeCommand(in)
 		if err != nil {
 			return
 		}
 		// Only canonical encodings decode, so they re-encode to the input.
-		var enc []byte
-		switch c := c.(type) {
-		case Put:
-			enc = EncodePut(c)
-		case Delete:
-			enc = EncodeDelete(c)
-		default:
-			t.Fatalf("unexpected command %T", c)
-		}
-		if !bytes.Equal(enc, in) {
+		if enc := encodeCommand(t, c); !bytes.Equal(enc, in) {
 			t.Fatalf("re-encoding % x gives % x", in, enc)
 		}
 	})
@@ -113,6 +107,56 @@ func BenchmarkDecodeCommand(b *testing.B) {
 	for b.Loop() {
 		if _, err := DecodeCommand(cmd); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// allCommands has one of each command, with its optional fields set.
+var allCommands = []Command{
+	Put{Key: "k", Value: []byte("v"), IfVersion: 3, TTLMs: 5000, Keep: 4},
+	Put{Key: "k", Value: []byte("v"), IfAbsent: true, Lease: 1<<LeaseShift | 2, LeaseDeadlineMs: 99},
+	Delete{Key: "k", IfVersion: 2, Keep: 7},
+	Txn{
+		Compare: []Compare{{Key: "a", Version: 0}, {Key: "b", ByValue: true, Value: []byte("x")}},
+		Success: []Op{{Type: OpPut, Key: "a", Value: []byte("1"), TTLMs: 1000}, {Type: OpGet, Key: "b"}},
+		Failure: []Op{{Type: OpDelete, Key: "a"}, {Type: OpPut, Key: "c", Lease: 9, LeaseDeadlineMs: 8}},
+		Keep:    3,
+	},
+	Expire{}, Expire{Keep: 2},
+	Grant{TTLMs: 1000}, Attach{Lease: 5, Partition: 2}, KeepAlive{Lease: 5},
+	Revoke{Lease: 5}, Revoke{Lease: 5, DeadlineMs: 77, Keep: 3}, Extend{Lease: 5, DeadlineMs: 6},
+}
+
+func encodeCommand(t testing.TB, c Command) []byte {
+	switch c := c.(type) {
+	case Put:
+		return EncodePut(c)
+	case Delete:
+		return EncodeDelete(c)
+	case Txn:
+		return EncodeTxn(c)
+	case Expire:
+		return EncodeExpire(c)
+	case Grant:
+		return EncodeGrant(c)
+	case Attach:
+		return EncodeAttach(c)
+	case KeepAlive:
+		return EncodeKeepAlive(c)
+	case Revoke:
+		return EncodeRevoke(c)
+	case Extend:
+		return EncodeExtend(c)
+	}
+	t.Fatalf("unexpected command %T", c)
+	return nil
+}
+
+func TestEncode_DecodeCommand_All(t *testing.T) {
+	for _, c := range allCommands {
+		got, err := DecodeCommand(encodeCommand(t, c))
+		if err != nil || !reflect.DeepEqual(got, c) {
+			t.Errorf("round trip of %#v = %#v, %v", c, got, err)
 		}
 	}
 }

@@ -11,6 +11,14 @@ type Item struct {
 	Version uint64
 	// ModifiedMs is the leader-stamped time of the last put, Unix ms.
 	ModifiedMs int64
+	// Revision is the partition revision of the last put (0 for a value
+	// written before revisions existed).
+	Revision uint64
+	// ExpiresMs is when the key's TTL runs out, Unix ms by the leader's
+	// clock; 0 without a TTL.
+	ExpiresMs int64
+	// Lease is the lease the key is attached to; 0 for none.
+	Lease uint64
 }
 
 // ListItem describes one key in a listing.
@@ -20,6 +28,10 @@ type ListItem struct {
 	ModifiedMs int64
 	// Size is the value's length in bytes.
 	Size int
+	// Revision, ExpiresMs and Lease are as in Item.
+	Revision  uint64
+	ExpiresMs int64
+	Lease     uint64
 }
 
 // Get reads key from a partition's state. found is false when the key does
@@ -30,11 +42,11 @@ func Get(r state.Reader, key string) (item Item, found bool, err error) {
 	if err != nil || !found {
 		return Item{}, false, err
 	}
-	h, err := decodeHeader(k, rec)
+	h, value, err := decodeRecord(k, rec)
 	if err != nil {
 		return Item{}, false, err
 	}
-	return Item{Value: rec[headerLen:], Version: h.version, ModifiedMs: h.modifiedMs}, true, nil
+	return Item{Value: value, Version: h.version, ModifiedMs: h.modifiedMs, Revision: h.modRev, ExpiresMs: h.expiresMs, Lease: h.lease}, true, nil
 }
 
 // List returns the keys of a partition's state that start with prefix and
@@ -53,14 +65,18 @@ func List(r state.Reader, prefix, after string, limit int) ([]ListItem, error) {
 	var err error
 	scanErr := r.Scan(lo, hi, func(k, v []byte) bool {
 		var h header
-		if h, err = decodeHeader(k, v); err != nil {
+		var value []byte
+		if h, value, err = decodeRecord(k, v); err != nil {
 			return false
 		}
 		items = append(items, ListItem{
 			Key:        string(k[len(dataPrefix):]),
 			Version:    h.version,
 			ModifiedMs: h.modifiedMs,
-			Size:       len(v) - headerLen,
+			Size:       len(value),
+			Revision:   h.modRev,
+			ExpiresMs:  h.expiresMs,
+			Lease:      h.lease,
 		})
 		return limit <= 0 || len(items) < limit
 	})

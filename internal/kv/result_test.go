@@ -21,7 +21,9 @@ func TestDecodeResult(t *testing.T) {
 		{"empty", nil, 0, errs.Internal},
 		{"unknown status", encodeResult(9, 1), 0, errs.Internal},
 		{"truncated", []byte{statusOK, 0x80}, 0, errs.Internal},
-		{"trailing", []byte{statusOK, 1, 2}, 0, errs.Internal},
+		{"with revision", writeResult(3, 17), 3, ""},
+		{"trailing", []byte{statusOK, 1, 2, 3}, 0, errs.Internal},
+		{"lease gone", leaseGone(5), 0, errs.NotFound},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

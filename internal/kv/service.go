@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/parley-chat/parley/internal/errs"
@@ -28,7 +30,17 @@ type Limits struct {
 	MaxKey   int // longest key, in bytes (1 KiB)
 	MaxValue int // longest value, in bytes (1 MiB)
 	MaxList  int // most keys one List call returns (1000)
+	// History is how many versions of each key are kept (--kv-history,
+	// DefaultHistory, at most MaxHistory). The proposer stamps it into
+	// every write, so replicas agree whatever their own flags say.
+	History int
+	// MaxTxnOps bounds the comparisons and the operations of each branch
+	// of a transaction (DefaultMaxTxnOps).
+	MaxTxnOps int
 }
+
+// DefaultMaxTxnOps is Limits.MaxTxnOps's default.
+const DefaultMaxTxnOps = 128
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxKey <= 0 {
@@ -40,6 +52,13 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxList <= 0 {
 		l.MaxList = DefaultMaxList
 	}
+	if l.History <= 0 {
+		l.History = DefaultHistory
+	}
+	l.History = min(l.History, MaxHistory)
+	if l.MaxTxnOps <= 0 {
+		l.MaxTxnOps = DefaultMaxTxnOps
+	}
 	return l
 }
 
@@ -48,6 +67,8 @@ func (l Limits) withDefaults() Limits {
 type Service struct {
 	r   state.Replicator
 	lim Limits
+	// grants picks the home partition of each new lease, in turn.
+	grants atomic.Uint64
 }
 
 // NewService returns a Service that replicates through r within lim.
@@ -63,32 +84,103 @@ func (s *Service) Limits() Limits { return s.lim }
 // current version differs). A non-empty idempotencyKey makes a retry by the
 // same user within the dedup window return the first result.
 func (s *Service) Put(ctx context.Context, user, key string, value []byte, ifVersion uint64, idempotencyKey string) (uint64, error) {
-	return s.put(ctx, user, Put{Key: key, Value: value, IfVersion: ifVersion}, idempotencyKey)
+	w, err := s.PutWith(ctx, user, key, value, PutOptions{IfVersion: ifVersion, IdempotencyKey: idempotencyKey})
+	return w.Version, err
 }
 
 // Create is Put that applies only when key does not exist yet
 // (errs.PreconditionFailed otherwise); the new version is always 1.
 func (s *Service) Create(ctx context.Context, user, key string, value []byte, idempotencyKey string) (uint64, error) {
-	return s.put(ctx, user, Put{Key: key, Value: value, IfAbsent: true}, idempotencyKey)
+	w, err := s.PutWith(ctx, user, key, value, PutOptions{IfAbsent: true, IdempotencyKey: idempotencyKey})
+	return w.Version, err
 }
 
-func (s *Service) put(ctx context.Context, user string, p Put, idempotencyKey string) (uint64, error) {
-	if err := s.checkKey(p.Key); err != nil {
-		return 0, err
-	}
-	if len(p.Value) > s.lim.MaxValue {
-		return 0, errs.New(errs.TooLarge, "value is %d bytes; the limit is %d", len(p.Value), s.lim.MaxValue)
-	}
-	dk, err := dedupKeyFor(user, idempotencyKey)
-	if err != nil {
-		return 0, err
-	}
-	res, err := s.r.Propose(ctx, s.r.PartitionOf(p.Key), dk, EncodePut(p))
-	if err != nil {
-		return 0, fmt.Errorf("kv: put %q: %w", p.Key, err)
-	}
-	return DecodeResult(res)
+// PutOptions are the conditions and lifetime of a put.
+type PutOptions struct {
+	IfVersion uint64 // compare-and-swap: apply only at this version
+	IfAbsent  bool   // create: apply only when the key is missing
+	// TTL makes the key expire after it, by the leader's clock; Lease
+	// attaches it to a lease instead. They exclude each other.
+	TTL            time.Duration
+	Lease          uint64
+	IdempotencyKey string
 }
+
+// Written is the outcome of a write: the key's new (put) or removed
+// (delete) version and the revision of its partition that made it.
+type Written struct {
+	Version  uint64
+	Revision uint64
+}
+
+// MinTTL and MaxTTL bound the TTL of a put and of a lease.
+const (
+	MinTTL = time.Second
+	MaxTTL = 365 * 24 * time.Hour
+)
+
+// CheckTTL checks a TTL of a put or lease against MinTTL and MaxTTL.
+func CheckTTL(ttl time.Duration) error {
+	if ttl < MinTTL || ttl > MaxTTL {
+		return errs.New(errs.Invalid, "ttl must be between %v and %v, got %v", MinTTL, MaxTTL, ttl)
+	}
+	return nil
+}
+
+// PutWith stores value under key for user with opt, attaching it first to
+// opt.Lease in the lease's home partition when it has one.
+func (s *Service) PutWith(ctx context.Context, user, key string, value []byte, opt PutOptions) (Written, error) {
+	p := Put{Key: key, Value: value, IfVersion: opt.IfVersion, IfAbsent: opt.IfAbsent, Keep: uint64(s.lim.History)}
+	if err := s.checkPut(key, value, opt.TTL, opt.Lease); err != nil {
+		return Written{}, err
+	}
+	if opt.IfAbsent && opt.IfVersion != 0 {
+		return Written{}, errs.New(errs.Invalid, "a put cannot both create and compare a version")
+	}
+	if opt.TTL > 0 {
+		p.TTLMs = uint64(opt.TTL.Milliseconds())
+	}
+	dk, err := dedupKeyFor(user, opt.IdempotencyKey)
+	if err != nil {
+		return Written{}, err
+	}
+	part := s.partitionOf(key)
+	if opt.Lease != 0 {
+		if p.LeaseDeadlineMs, err = s.attach(ctx, opt.Lease, part); err != nil {
+			return Written{}, err
+		}
+		p.Lease = opt.Lease
+	}
+	res, err := s.r.Propose(ctx, part, dk, EncodePut(p))
+	if err != nil {
+		return Written{}, fmt.Errorf("kv: put %q: %w", key, err)
+	}
+	v, rev, err := DecodeWriteResult(res)
+	return Written{Version: v, Revision: rev}, err
+}
+
+// checkPut validates a put's key, value and lifetime.
+func (s *Service) checkPut(key string, value []byte, ttl time.Duration, lease uint64) error {
+	if err := s.checkKey(key); err != nil {
+		return err
+	}
+	if len(value) > s.lim.MaxValue {
+		return errs.New(errs.TooLarge, "value is %d bytes; the limit is %d", len(value), s.lim.MaxValue)
+	}
+	if ttl != 0 {
+		if lease != 0 {
+			return errs.New(errs.Invalid, "a key takes a ttl or a lease, not both")
+		}
+		return CheckTTL(ttl)
+	}
+	return nil
+}
+
+// partitionOf is the partition of a kv key: by its hash tag (RoutingKey).
+func (s *Service) partitionOf(key string) uint64 { return s.r.PartitionOf(RoutingKey(key)) }
+
+// PartitionOf returns the partition that holds key.
+func (s *Service) PartitionOf(key string) uint64 { return s.partitionOf(key) }
 
 // Delete removes key for user. ifVersion != 0 makes it conditional
 // (errs.PreconditionFailed when the current version differs); a missing key
@@ -101,7 +193,7 @@ func (s *Service) Delete(ctx context.Context, user, key string, ifVersion uint64
 	if err != nil {
 		return err
 	}
-	res, err := s.r.Propose(ctx, s.r.PartitionOf(key), dk, EncodeDelete(Delete{Key: key, IfVersion: ifVersion}))
+	res, err := s.r.Propose(ctx, s.partitionOf(key), dk, EncodeDelete(Delete{Key: key, IfVersion: ifVersion, Keep: uint64(s.lim.History)}))
 	if err != nil {
 		return fmt.Errorf("kv: delete %q: %w", key, err)
 	}
@@ -116,7 +208,7 @@ func (s *Service) Get(ctx context.Context, key string, stale bool) (item Item, s
 		return Item{}, 0, err
 	}
 	var found bool
-	staleMs, err = s.r.Read(ctx, s.r.PartitionOf(key), stale, func(r state.Reader) error {
+	staleMs, err = s.r.Read(ctx, s.partitionOf(key), stale, func(r state.Reader) error {
 		var err error
 		item, found, err = Get(r, key)
 		return err

@@ -1,24 +1,22 @@
 package kv
 
-// TouchedKey returns the key a Put or Delete writes, and false for every
-// other command, including those too malformed to name a key. The partition
-// layer's apply notifier calls it on every applied command (for watches of
-// keys), so it reads the header and the key only: it does not decode the
-// value.
-func TouchedKey(cmd []byte) (key string, ok bool) {
-	if len(cmd) < 3 || cmd[0] != Tag || (cmd[1] != opPut && cmd[1] != opDelete) {
+// WatchName is the name under which the partition layer's apply notifier
+// reports kv commands: watches follow a whole partition's revisions, so
+// every command that may take a revision wakes the same waiters.
+const WatchName = ""
+
+// TouchedKey reports WatchName for every command that may write keys (a
+// put, delete, transaction, expiry or revocation) and false for every other
+// command, including those too malformed to decode. The partition layer's
+// apply notifier calls it on every applied command, so it reads the header
+// only.
+func TouchedKey(cmd []byte) (name string, ok bool) {
+	if len(cmd) < 3 || cmd[0] != Tag {
 		return "", false
 	}
-	rest := cmd[3:]
-	if cmd[2]&flagIfVersion != 0 {
-		var err error
-		if _, rest, err = readUvarint(rest); err != nil {
-			return "", false
-		}
+	switch cmd[1] {
+	case opPut, opDelete, opTxn, opExpire, opRevoke:
+		return WatchName, true
 	}
-	key, _, err := readKey(rest)
-	if err != nil {
-		return "", false
-	}
-	return key, true
+	return "", false
 }

@@ -6,50 +6,50 @@ func TestTouchedKey(t *testing.T) {
 	cases := []struct {
 		name string
 		cmd  []byte
-		key  string
 		ok   bool
 	}{
-		{"put", EncodePut(Put{Key: "k", Value: []byte("v")}), "k", true},
-		{"cas put", EncodePut(Put{Key: "k", Value: []byte("v"), IfVersion: 300}), "k", true},
-		{"create", EncodePut(Put{Key: "k", IfAbsent: true}), "k", true},
-		{"delete", EncodeDelete(Delete{Key: "k"}), "k", true},
-		{"cas delete", EncodeDelete(Delete{Key: "k", IfVersion: 7}), "k", true},
-		{"other domain", []byte{'C', opPut, 0, 1, 'k'}, "", false},
-		{"unknown op", []byte{Tag, 'X', 0, 1, 'k'}, "", false},
-		{"malformed", []byte{Tag, opPut, 0, 9, 'k'}, "", false},
-		{"bad version", []byte{Tag, opDelete, flagIfVersion, 0x80}, "", false},
-		{"short", []byte{Tag, opPut}, "", false},
+		{"put", EncodePut(Put{Key: "k", Value: []byte("v")}), true},
+		{"cas put", EncodePut(Put{Key: "k", Value: []byte("v"), IfVersion: 300}), true},
+		{"delete", EncodeDelete(Delete{Key: "k"}), true},
+		{"txn", EncodeTxn(Txn{Success: []Op{{Type: OpPut, Key: "k"}}}), true},
+		{"expire", EncodeExpire(Expire{}), true},
+		{"revoke", EncodeRevoke(Revoke{Lease: 1 << LeaseShift}), true},
+		{"grant writes no key", EncodeGrant(Grant{TTLMs: 1000}), false},
+		{"keep-alive writes no key", EncodeKeepAlive(KeepAlive{Lease: 1}), false},
+		{"other domain", []byte{'C', opPut, 0, 1, 'k'}, false},
+		{"unknown op", []byte{Tag, 'Z', 0, 1, 'k'}, false},
+		{"short", []byte{Tag, opPut}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if key, ok := TouchedKey(tc.cmd); key != tc.key || ok != tc.ok {
-				t.Fatalf("TouchedKey = %q, %v; want %q, %v", key, ok, tc.key, tc.ok)
+			if name, ok := TouchedKey(tc.cmd); name != WatchName || ok != tc.ok {
+				t.Fatalf("TouchedKey = %q, %v; want %q, %v", name, ok, WatchName, tc.ok)
 			}
 		})
 	}
 }
 
-// TouchedKey never panics, and a command that decodes names the key it
-// reports.
+// TouchedKey never panics, and every command that decodes and can write
+// keys is reported.
 func FuzzTouchedKey(f *testing.F) {
 	f.Add(EncodePut(Put{Key: "k", Value: []byte("v"), IfVersion: 2}))
 	f.Add(EncodeDelete(Delete{Key: "k"}))
 	f.Add([]byte{Tag, opPut, flagIfVersion, 0xff})
 	f.Fuzz(func(t *testing.T, cmd []byte) {
-		key, ok := TouchedKey(cmd)
+		_, ok := TouchedKey(cmd)
 		c, err := DecodeCommand(cmd)
 		if err != nil {
 			return
 		}
-		var want string
-		switch c := c.(type) {
-		case Put:
-			want = c.Key
-		case Delete:
-			want = c.Key
-		}
-		if !ok || key != want {
-			t.Fatalf("TouchedKey = %q, %v; the command writes %q", key, ok, want)
+		switch c.(type) {
+		case Put, Delete, Txn, Expire, Revoke:
+			if !ok {
+				t.Fatalf("TouchedKey missed a %T", c)
+			}
+		default:
+			if ok {
+				t.Fatalf("TouchedKey reported a %T", c)
+			}
 		}
 	})
 }

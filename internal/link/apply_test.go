@@ -38,7 +38,7 @@ func resultCode(t *testing.T, cmd, res []byte) errs.Code {
 	var err error
 	switch cmd[1] {
 	case opCreate:
-		_, err = decodeCreateResult(res)
+		_, err = decodeRecordResult(res)
 	case opDelete:
 		err = decodeDeleteResult(res)
 	default:
@@ -166,7 +166,7 @@ func TestOwnedBy(t *testing.T) {
 	apply(5000, create("ab", "ab"))
 	apply(6000, create("gone", "alice"))
 	apply(7000, del("gone", "alice", false))
-	got, err := OwnedBy(mem, "aLiCe", 0)
+	got, err := OwnedBy(mem, "aLiCe", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,10 +177,10 @@ func TestOwnedBy(t *testing.T) {
 	if want := []string{"new", "mid", "old"}; !slices.Equal(codes, want) {
 		t.Fatalf("OwnedBy = %v, want %v (newest first)", codes, want)
 	}
-	if got, _ := OwnedBy(mem, "alice", 2); len(got) != 2 || got[0].Code != "new" {
+	if got, _ := OwnedBy(mem, "alice", 2, nil); len(got) != 2 || got[0].Code != "new" {
 		t.Fatalf("OwnedBy limit 2 = %+v", got)
 	}
-	if got, _ := OwnedBy(mem, "a", 0); len(got) != 0 {
+	if got, _ := OwnedBy(mem, "a", 0, nil); len(got) != 0 {
 		t.Fatalf("OwnedBy(a) = %+v, want none", got)
 	}
 }

@@ -15,9 +15,12 @@ const Tag byte = 'L'
 
 // Operation bytes, the second byte of every command.
 const (
-	opCreate  byte = 'C'
-	opDelete  byte = 'D'
-	opAddHits byte = 'H'
+	opCreate     byte = 'C' // a Create without settings
+	opCreateWith byte = 'N' // a Create with settings (command_update.go)
+	opDelete     byte = 'D'
+	opAddHits    byte = 'H' // written by older nodes; still applied
+	opUpdate     byte = 'U' // command_update.go
+	opAddVisits  byte = 'V' // command_visits.go
 )
 
 // flagAdmin is the one flag bit of Delete. Unknown bits are rejected, so a
@@ -32,12 +35,15 @@ type Command interface {
 
 // Create stores a link unless its code is taken.
 //
-// Encoding: Tag, 'C', uvarint len(Code), Code, uvarint len(CreatedBy),
-// CreatedBy, URL (the rest of the command).
+// Encoding without settings (all zero): Tag, 'C', uvarint len(Code), Code,
+// uvarint len(CreatedBy), CreatedBy, URL (the rest of the command). With
+// settings: Tag, 'N', Code and CreatedBy as above, then the Settings
+// (command_update.go), then URL (the rest). A Create has one encoding.
 type Create struct {
 	Code      string
 	CreatedBy string
 	URL       string
+	Settings
 }
 
 // Delete removes a link if User created it or Admin is set.
@@ -64,19 +70,28 @@ type CodeHits struct {
 	N    uint64
 }
 
-func (Create) isCommand()  {}
-func (Delete) isCommand()  {}
-func (AddHits) isCommand() {}
+func (Create) isCommand()    {}
+func (Delete) isCommand()    {}
+func (AddHits) isCommand()   {}
+func (Update) isCommand()    {}
+func (AddVisits) isCommand() {}
 
 // errMalformed is the cause of every DecodeCommand error.
 var errMalformed = errors.New("link: malformed command")
 
 // EncodeCreate returns the binary encoding of c.
 func EncodeCreate(c Create) []byte {
-	b := make([]byte, 0, 2+2*binary.MaxVarintLen64+len(c.Code)+len(c.CreatedBy)+len(c.URL))
-	b = append(b, Tag, opCreate)
+	b := make([]byte, 0, 2+2*binary.MaxVarintLen64+len(c.Code)+len(c.CreatedBy)+len(c.URL)+c.Settings.size())
+	op := opCreate
+	if !c.Settings.zero() {
+		op = opCreateWith
+	}
+	b = append(b, Tag, op)
 	b = wire.AppendString(b, c.Code)
 	b = wire.AppendString(b, c.CreatedBy)
+	if op == opCreateWith {
+		b = c.Settings.append(b)
+	}
 	return append(b, c.URL...)
 }
 
@@ -120,19 +135,8 @@ func DecodeCommand(cmd []byte) (Command, error) {
 	}
 	op, rest := cmd[1], cmd[2:]
 	switch op {
-	case opCreate:
-		code, rest, err := readString(rest)
-		if err != nil {
-			return nil, err
-		}
-		by, rest, err := readString(rest)
-		if err != nil {
-			return nil, err
-		}
-		if len(rest) == 0 {
-			return nil, fmt.Errorf("%w: empty url", errMalformed)
-		}
-		return Create{Code: code, CreatedBy: by, URL: string(rest)}, nil
+	case opCreate, opCreateWith:
+		return decodeCreate(op, rest)
 	case opDelete:
 		if len(rest) < 1 || rest[0]&^flagAdmin != 0 {
 			return nil, fmt.Errorf("%w: missing or unknown flags", errMalformed)
@@ -148,9 +152,38 @@ func DecodeCommand(cmd []byte) (Command, error) {
 		return Delete{Code: string(rest), User: user, Admin: admin}, nil
 	case opAddHits:
 		return decodeAddHits(rest)
+	case opUpdate:
+		return decodeUpdate(rest)
+	case opAddVisits:
+		return decodeAddVisits(rest)
 	default:
 		return nil, fmt.Errorf("%w: unknown op %#x", errMalformed, op)
 	}
+}
+
+func decodeCreate(op byte, b []byte) (Command, error) {
+	code, rest, err := readString(b)
+	if err != nil {
+		return nil, err
+	}
+	by, rest, err := readString(rest)
+	if err != nil {
+		return nil, err
+	}
+	c := Create{Code: code, CreatedBy: by}
+	if op == opCreateWith {
+		if c.Settings, rest, err = decodeSettings(rest); err != nil {
+			return nil, err
+		}
+		if c.Settings.zero() {
+			return nil, fmt.Errorf("%w: settings all zero", errMalformed)
+		}
+	}
+	if len(rest) == 0 {
+		return nil, fmt.Errorf("%w: empty url", errMalformed)
+	}
+	c.URL = string(rest)
+	return c, nil
 }
 
 func decodeAddHits(b []byte) (Command, error) {

@@ -15,6 +15,10 @@ func encode(t testing.TB, c Command) []byte {
 		return EncodeDelete(c)
 	case AddHits:
 		return EncodeAddHits(c)
+	case Update:
+		return EncodeUpdate(c)
+	case AddVisits:
+		return EncodeAddVisits(c)
 	}
 	t.Fatalf("unexpected command %T", c)
 	return nil
@@ -30,6 +34,16 @@ func TestEncode_DecodeCommand(t *testing.T) {
 		{"delete admin", Delete{Code: "a-b_c", User: "root", Admin: true}},
 		{"hits one", AddHits{Hits: []CodeHits{{"a", 1}}}},
 		{"hits many", AddHits{Hits: []CodeHits{{"A", 300}, {"B", 1 << 40}, {"a", 2}}}},
+		{"create with settings", Create{Code: "x", CreatedBy: "a", URL: "https://x", Settings: Settings{ExpiresMs: 1 << 42, MaxVisits: 3, Status: 308, Tags: []string{"a", "b"}}}},
+		{"create with a tag only", Create{Code: "x", CreatedBy: "a", URL: "https://x", Settings: Settings{Tags: []string{"t"}}}},
+		{"update url", Update{Code: "x", User: "a", Fields: FieldURL, URL: "https://y"}},
+		{"update all", Update{Code: "x", User: "a", Fields: allFields, URL: "https://y", Settings: Settings{ExpiresMs: 5, MaxVisits: 7, Status: 301, Tags: []string{"q"}}, Disabled: true}},
+		{"update clear tags", Update{Code: "x", User: "a", Fields: FieldTags | FieldDisabled}},
+		{"visits", AddVisits{Links: []LinkVisits{
+			{Code: "a", Days: []DayVisits{{Day: 20000, Humans: 3, Bots: 1}, {Day: 20001, Bots: 2}},
+				Referrers: []Count{{"a.example", 1}, {"b.example", 2}}, Browsers: []Count{{"Chrome", 3}}, Systems: []Count{{"Linux", 1}, {"Windows", 2}}},
+			{Code: "b", Days: []DayVisits{{Day: 1, Humans: 1}}, Browsers: []Count{{"Other", 1}}, Systems: []Count{{"Other", 1}}},
+		}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,6 +86,17 @@ func TestDecodeCommand_Errors(t *testing.T) {
 		{"hits duplicate", []byte{Tag, opAddHits, 2, 1, 'a', 1, 1, 'a', 1}},
 		{"hits trailing", []byte{Tag, opAddHits, 1, 1, 'a', 1, 'x', 'y', 'z'}},
 		{"hits truncated", []byte{Tag, opAddHits, 2, 1, 'a', 1, 1, 'b'}},
+		{"create with zero settings", []byte{Tag, opCreateWith, 1, 'a', 1, 'u', 0, 0, 0, 0, 'h'}},
+		{"create tags unsorted", []byte{Tag, opCreateWith, 1, 'a', 1, 'u', 0, 0, 0, 2, 1, 'b', 1, 'a', 'h'}},
+		{"update no fields", []byte{Tag, opUpdate, 0, 1, 'u', 1, 'c'}},
+		{"update unknown field", []byte{Tag, opUpdate, 0x80, 1, 'u', 1, 'c'}},
+		{"update disabled 2", []byte{Tag, opUpdate, byte(FieldDisabled), 1, 'u', 1, 'c', 2}},
+		{"update trailing", []byte{Tag, opUpdate, byte(FieldMaxVisits), 1, 'u', 1, 'c', 1, 9}},
+		{"update status too big", []byte{Tag, opUpdate, byte(FieldStatus), 1, 'u', 1, 'c', 0x80, 0x80, 0x04}},
+		{"visits no links", []byte{Tag, opAddVisits, 0}},
+		{"visits empty day", []byte{Tag, opAddVisits, 1, 1, 'a', 1, 5, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"visits days unsorted", []byte{Tag, opAddVisits, 1, 1, 'a', 2, 5, 1, 0, 4, 1, 0, 0, 0, 0}},
+		{"visits zero count", []byte{Tag, opAddVisits, 1, 1, 'a', 1, 5, 1, 0, 1, 1, 'r', 0, 0, 0, 0, 0}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,6 +112,9 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(EncodeDelete(Delete{Code: "abc", User: "alice", Admin: true}))
 	f.Add(EncodeAddHits(AddHits{Hits: []CodeHits{{"a", 1}, {"b", 1000}}}))
 	f.Add([]byte{Tag, opAddHits, 0xff})
+	f.Add(EncodeCreate(Create{Code: "x", CreatedBy: "a", URL: "https://x", Settings: Settings{MaxVisits: 3, Tags: []string{"a", "b"}}}))
+	f.Add(EncodeUpdate(Update{Code: "x", User: "a", Fields: allFields, URL: "https://y", Settings: Settings{Status: 301, Tags: []string{"q"}}, Disabled: true}))
+	f.Add(EncodeAddVisits(AddVisits{Links: []LinkVisits{{Code: "a", Days: []DayVisits{{Day: 2, Humans: 1}}, Referrers: []Count{{"r", 1}}, Browsers: []Count{{"b", 1}}, Systems: []Count{{"o", 1}}}}}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := DecodeCommand(in)
 		if err != nil {
@@ -107,19 +135,31 @@ func FuzzDecodeResult(f *testing.F) {
 	f.Add([]byte{statusForbidden})
 	f.Add([]byte{statusInvalid, 'x'})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		_, _ = decodeCreateResult(in)
+		_, _ = decodeRecordResult(in)
 		_ = decodeDeleteResult(in)
 		_, _ = decodeHitsResult(in)
 	})
 }
 
 // FuzzDecodeRecord: a stored record that decodes re-encodes to the same
-// bytes.
+// bytes (format 2), or to format 2 bytes that decode to the same record
+// (format 1, before the lifecycle fields).
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add(encodeRecord(record{createdMs: 5, hits: 9, createdBy: "alice", url: "https://example.com"}))
+	f.Add(encodeRecord(record{createdMs: 5, hits: 9, bots: 2, createdBy: "a", url: "https://x", referrers: 3,
+		settings: settings{expiresMs: 9, maxVisits: 4, status: 307, disabled: true, tags: []string{"a", "b"}}}))
+	f.Add(append([]byte{recordFormat1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 9, 1, 'a'}, "https://x"...))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		if r, err := decodeRecord(in); err == nil && !bytes.Equal(encodeRecord(r), in) {
-			t.Fatalf("record % x re-encodes to % x", in, encodeRecord(r))
+		r, err := decodeRecord(in)
+		if err != nil {
+			return
+		}
+		enc := encodeRecord(r)
+		if in[0] == recordFormat2 && !bytes.Equal(enc, in) {
+			t.Fatalf("record % x re-encodes to % x", in, enc)
+		}
+		if again, err := decodeRecord(enc); err != nil || !reflect.DeepEqual(again, r) {
+			t.Fatalf("record %+v re-decodes to %+v, %v", r, again, err)
 		}
 	})
 }

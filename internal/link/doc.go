@@ -24,8 +24,26 @@
 // new link works at once everywhere, and a deleted one stops on every node
 // within CacheTTL (2 s) of the delete, the cache's staleness bound.
 //
-// Redirects are counted in memory, per code, and written by Flush as one
-// AddHits command per partition for many codes; RunFlusher calls it every
-// couple of seconds. A crash loses at most one interval's counts, and hit
-// counts lag redirects by up to that interval.
+// Redirects are counted in memory on the serving node, aggregated per link,
+// day, referrer host, browser family and OS family (bots per day only; no
+// address, User-Agent or Referer is kept), and written by Flush as one
+// AddVisits command per partition for many links, each with a random flush
+// id as its dedup key so that a retried flush counts once. RunFlusher calls
+// it every couple of seconds. A crash loses the visits counted since the
+// last successful flush, at most one interval's, and counts lag redirects
+// by up to that interval. Older nodes' AddHits commands are still applied.
+//
+// # Lifecycle
+//
+// A link may expire (checked on every redirect against the serving node's
+// clock), be disabled, stop after MaxVisits visits, and redirect with 301,
+// 302, 307 or 308; its owner edits these and its URL with Update. A long
+// URL that leads back to /s/ on this cluster is refused (selfloop.go).
+//
+// MaxVisits is enforced approximately: exact enforcement would need a Raft
+// round per redirect. A node stops a link when the visits of its cached
+// read plus its own unflushed visits reach the limit, so visits through one
+// node stop exactly at it; visits through other nodes are seen after their
+// flush and this node's cache refresh, so the overshoot is at most what the
+// other nodes serve in about one flush interval plus CacheTTL.
 package link

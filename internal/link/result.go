@@ -10,11 +10,12 @@ import (
 
 // Result status bytes, the first byte of every result Apply returns.
 const (
-	statusOK        byte = 0 // Create: the stored record; Delete: nothing; AddHits: uvarint links updated
+	statusOK        byte = 0 // Create, Update: the stored record; Delete: nothing; AddHits, AddVisits: uvarint links updated
 	statusConflict  byte = 1 // Create: the code is taken
-	statusNotFound  byte = 2 // Delete: no such link
+	statusNotFound  byte = 2 // Delete, Update: no such link
 	statusForbidden byte = 3 // Delete: neither the owner nor an admin
 	statusInvalid   byte = 4 // payload: message
+	statusNotOwner  byte = 5 // Update: not the owner
 )
 
 // errBadResult is the cause of result decoding errors on malformed results.
@@ -47,14 +48,16 @@ func resultStatus(res []byte) ([]byte, error) {
 		return nil, errs.New(errs.NotFound, "link not found")
 	case statusForbidden:
 		return nil, errs.New(errs.Forbidden, "only the link's owner or an admin may delete it")
+	case statusNotOwner:
+		return nil, errs.New(errs.Forbidden, "only the link's owner may change it")
 	default:
 		return nil, fmt.Errorf("%w: unknown status %d", errBadResult, res[0])
 	}
 }
 
-// decodeCreateResult decodes the result of Create: the stored record, or
-// errs.Conflict.
-func decodeCreateResult(res []byte) (record, error) {
+// decodeRecordResult decodes the result of Create or Update: the stored
+// record, or the refusal (errs.Conflict, errs.NotFound, errs.Forbidden).
+func decodeRecordResult(res []byte) (record, error) {
 	p, err := resultStatus(res)
 	if err != nil {
 		return record{}, err

@@ -28,6 +28,8 @@ const (
 	DefaultCodeAttempts      = 5
 	DefaultMaxMine           = 1000
 	DefaultMaxHitsPerCommand = 1024
+	DefaultMaxFlushBytes     = 256 << 10
+	DefaultMaxPendingVisits  = 100_000
 	DefaultFlushRetention    = 256
 )
 
@@ -51,8 +53,20 @@ type Config struct {
 	CodeAttempts int
 	// MaxMine caps the links Mine returns (1000).
 	MaxMine int
-	// MaxHitsPerCommand caps the codes one hit-count command carries (1024).
+	// MaxHitsPerCommand caps the links one visit-count command carries
+	// (1024).
 	MaxHitsPerCommand int
+	// MaxFlushBytes is the size past which a visit-count command takes no
+	// further link (256 KiB); one link's part is at most a few KiB.
+	MaxFlushBytes int
+	// MaxPendingVisits bounds the distinct visit counters kept in memory
+	// between flushes (100000); past it, new visits are counted without
+	// referrer, browser and OS.
+	MaxPendingVisits int
+	// SelfURLs returns the bases this cluster serves short links on: its
+	// public URL and its members' HTTP addresses. A long URL under /s/ on
+	// one of them is refused (it would loop). Nil: no check.
+	SelfURLs func() []string
 	// FlushRetention caps the hit-count commands kept for retry after failed
 	// flushes (256); past it the oldest are dropped with their hits.
 	FlushRetention int
@@ -92,6 +106,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxHitsPerCommand <= 0 {
 		c.MaxHitsPerCommand = DefaultMaxHitsPerCommand
 	}
+	if c.MaxFlushBytes <= 0 {
+		c.MaxFlushBytes = DefaultMaxFlushBytes
+	}
+	if c.MaxPendingVisits <= 0 {
+		c.MaxPendingVisits = DefaultMaxPendingVisits
+	}
 	if c.FlushRetention <= 0 {
 		c.FlushRetention = DefaultFlushRetention
 	}
@@ -129,13 +149,11 @@ type Service struct {
 	cfg Config
 	log *slog.Logger
 
-	cache *Cache[string, string] // code -> URL
+	cache  *Cache[string, target] // code -> what a redirect needs
+	visits *visitCounter          // visits counted since the last flush
 
-	hitsMu  sync.Mutex
-	pending map[string]uint64 // redirects counted since the last flush
-
-	flushMu sync.Mutex  // one Flush at a time
-	retry   []hitsBatch // commands of failed flushes, oldest first
+	flushMu sync.Mutex   // one Flush at a time
+	retry   []visitBatch // commands of failed flushes, oldest first
 }
 
 // NewService returns a Service that replicates through r.
@@ -144,42 +162,48 @@ func NewService(r state.Replicator, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	cache, err := NewCache[string, string](cfg.CacheSize, cfg.CachePolicy, cfg.Now)
+	cache, err := NewCache[string, target](cfg.CacheSize, cfg.CachePolicy, cfg.Now)
 	if err != nil {
 		return nil, err
 	}
-	return &Service{r: r, cfg: cfg, log: cfg.Logger, cache: cache, pending: map[string]uint64{}}, nil
+	return &Service{r: r, cfg: cfg, log: cfg.Logger, cache: cache, visits: newVisitCounter(cfg.MaxPendingVisits)}, nil
 }
 
 // Config returns the configuration in force, defaults filled in.
 func (s *Service) Config() Config { return s.cfg }
 
-// Create stores a short link to url for user. A non-empty code is used as
-// is (errs.Conflict when taken); an empty one makes the Service generate a
-// 7-character base62 code, trying CodeAttempts codes before giving up with
-// errs.Conflict. A non-empty idempotencyKey makes a retry by the same user
-// within the dedup window return the first result, also for generated codes
-// (see derivedCode). Errors name the field: "url" (errs.Invalid, or
-// errs.TooLarge past MaxURL), "code", "idempotency key"; a missing user is
-// errs.Unauthorized.
-func (s *Service) Create(ctx context.Context, user, url, code, idempotencyKey string) (Link, error) {
+// Create stores a short link to url for user, with the lifecycle settings
+// of opts. A non-empty code is used as is (errs.Conflict when taken); an
+// empty one makes the Service generate a 7-character base62 code, trying
+// CodeAttempts codes before giving up with errs.Conflict. A non-empty
+// idempotencyKey makes a retry by the same user within the dedup window
+// return the first result, also for generated codes (see derivedCode).
+// Errors name the field: "url" (errs.Invalid, or errs.TooLarge past MaxURL,
+// or a URL that loops back to this cluster's short links), "code",
+// "idempotency key", "expires_at", "redirect_status", "tags"; a missing
+// user is errs.Unauthorized.
+func (s *Service) Create(ctx context.Context, user, url, code, idempotencyKey string, opts Options) (Link, error) {
 	if user == "" {
 		return Link{}, errs.New(errs.Unauthorized, "sign in to create links")
 	}
-	if err := CheckURL(url, s.cfg.MaxURL); err != nil {
+	if err := s.checkTarget(url); err != nil {
 		return Link{}, err
 	}
 	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
+		return Link{}, err
+	}
+	set, err := opts.settings(s.cfg.Now())
+	if err != nil {
 		return Link{}, err
 	}
 	if code != "" {
 		if err := CheckCode(code); err != nil {
 			return Link{}, err
 		}
-		return s.create(ctx, Create{Code: code, CreatedBy: user, URL: url}, dedupKey(opCreate, user, idempotencyKey, 0))
+		return s.create(ctx, Create{Code: code, CreatedBy: user, URL: url, Settings: set}, dedupKey(opCreate, user, idempotencyKey, 0))
 	}
 	for attempt := range s.cfg.CodeAttempts {
-		c := Create{CreatedBy: user, URL: url}
+		c := Create{CreatedBy: user, URL: url, Settings: set}
 		if idempotencyKey != "" {
 			c.Code = derivedCode(user, idempotencyKey, attempt)
 		} else {
@@ -201,11 +225,11 @@ func (s *Service) create(ctx context.Context, c Create, dedupKey string) (Link, 
 	if err != nil {
 		return Link{}, fmt.Errorf("link: create %q: %w", c.Code, err)
 	}
-	rec, err := decodeCreateResult(res)
+	rec, err := decodeRecordResult(res)
 	if err != nil {
 		return Link{}, err
 	}
-	return rec.link(c.Code), nil
+	return s.linkNow(rec.link(c.Code)), nil
 }
 
 // Info returns the link with code, read linearizably; errs.NotFound when
@@ -228,7 +252,7 @@ func (s *Service) Info(ctx context.Context, code string) (Link, error) {
 	if !found {
 		return Link{}, errs.New(errs.NotFound, "link not found")
 	}
-	return l, nil
+	return s.linkNow(l), nil
 }
 
 // Delete removes the link with code if user created it or isAdmin:
@@ -249,13 +273,17 @@ func (s *Service) Delete(ctx context.Context, user string, isAdmin bool, code st
 	return decodeDeleteResult(res)
 }
 
-// Mine returns the links user created, with their hit counts, newest first
-// (ties by code), at most MaxMine. Links live in the partitions of their
-// codes, so Mine reads every partition linearizably and concurrently, and
-// merges their answers by created time.
-func (s *Service) Mine(ctx context.Context, user string) ([]Link, error) {
+// Mine returns the links user created that match f, with their visit
+// counts, newest first (ties by code), at most MaxMine. Links live in the
+// partitions of their codes, so Mine reads every partition linearizably and
+// concurrently, and merges their answers by created time.
+func (s *Service) Mine(ctx context.Context, user string, f Filter) ([]Link, error) {
 	if user == "" {
 		return nil, errs.New(errs.Unauthorized, "sign in to list your links")
+	}
+	keep, err := f.matcher(s.cfg.Now())
+	if err != nil {
+		return nil, err
 	}
 	parts := s.r.Partitions()
 	results := make([][]Link, len(parts))
@@ -267,7 +295,7 @@ func (s *Service) Mine(ctx context.Context, user string) ([]Link, error) {
 		wg.Go(func() {
 			_, errList[i] = s.r.Read(ctx, p, false, func(r state.Reader) error {
 				var err error
-				results[i], err = OwnedBy(r, user, s.cfg.MaxMine)
+				results[i], err = OwnedBy(r, user, s.cfg.MaxMine, keep)
 				return err
 			})
 			if errList[i] != nil {
@@ -288,6 +316,9 @@ func (s *Service) Mine(ctx context.Context, user string) ([]Link, error) {
 	})
 	if len(links) > s.cfg.MaxMine {
 		links = links[:s.cfg.MaxMine]
+	}
+	for i := range links {
+		links[i] = s.linkNow(links[i])
 	}
 	return links, nil
 }

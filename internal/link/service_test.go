@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,7 +84,7 @@ func mustService(t testing.TB, r state.Replicator, clk *statetest.Clock, mod fun
 
 func mustCreate(t testing.TB, s *link.Service, user, url, code string) link.Link {
 	t.Helper()
-	l, err := s.Create(context.Background(), user, url, code, "")
+	l, err := s.Create(context.Background(), user, url, code, "", link.Options{})
 	if err != nil {
 		t.Fatalf("Create(%q, %q): %v", url, code, err)
 	}
@@ -123,10 +124,10 @@ func TestService_Create(t *testing.T) {
 		if l.Code != "my-link" || l.URL != "https://example.com/a" || l.CreatedBy != "alice" || l.CreatedAt.IsZero() || l.Hits != 0 {
 			t.Fatalf("Create = %+v", l)
 		}
-		_, err := s.Create(ctx, "bob", "https://example.com/b", "my-link", "")
+		_, err := s.Create(ctx, "bob", "https://example.com/b", "my-link", "", link.Options{})
 		wantCode(t, err, errs.Conflict)
 		info, err := s.Info(ctx, "my-link")
-		if err != nil || info != l {
+		if err != nil || !reflect.DeepEqual(info, l) {
 			t.Fatalf("Info = (%+v, %v), want %+v", info, err, l)
 		}
 	})
@@ -151,7 +152,7 @@ func TestService_Create(t *testing.T) {
 			{"", "https://x", "", "", errs.Unauthorized, "sign in"},
 		}
 		for _, tc := range cases {
-			_, err := s.Create(ctx, tc.user, tc.url, tc.code, tc.idem)
+			_, err := s.Create(ctx, tc.user, tc.url, tc.code, tc.idem, link.Options{})
 			wantCode(t, err, tc.want)
 			if !strings.Contains(err.Error(), tc.word) {
 				t.Fatalf("error %q does not name %q", err, tc.word)
@@ -177,7 +178,7 @@ func TestService_CreateCollision(t *testing.T) {
 		t.Fatalf("both links got code %q", first.Code)
 	}
 	rnd.next = [][]byte{a, b, a}
-	_, err := s.Create(ctx, "alice", "https://example.com/3", "", "")
+	_, err := s.Create(ctx, "alice", "https://example.com/3", "", "", link.Options{})
 	wantCode(t, err, errs.Conflict)
 	if !strings.Contains(err.Error(), "no free code found (tried 3)") {
 		t.Fatalf("error %q", err)
@@ -188,30 +189,30 @@ func TestService_CreateIdempotency(t *testing.T) {
 	ctx := context.Background()
 	r := newSpy(4)
 	s := mustService(t, r, newClock(), nil)
-	first, err := s.Create(ctx, "alice", "https://example.com/x", "", "req-1")
+	first, err := s.Create(ctx, "alice", "https://example.com/x", "", "req-1", link.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The retry comes through another node.
 	other := mustService(t, r, newClock(), nil)
-	again, err := other.Create(ctx, "alice", "https://example.com/x", "", "req-1")
-	if err != nil || again != first {
+	again, err := other.Create(ctx, "alice", "https://example.com/x", "", "req-1", link.Options{})
+	if err != nil || !reflect.DeepEqual(again, first) {
 		t.Fatalf("retry = (%+v, %v), want %+v", again, err, first)
 	}
-	bob, err := s.Create(ctx, "bob", "https://example.com/x", "", "req-1")
+	bob, err := s.Create(ctx, "bob", "https://example.com/x", "", "req-1", link.Options{})
 	if err != nil || bob.Code == first.Code {
 		t.Fatalf("another user's create = (%+v, %v)", bob, err)
 	}
-	mine, _ := s.Mine(ctx, "alice")
+	mine, _ := s.Mine(ctx, "alice", link.Filter{})
 	if len(mine) != 1 {
 		t.Fatalf("alice has %d links, want 1", len(mine))
 	}
 	// A custom code with a key: the retry returns the first result, not 409.
-	c1, err := s.Create(ctx, "alice", "https://example.com/y", "custom", "req-2")
+	c1, err := s.Create(ctx, "alice", "https://example.com/y", "custom", "req-2", link.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c2, err := s.Create(ctx, "alice", "https://example.com/y", "custom", "req-2"); err != nil || c2 != c1 {
+	if c2, err := s.Create(ctx, "alice", "https://example.com/y", "custom", "req-2", link.Options{}); err != nil || !reflect.DeepEqual(c2, c1) {
 		t.Fatalf("custom retry = (%+v, %v)", c2, err)
 	}
 }
@@ -258,7 +259,7 @@ func TestService_Mine(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = removeString(want, "c07")
-	links, err := s.Mine(ctx, "Alice")
+	links, err := s.Mine(ctx, "Alice", link.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,10 +274,10 @@ func TestService_Mine(t *testing.T) {
 	for i := range 12 {
 		mustCreate(t, capped, "carol", "https://example.com", fmt.Sprint("k", i))
 	}
-	if links, _ := capped.Mine(ctx, "carol"); len(links) != 5 || links[0].Code != "k11" {
+	if links, _ := capped.Mine(ctx, "carol", link.Filter{}); len(links) != 5 || links[0].Code != "k11" {
 		t.Fatalf("capped Mine = %+v", links)
 	}
-	_, err = s.Mine(ctx, "")
+	_, err = s.Mine(ctx, "", link.Filter{})
 	wantCode(t, err, errs.Unauthorized)
 }
 
@@ -300,22 +301,22 @@ func TestService_ResolveStaleness(t *testing.T) {
 	node1 := mustService(t, r, clk, nil)
 	node2 := mustService(t, r, clk, nil)
 	mustCreate(t, node1, "alice", "https://example.com/x", "x")
-	if url, err := node2.Resolve(ctx, "x"); err != nil || url != "https://example.com/x" {
-		t.Fatalf("Resolve = (%q, %v)", url, err)
+	if url, err := node2.Resolve(ctx, "x", link.Visit{}); err != nil || url.URL != "https://example.com/x" {
+		t.Fatalf("Resolve = (%+v, %v)", url, err)
 	}
 	clk.Advance(500 * time.Millisecond)
 	if err := node1.Delete(ctx, "alice", false, "x"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := node1.Resolve(ctx, "x")
+	_, err := node1.Resolve(ctx, "x", link.Visit{})
 	wantCode(t, err, errs.NotFound) // at once on the deleting node
 
 	clk.Advance(link.DefaultCacheTTL - 500*time.Millisecond - time.Millisecond)
-	if _, err := node2.Resolve(ctx, "x"); err != nil {
+	if _, err := node2.Resolve(ctx, "x", link.Visit{}); err != nil {
 		t.Fatalf("cached redirect gone before its TTL: %v", err)
 	}
 	clk.Advance(time.Millisecond)
-	_, err = node2.Resolve(ctx, "x")
+	_, err = node2.Resolve(ctx, "x", link.Visit{})
 	wantCode(t, err, errs.NotFound)
 }
 
@@ -334,7 +335,7 @@ func TestService_ResolveReads(t *testing.T) {
 	step := func(code string, wantStale, wantLin int64) {
 		t.Helper()
 		s0, l0 := reads()
-		if _, err := s.Resolve(ctx, code); err != nil {
+		if _, err := s.Resolve(ctx, code, link.Visit{}); err != nil {
 			t.Fatalf("Resolve(%q): %v", code, err)
 		}
 		if s1, l1 := reads(); s1-s0 != wantStale || l1-l0 != wantLin {
@@ -359,14 +360,14 @@ func TestService_ResolveReads(t *testing.T) {
 	step("a", 1, 0)
 
 	s0, l0 := reads()
-	_, err := s.Resolve(ctx, "missing")
+	_, err := s.Resolve(ctx, "missing", link.Visit{})
 	wantCode(t, err, errs.NotFound)
-	_, err = s.Resolve(ctx, "missing")
+	_, err = s.Resolve(ctx, "missing", link.Visit{})
 	wantCode(t, err, errs.NotFound)
 	if s1, l1 := reads(); s1-s0 != 2 || l1-l0 != 2 {
 		t.Fatal("unknown codes were cached")
 	}
-	_, err = s.Resolve(ctx, "bad/code")
+	_, err = s.Resolve(ctx, "bad/code", link.Visit{})
 	wantCode(t, err, errs.NotFound)
 
 	if st := s.CacheStats(); st.Hits != 1 || st.Len != 3 {
@@ -384,7 +385,7 @@ func TestService_Flush(t *testing.T) {
 	}
 	for i, c := range codes {
 		for range i + 1 {
-			if _, err := s.Resolve(ctx, c); err != nil {
+			if _, err := s.Resolve(ctx, c, link.Visit{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -412,7 +413,7 @@ func TestService_Flush(t *testing.T) {
 	if n := r.proposals.Load() - proposals; n > 8 {
 		t.Fatal("an empty flush proposed")
 	}
-	links, _ := s.Mine(ctx, "alice")
+	links, _ := s.Mine(ctx, "alice", link.Filter{})
 	if links[0].Code != "h" || links[0].Hits != 8 {
 		t.Fatalf("Mine shows %+v", links[0])
 	}
@@ -432,7 +433,7 @@ func TestService_FlushRetry(t *testing.T) {
 			resolve := func(n int) {
 				t.Helper()
 				for range n {
-					if _, err := s.Resolve(ctx, "x"); err != nil {
+					if _, err := s.Resolve(ctx, "x", link.Visit{}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -440,7 +441,7 @@ func TestService_FlushRetry(t *testing.T) {
 			resolve(3)
 			r.set(func(sp *spy) {
 				sp.fail = func(ctx context.Context, p uint64, dedupKey string, cmd []byte) error {
-					if cmd[1] != 'H' {
+					if cmd[1] != 'V' {
 						return nil
 					}
 					if applied {
@@ -485,12 +486,12 @@ func TestService_FlushRetention(t *testing.T) {
 	})
 	var err error
 	for range 3 {
-		if _, err := s.Resolve(ctx, "x"); err != nil {
+		if _, err := s.Resolve(ctx, "x", link.Visit{}); err != nil {
 			t.Fatal(err)
 		}
 		err = s.Flush(ctx)
 	}
-	if err == nil || !strings.Contains(err.Error(), "dropped the hit counts of 1") {
+	if err == nil || !strings.Contains(err.Error(), "dropped the visit counts of 1") {
 		t.Fatalf("third failed flush: %v", err)
 	}
 	r.set(func(sp *spy) { sp.fail = nil })
@@ -512,7 +513,7 @@ func TestService_RunFlusher(t *testing.T) {
 		defer close(done)
 		s.RunFlusher(ctx, 5*time.Millisecond)
 	}()
-	if _, err := s.Resolve(context.Background(), "x"); err != nil {
+	if _, err := s.Resolve(context.Background(), "x", link.Visit{}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -525,7 +526,7 @@ func TestService_RunFlusher(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if _, err := s.Resolve(context.Background(), "x"); err != nil {
+	if _, err := s.Resolve(context.Background(), "x", link.Visit{}); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
@@ -571,7 +572,7 @@ func BenchmarkService_Resolve(b *testing.B) {
 			for i := range codes {
 				codes[i] = fmt.Sprintf("code%d", i)
 				mustCreate(b, s, "alice", "https://example.com/"+codes[i], codes[i])
-				if _, err := s.Resolve(ctx, codes[i]); err != nil {
+				if _, err := s.Resolve(ctx, codes[i], link.Visit{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -579,7 +580,7 @@ func BenchmarkService_Resolve(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
-					if _, err := s.Resolve(ctx, codes[i%len(codes)]); err != nil {
+					if _, err := s.Resolve(ctx, codes[i%len(codes)], link.Visit{}); err != nil {
 						b.Fatal(err)
 					}
 					i++
@@ -590,7 +591,7 @@ func BenchmarkService_Resolve(b *testing.B) {
 				b.RunParallel(func(pb *testing.PB) {
 					i := 0
 					for pb.Next() {
-						if _, err := s.Resolve(ctx, codes[i%len(codes)]); err != nil {
+						if _, err := s.Resolve(ctx, codes[i%len(codes)], link.Visit{}); err != nil {
 							b.Error(err)
 							return
 						}

@@ -40,6 +40,10 @@ type Source struct {
 	// ClusterEvents returns how many cluster events of each kind (node_dead,
 	// replica_added, ...) this node recorded.
 	ClusterEvents func() map[string]uint64
+	// UnderReplicated returns how many partitions this node leads have
+	// fewer full replicas than they should (see
+	// parley_partitions_under_replicated).
+	UnderReplicated func() int
 }
 
 // Metrics is one node's registry.
@@ -94,7 +98,8 @@ var (
 	descCalls      = prometheus.NewDesc("parley_transport_calls_total", "Internal calls (forwarded requests) by outcome.", []string{"outcome"}, nil)
 	descSnapshots  = prometheus.NewDesc("parley_transport_snapshots_total", "Snapshot streams by direction.", []string{"direction"}, nil)
 	descEvents     = prometheus.NewDesc("parley_cluster_events_total", "Cluster events this node recorded, by kind (its gossip view and, as metadata leader, placement decisions).", []string{"kind"}, nil)
-	scrapedMetrics = []*prometheus.Desc{descRounds, descSyncs, descApplied, descDropped, descCommitSec, descSyncSec, descIndex, descRaftMsgs, descBytes, descCalls, descSnapshots, descEvents}
+	descUnderRepl  = prometheus.NewDesc("parley_partitions_under_replicated", "Partitions this node leads with fewer recently active, caught-up voters than the replication factor (or a membership change in flight); summed over the nodes, the cluster's count of led partitions not fully replicated.", nil, nil)
+	scrapedMetrics = []*prometheus.Desc{descRounds, descSyncs, descApplied, descDropped, descCommitSec, descSyncSec, descIndex, descRaftMsgs, descBytes, descCalls, descSnapshots, descEvents, descUnderRepl}
 )
 
 // Describe implements prometheus.Collector.
@@ -139,5 +144,8 @@ func (s *scraped) Collect(ch chan<- prometheus.Metric) {
 		for kind, v := range s.src.ClusterEvents() {
 			counter(descEvents, float64(v), kind)
 		}
+	}
+	if s.src.UnderReplicated != nil {
+		ch <- prometheus.MustNewConstMetric(descUnderRepl, prometheus.GaugeValue, float64(s.src.UnderReplicated()))
 	}
 }

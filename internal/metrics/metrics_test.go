@@ -10,9 +10,10 @@ import (
 
 func TestMetrics_Handler(t *testing.T) {
 	m := New(Source{
-		Engine:    func() EngineStats { return EngineStats{Rounds: 7, Syncs: 3, SyncNanos: 2e9} },
-		Transport: func() TransportStats { return TransportStats{RaftSent: 11, CallsSent: 5, CallsFailed: 1} },
-		Applied:   func() map[uint64]uint64 { return map[uint64]uint64{0: 4, 3: 42} },
+		Engine:          func() EngineStats { return EngineStats{Rounds: 7, Syncs: 3, SyncNanos: 2e9} },
+		Transport:       func() TransportStats { return TransportStats{RaftSent: 11, CallsSent: 5, CallsFailed: 1} },
+		Applied:         func() map[uint64]uint64 { return map[uint64]uint64{0: 4, 3: 42} },
+		UnderReplicated: func() int { return 2 },
 	})
 	m.ObserveHTTP("PUT /api/v1/kv/{key...}", 200, 3*time.Millisecond)
 	m.ObserveHTTP("PUT /api/v1/kv/{key...}", 503, time.Millisecond)
@@ -30,6 +31,7 @@ func TestMetrics_Handler(t *testing.T) {
 		`parley_transport_raft_messages_total{direction="sent"} 11`,
 		`parley_transport_calls_total{outcome="ok"} 4`,
 		`parley_transport_calls_total{outcome="failed"} 1`,
+		`parley_partitions_under_replicated 2`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(string(body), want) {

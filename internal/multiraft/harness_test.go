@@ -211,7 +211,9 @@ func newTestNet(t *testing.T, size int, compaction uint64) *testNet {
 		if err != nil {
 			t.Fatal(err)
 		}
+		tn.net.mu.Lock() // the engines started before this one send already
 		tn.net.engines[name] = e
+		tn.net.mu.Unlock()
 		e.Start()
 		if err := e.OpenGroup(context.Background(), 1, uint64(i), peers); err != nil {
 			t.Fatal(err)

@@ -22,7 +22,7 @@ func (n *Node) openCluster(ctx context.Context) error {
 		if err := n.resume(ctx, rec); err != nil {
 			return err
 		}
-	case len(n.cfg.Join) == 0:
+	case n.cfg.MayCreate():
 		if err := n.create(ctx); err != nil {
 			return err
 		}

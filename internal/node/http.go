@@ -46,6 +46,7 @@ func (n *Node) startHTTP() error {
 		Limiter:         limits,
 		Observe:         n.observeHTTP,
 		Streams:         streamService{hub: n.feeds.Hub(), router: n.router, typing: n.broadcastTyping},
+		KVWatch:         kvWatch{kv: svc.kv, feeds: n.kvFeeds},
 		StreamOrigins:   n.streamOrigins,
 		StreamConnected: n.presence.Connected,
 		Admin:           n,
@@ -101,7 +102,8 @@ func (n *Node) newMetrics() *metrics.Metrics {
 				SnapshotsSent: s.SnapshotsSent, SnapshotsReceived: s.SnapshotsReceived,
 			}
 		},
-		ClusterEvents: n.heal.events.Counts,
+		ClusterEvents:   n.heal.events.Counts,
+		UnderReplicated: n.localUnderReplicated,
 		Applied: func() map[uint64]uint64 {
 			out := map[uint64]uint64{}
 			for _, g := range n.engine.Groups() {

@@ -65,7 +65,7 @@ func (n *Node) transportSecurity() (*tls.Config, func(tls.ConnectionState) (stri
 		n.ident.Store(id)
 	case rec != nil:
 		return nil, nil, errors.New("this node's cluster was made with --insecure (no cluster CA): start it with --insecure, or make a new cluster")
-	case len(n.cfg.Join) == 0:
+	case n.cfg.MayCreate():
 		if err := n.prepareCreate(); err != nil {
 			return nil, nil, err
 		}

@@ -58,6 +58,7 @@ type Node struct {
 	router   *partition.Router
 	server   *partition.Server
 	feeds    *partition.Feeds
+	kvFeeds  *partition.KVFeeds
 	presence *tracker.Tracker // who is online through this node
 	// calls is the table of internal call methods (rpc.go).
 	calls  map[string]callHandler
@@ -98,6 +99,9 @@ type Node struct {
 
 // nodeRecord is what a node keeps about itself in its store.
 type nodeRecord struct {
+	// Format is the DataFormat the data directory was written in (0: the
+	// first, from before it was recorded).
+	Format      int    `json:"format,omitempty"`
 	ID          string `json:"id"`
 	ClusterID   string `json:"cluster_id"`
 	Incarnation string `json:"incarnation"`
@@ -316,6 +320,9 @@ func (n *Node) Close() {
 		if n.feeds != nil {
 			n.feeds.Close() // streams outlive http.Server.Close (hijacked)
 		}
+		if n.kvFeeds != nil {
+			n.kvFeeds.Close()
+		}
 		if n.httpSrv != nil {
 			_ = n.httpSrv.Close()
 		}
@@ -393,6 +400,7 @@ func (n *Node) startRequestPath() {
 	n.router = partition.NewRouter(d)
 	n.server = partition.NewServer(d)
 	n.feeds = partition.NewFeeds(n.ctx, n.router, n.notes)
+	n.kvFeeds = partition.NewKVFeeds(n.ctx, n.router, n.notes)
 	n.presence = tracker.New(n.cfg.ID, n.cfg.PresenceTTL, n.router, n.leads, n.log)
 }
 
@@ -414,11 +422,15 @@ func (n *Node) loadRecord() error {
 	if r.ID != n.cfg.ID {
 		return fmt.Errorf("data dir %s belongs to node %q, not %q: use --id %s or another --data-dir", n.cfg.DataDir, r.ID, n.cfg.ID, r.ID)
 	}
+	if err := checkFormat(n.cfg.DataDir, r.Format); err != nil {
+		return err
+	}
 	n.rec.Store(&r)
 	return nil
 }
 
 func (n *Node) saveRecord(r *nodeRecord) error {
+	r.Format = DataFormat
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err

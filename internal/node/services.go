@@ -66,6 +66,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 		CacheSize:   n.cfg.CacheSize,
 		CachePolicy: policy,
 		Logger:      n.log,
+		SelfURLs:    n.linkSelfURLs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("links: %w", err)
@@ -76,7 +77,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 		rooms:    chat.NewService(n.router, n.chatConfig(hasher)),
 		queues:   queues,
 		links:    links,
-		kv:       kv.NewService(n.router, kv.Limits{}),
+		kv:       kv.NewService(n.router, kv.Limits{History: n.cfg.KVHistory}),
 	}, nil
 }
 
@@ -94,11 +95,15 @@ func (n *Node) chatConfig(hasher *password.Hasher) chat.Config {
 }
 
 // startServices starts the services' background work on goroutines the node
-// owns: the redirect count flusher and, with a history retention, room
-// history compaction.
+// owns: the redirect count flusher, the queues' work and, with a history
+// retention, room history compaction.
 func (n *Node) startServices(s *services) {
 	n.goBackground(func() { s.links.RunFlusher(n.ctx, linkFlushInterval) })
 	n.goBackground(func() { n.presence.Run(n.ctx) })
+	n.startQueues(s.queues.Service)
+	n.goBackground(func() {
+		n.leaderLoop(kvExpireInterval, "kv expiry", func(_ context.Context, p uint64) error { return n.expirePartition(s.kv, p) })
+	})
 	if n.cfg.HistoryRetention > 0 {
 		n.goBackground(func() { n.compactLoop(s.rooms, compactInterval) })
 	}
@@ -108,6 +113,16 @@ func (n *Node) startServices(s *services) {
 // in the partitions this node leads (so each partition is compacted by one
 // node at a time, and the proposals need no forwarding).
 func (n *Node) compactLoop(rooms *chat.Service, every time.Duration) {
+	n.leaderLoop(every, "room history compaction", func(_ context.Context, p uint64) error {
+		return n.compactPartition(rooms, p)
+	})
+}
+
+// leaderLoop calls fn every interval for each partition this node leads,
+// until the node stops, logging its failures (what failed) at most once a
+// minute: the background work of a partition that must be done by one node
+// at a time and proposes to the partition without forwarding.
+func (n *Node) leaderLoop(every time.Duration, what string, fn func(ctx context.Context, p uint64) error) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var lastWarn time.Time
@@ -117,16 +132,24 @@ func (n *Node) compactLoop(rooms *chat.Service, every time.Duration) {
 			return
 		case <-t.C:
 		}
-		for _, p := range n.router.Partitions() {
-			if _, local := n.engine.Leader(p); !local {
-				continue
-			}
-			if err := n.compactPartition(rooms, p); err != nil && n.ctx.Err() == nil && time.Since(lastWarn) >= time.Minute {
+		for _, p := range n.ledPartitions() {
+			if err := fn(n.ctx, p); err != nil && n.ctx.Err() == nil && time.Since(lastWarn) >= time.Minute {
 				lastWarn = time.Now()
-				n.log.Warn("room history compaction failed; will retry", "partition", p, "err", err)
+				n.log.Warn(what+" failed; will retry", "partition", p, "err", err)
 			}
 		}
 	}
+}
+
+// ledPartitions returns the partitions whose local replica leads.
+func (n *Node) ledPartitions() []uint64 {
+	var led []uint64
+	for _, p := range n.router.Partitions() {
+		if _, local := n.engine.Leader(p); local {
+			led = append(led, p)
+		}
+	}
+	return led
 }
 
 // compactPartition runs compaction rounds on partition p while there is
@@ -141,6 +164,21 @@ func (n *Node) compactPartition(rooms *chat.Service, p uint64) error {
 		}
 	}
 	return nil
+}
+
+// linkSelfURLs are the bases this cluster serves short links on, which a
+// link may not point back at: the public URL and every member's HTTP
+// address.
+func (n *Node) linkSelfURLs() []string {
+	out := []string{n.publicURL()}
+	if m := n.Map(); m != nil {
+		for _, nd := range m.Nodes {
+			if nd.HTTPAddr != "" {
+				out = append(out, nd.HTTPAddr)
+			}
+		}
+	}
+	return out
 }
 
 // publicURL is the base of short links: --public-url, or the scheme and

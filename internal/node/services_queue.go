@@ -3,10 +3,12 @@ package node
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/api"
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/metrics"
 	"github.com/parley-chat/parley/internal/queue"
 )
 
@@ -27,6 +29,14 @@ func (s queueService) Receive(ctx context.Context, user, q string, o queue.Recei
 		return s.notified.Receive(ctx, user, q, o, idempotencyKey)
 	}
 	return s.Service.Receive(ctx, user, q, o, idempotencyKey)
+}
+
+// ReceiveMany implements api.QueueService, as Receive.
+func (s queueService) ReceiveMany(ctx context.Context, user, q string, o queue.ReceiveOptions, idempotencyKey string) ([]queue.Message, error) {
+	if s.notified != nil && o.Wait > 0 && s.hasReplica(q) {
+		return s.notified.ReceiveMany(ctx, user, q, o, idempotencyKey)
+	}
+	return s.Service.ReceiveMany(ctx, user, q, o, idempotencyKey)
 }
 
 // newQueueService builds the queue services over the router; notes nil
@@ -63,4 +73,56 @@ func isAdmin(accounts *account.Service) func(ctx context.Context, user string) (
 		}
 		return u.Admin, nil
 	}
+}
+
+// startQueues starts the queues' background work and registers their
+// metrics.
+func (n *Node) startQueues(queues *queue.Service) {
+	n.metrics.RegisterQueues(func() []metrics.QueueStats { return n.queueStats(queues) })
+	n.goBackground(func() { n.queueLoop(queues, queueWorkInterval) })
+}
+
+// queueStats returns the stats of the queues of the partitions this node
+// leads, for /metrics; a partition that cannot be read is left out.
+func (n *Node) queueStats(queues *queue.Service) []metrics.QueueStats {
+	var out []metrics.QueueStats
+	now := time.Now().UnixMilli()
+	for _, p := range n.ledPartitions() {
+		ctx, cancel := context.WithTimeout(n.ctx, 2*time.Second)
+		infos, err := queues.PartitionQueues(ctx, p)
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, q := range infos {
+			st := q.Stats
+			m := metrics.QueueStats{
+				Queue: q.Name, Ready: st.Ready, Leased: st.Leased, Delayed: st.Delayed, Waiting: st.Waiting,
+				DeadLetters: st.DeadLetters, DeadLettered: st.DeadLettered, Dropped: st.Dropped, Expired: st.Expired, Moving: st.Moving,
+			}
+			if st.OldestMs > 0 {
+				m.OldestAgeSeconds = float64(max(now-st.OldestMs, 0)) / 1000
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// queueWorkInterval is how often the leaders of partitions run the queues'
+// background work (queue.Service.Maintain): moving dead letters and
+// redriven messages, and the timed work of queues nobody sends to or
+// receives from. Receives do not wait for it: they return lapsed leases
+// and deliver due delayed messages themselves.
+const queueWorkInterval = 250 * time.Millisecond
+
+// queueLoop runs queue.Service.Maintain every interval on the partitions
+// this node leads.
+func (n *Node) queueLoop(queues *queue.Service, every time.Duration) {
+	n.leaderLoop(every, "queue background work", func(ctx context.Context, p uint64) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err := queues.Maintain(ctx, p)
+		return err
+	})
 }

@@ -81,14 +81,21 @@ func (n *Node) nodeStatus(ctx context.Context, nd placement.Node) ([]multiraft.G
 func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupStatus, gossip func(string) string) *api.ClusterStatus {
 	cs := &api.ClusterStatus{ClusterID: m.ClusterID, Moves: []api.Move{}}
 	replicas, leaders := map[string]int{}, map[string]int{}
+	target := replicaTarget(m)
 	for _, g := range m.Groups {
 		ps := api.PartitionStatus{ID: g.ID, Replicas: []api.ReplicaStatus{}}
 		var leaderApplied uint64
+		var leaderSt multiraft.GroupStatus
 		for _, r := range g.Replicas {
 			if st, ok := byNode[r.Node][g.ID]; ok && st.IsLeader {
-				ps.Leader, leaderApplied = r.Node, st.Applied
+				ps.Leader, leaderApplied, leaderSt = r.Node, st.Applied, st
 			}
 		}
+		ps.UnderReplicated = underReplicated(leaderSt, target, func(replica uint64) bool {
+			node, ok := m.ReplicaNode(replica)
+			_, answered := byNode[node]
+			return ok && answered
+		})
 		for _, r := range g.Replicas {
 			rs := api.ReplicaStatus{Node: r.Node, Role: "unreachable"}
 			if st, ok := byNode[r.Node][g.ID]; ok {

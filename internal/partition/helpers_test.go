@@ -70,13 +70,21 @@ type testNode struct {
 // replica of group 1 and leads it. caller reaches the other nodes.
 func newTestNode(t *testing.T, self string, group bool, caller Caller) *testNode {
 	t.Helper()
+	return newTestNodeWith(t, self, group, caller, pairApplier{}, nil)
+}
+
+// newTestNodeWith is newTestNode applying commands with app and reporting
+// applied rounds to onApplied (nil: nobody).
+func newTestNodeWith(t *testing.T, self string, group bool, caller Caller, app state.Applier, onApplied func(group, applied uint64)) *testNode {
+	t.Helper()
 	db, err := storage.Open("db", storage.Options{FS: vfs.NewMem(), NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := multiraft.DefaultConfig()
 	cfg.DB, cfg.Sender, cfg.Directory = db, noSender{}, testDir{}
-	cfg.Applier = func(uint64) state.Applier { return pairApplier{} }
+	cfg.Applier = func(uint64) state.Applier { return app }
+	cfg.OnApplied = onApplied
 	cfg.TickInterval, cfg.ElectionTicks = 5*time.Millisecond, 10
 	e, err := multiraft.New(cfg)
 	if err != nil {

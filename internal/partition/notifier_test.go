@@ -205,7 +205,7 @@ func TestStateMachine_Notes(t *testing.T) {
 	apply(9, chat.EncodeCreateRoom(chat.CreateRoom{Room: "lobby", Owner: "u", MaxMembers: 3}))
 	apply(10, chat.EncodePost(chat.Post{Room: "lobby", User: "u", Text: "hi"}))
 	apply(11, kv.EncodePut(kv.Put{Key: "k", Value: []byte("v")}))
-	want := []note{{qkey("jobs"), 8}, {Key{chat.Tag, "lobby"}, 10}, {Key{kv.Tag, "k"}, 11}}
+	want := []note{{qkey("jobs"), 8}, {Key{chat.Tag, "lobby"}, 10}, {Key{kv.Tag, kv.WatchName}, 11}}
 	if got := n.pending[1]; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Fatalf("notes = %v, want %v", got, want)
 	}

@@ -193,7 +193,8 @@ func TestStateMachine_Apply_CreateSend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []QueueInfo{{Name: "jobs", Creator: "alice", CreatedMs: t0, Messages: 3, LastID: 3}}
+	want := []QueueInfo{{Name: "jobs", Creator: "alice", CreatedMs: t0, Messages: 3, LastID: 3,
+		Stats: Stats{Ready: 3, OldestMs: t0 + 5}, Settings: Settings{MaxDeliveries: DefaultMaxDeliveries}}}
 	if !slices.Equal(infos, want) {
 		t.Fatalf("List = %+v, want %+v", infos, want)
 	}
@@ -517,19 +518,20 @@ func TestDecodeResults(t *testing.T) {
 		})
 	}
 	t.Run("receive round trip", func(t *testing.T) {
-		m := messageRecord{timeMs: 5, deliveries: 2, leaseUntil: 9, leaseIndex: 8, sender: "a", receiver: "b", body: []byte("hi")}
-		rr, err := decodeReceiveResult(encodeReceiveResult(8, 0, 3, &m))
+		m := messageRecord{timeMs: 5, deliveries: 2, until: 9, leaseIndex: 8, state: stateLeased, sender: "a", receiver: "b", body: []byte("hi")}
+		taken := []takenMessage{{id: 3, m: m}}
+		rr, err := decodeReceiveResult(encodeReceiveResult(8, 0, taken))
 		want := Message{ID: 3, Sender: "a", Receiver: "b", TimeMs: 5, Body: []byte("hi"), Deliveries: 2, Receipt: FormatReceipt(3, 8), LeaseExpiresMs: 9}
 		if err != nil || !rr.found || rr.index != 8 || !reflectEqual(rr.msg, want) {
 			t.Fatalf("decode = (%+v, %v), want %+v", rr, err, want)
 		}
-		enc := encodeReceiveResult(8, 0, 3, &m)
-		for i := 2; i < len(enc)-len(m.body); i++ {
+		enc := encodeReceiveResult(8, 0, taken)
+		for i := 2; i < len(enc); i++ {
 			if _, err := decodeReceiveResult(enc[:i]); err == nil {
 				t.Fatalf("result truncated to %d bytes decodes", i)
 			}
 		}
-		rr, err = decodeReceiveResult(encodeReceiveResult(9, 77, 0, nil))
+		rr, err = decodeReceiveResult(encodeReceiveResult(9, 77, nil))
 		if err != nil || rr.found || rr.index != 9 || rr.nextLapseMs != 77 {
 			t.Fatalf("empty receive result = (%+v, %v)", rr, err)
 		}

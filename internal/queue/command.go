@@ -20,12 +20,33 @@ const (
 	opSend    byte = 'S'
 	opReceive byte = 'R'
 	opAck     byte = 'A'
+	opBatch   byte = 'B' // SendBatch
+	opNack    byte = 'N'
+	opExtend  byte = 'E'
+	opConfig  byte = 'K' // Configure
+	opPurge   byte = 'P'
+	opRedrive byte = 'V'
+	opImport  byte = 'I'
+	opOutDone byte = 'O'
+	opTick    byte = 'T'
 )
 
 // Flag bits, the third byte of every command. Unknown bits are rejected, so a
 // later field can be added under a new bit without old decoders misreading it.
 const (
-	flagAdmin byte = 1 << iota // Delete only: the caller is an administrator
+	// flagAdmin: the caller is an administrator (Delete, Configure, Purge,
+	// Redrive).
+	flagAdmin byte = 1 << iota
+	// flagMore: optional fields follow (Create: Settings; Send: SendOptions;
+	// Receive: Max).
+	flagMore
+)
+
+// adminOps are the ops that may carry flagAdmin; moreOps those that may
+// carry flagMore.
+var (
+	adminOps = [256]bool{opDelete: true, opConfig: true, opPurge: true, opRedrive: true}
+	moreOps  = [256]bool{opCreate: true, opSend: true, opReceive: true}
 )
 
 // Structural bounds every decoded command keeps. The Service enforces the
@@ -37,21 +58,37 @@ const (
 	// MaxAckTimeoutMs is the longest lease a command may ask for, about 35
 	// years: far below any overflow of a leader-stamped time plus the lease.
 	MaxAckTimeoutMs = 1 << 40
+	// MaxBatch is the most messages one SendBatch, Receive or Import carries.
+	MaxBatch = 100
+	// MaxPriority is the highest priority; 0 is the lowest and the default.
+	MaxPriority = 9
+	// MaxReasonLen is the longest nack reason, in bytes.
+	MaxReasonLen = 256
+	// MaxGroupLen is the longest FIFO group key, in bytes.
+	MaxGroupLen = 128
+	// MaxRedrive is the most dead letters one Redrive moves.
+	MaxRedrive = 1000
 )
 
-// Command is a decoded queue command: Create, Delete, Send, Receive or Ack.
-// Every command names its queue first and the acting user second.
+// Command is a decoded queue command: Create, Delete, Send, SendBatch,
+// Receive, Ack, Nack, Extend, Configure, Purge, Redrive, and the commands of
+// the queue's own machinery (Import, OutDone, Tick). Every command names its
+// queue first and the acting user second ("" for the machinery).
 type Command interface {
-	isCommand()
+	// queueName returns the queue the command names.
+	queueName() string
 }
 
-// Create makes an empty queue owned by User.
+// Create makes an empty queue owned by User, with the default settings
+// changed by Settings.
 //
-// Encoding: Tag, 'C', 0, str Queue, str User, where str is a uvarint length
-// and that many bytes.
+// Encoding: Tag, 'C', flags (flagMore when Settings.Set is not 0), str
+// Queue, str User, where str is a uvarint length and that many bytes; with
+// flagMore the settings (appendSettings).
 type Create struct {
-	Queue string
-	User  string
+	Queue    string
+	User     string
+	Settings SettingsUpdate
 }
 
 // Delete removes a queue and every message in it. Only the queue's creator
@@ -67,26 +104,45 @@ type Delete struct {
 
 // Send appends a message from User to the queue, for To ("" for anyone).
 //
-// Encoding: Tag, 'S', 0, str Queue, str User, str To, Body (the rest, not
-// empty).
+// Encoding: Tag, 'S', flags (flagMore when an option is set), str Queue,
+// str User, str To, with flagMore the options (appendSendOptions), Body
+// (the rest, not empty).
 type Send struct {
 	Queue string
 	User  string
 	To    string
+	SendOptions
 	// Body is the message. After DecodeCommand it aliases the command bytes.
 	Body []byte
 }
 
-// Receive takes the oldest message User may receive, only from From when it
-// is not empty. AckTimeoutMs > 0 leases the message for that long instead of
-// removing it.
+// SendOptions are a send's optional fields; the zero value is none.
+type SendOptions struct {
+	// Priority is 0 to MaxPriority; higher priorities are received first.
+	Priority byte
+	// DelayMs delays delivery until the send's leader-stamped time plus
+	// DelayMs; DeliverAtMs until that Unix ms time. At most one is set.
+	DelayMs, DeliverAtMs int64
+	// TTLMs, when > 0, expires the message that long after its send.
+	TTLMs int64
+	// Group is the message's FIFO group: the messages of a group are
+	// delivered in order, one at a time.
+	Group string
+}
+
+// Receive takes the first message User may receive (highest priority, then
+// oldest), only from From when it is not empty; up to Max of them when Max
+// > 1. AckTimeoutMs > 0 leases the messages for that long instead of
+// removing them.
 //
-// Encoding: Tag, 'R', 0, str Queue, str User, str From, uvarint AckTimeoutMs.
+// Encoding: Tag, 'R', flags (flagMore when Max > 1), str Queue, str User,
+// str From, uvarint AckTimeoutMs, with flagMore uvarint Max.
 type Receive struct {
 	Queue        string
 	User         string
 	From         string
 	AckTimeoutMs int64
+	Max          int
 }
 
 // Ack removes a message User holds a lease on: the message ID and the Raft
@@ -100,18 +156,26 @@ type Ack struct {
 	Lease uint64
 }
 
-func (Create) isCommand()  {}
-func (Delete) isCommand()  {}
-func (Send) isCommand()    {}
-func (Receive) isCommand() {}
-func (Ack) isCommand()     {}
+func (c Create) queueName() string  { return c.Queue }
+func (c Delete) queueName() string  { return c.Queue }
+func (c Send) queueName() string    { return c.Queue }
+func (c Receive) queueName() string { return c.Queue }
+func (c Ack) queueName() string     { return c.Queue }
 
 // errMalformed is the cause of every DecodeCommand error.
 var errMalformed = errors.New("queue: malformed command")
 
 // EncodeCreate returns the binary encoding of c.
 func EncodeCreate(c Create) []byte {
-	return appendHeader(make([]byte, 0, headerCap(c.Queue, c.User)), opCreate, 0, c.Queue, c.User)
+	var flags byte
+	if c.Settings.Set != 0 {
+		flags = flagMore
+	}
+	b := appendHeader(make([]byte, 0, headerCap(c.Queue, c.User)), opCreate, flags, c.Queue, c.User)
+	if flags != 0 {
+		b = appendSettings(b, c.Settings)
+	}
+	return b
 }
 
 // EncodeDelete returns the binary encoding of d.
@@ -125,18 +189,33 @@ func EncodeDelete(d Delete) []byte {
 
 // EncodeSend returns the binary encoding of s.
 func EncodeSend(s Send) []byte {
-	b := make([]byte, 0, headerCap(s.Queue, s.User)+binary.MaxVarintLen64+len(s.To)+len(s.Body))
-	b = appendHeader(b, opSend, 0, s.Queue, s.User)
+	var flags byte
+	if s.SendOptions != (SendOptions{}) {
+		flags = flagMore
+	}
+	b := make([]byte, 0, headerCap(s.Queue, s.User)+6*binary.MaxVarintLen64+len(s.To)+len(s.Group)+len(s.Body))
+	b = appendHeader(b, opSend, flags, s.Queue, s.User)
 	b = wire.AppendString(b, s.To)
+	if flags != 0 {
+		b = appendSendOptions(b, s.SendOptions)
+	}
 	return append(b, s.Body...)
 }
 
 // EncodeReceive returns the binary encoding of r.
 func EncodeReceive(r Receive) []byte {
-	b := make([]byte, 0, headerCap(r.Queue, r.User)+2*binary.MaxVarintLen64+len(r.From))
-	b = appendHeader(b, opReceive, 0, r.Queue, r.User)
+	var flags byte
+	if r.Max > 1 {
+		flags = flagMore
+	}
+	b := make([]byte, 0, headerCap(r.Queue, r.User)+3*binary.MaxVarintLen64+len(r.From))
+	b = appendHeader(b, opReceive, flags, r.Queue, r.User)
 	b = wire.AppendString(b, r.From)
-	return binary.AppendUvarint(b, uint64(r.AckTimeoutMs))
+	b = binary.AppendUvarint(b, uint64(r.AckTimeoutMs))
+	if flags != 0 {
+		b = binary.AppendUvarint(b, uint64(r.Max))
+	}
+	return b
 }
 
 // EncodeAck returns the binary encoding of a.
@@ -159,60 +238,41 @@ func appendHeader(b []byte, op, flags byte, queue, user string) []byte {
 // DecodeCommand decodes a command made by one of the Encode functions. It
 // accepts only canonical encodings (minimal varints, no unknown flags, no
 // trailing bytes) of well-formed commands: a queue name and, when present,
-// user names of at most MaxNameLen bytes of [A-Za-z0-9_.-], a non-empty Send
-// body, an AckTimeoutMs of at most MaxAckTimeoutMs, non-zero Ack ids. So every
-// command it accepts re-encodes to the same bytes. It never panics.
+// user names of at most MaxNameLen bytes of [A-Za-z0-9_.-], non-empty
+// bodies, an AckTimeoutMs of at most MaxAckTimeoutMs, non-zero ids, counts
+// within their bounds. So every command it accepts re-encodes to the same
+// bytes. It never panics.
 func DecodeCommand(cmd []byte) (Command, error) {
 	op, flags, queue, user, rest, err := decodeHeader(cmd)
 	if err != nil {
 		return nil, err
 	}
-	if op != opDelete && flags != 0 || flags&^flagAdmin != 0 {
+	if flags&^(flagAdmin|flagMore) != 0 || flags&flagAdmin != 0 && !adminOps[op] || flags&flagMore != 0 && !moreOps[op] {
 		return nil, fmt.Errorf("%w: unknown flags %#x", errMalformed, flags)
 	}
+	d := decoder{queue: queue, user: user, admin: flags&flagAdmin != 0, more: flags&flagMore != 0, rest: rest}
+	var c Command
 	switch op {
 	case opCreate:
-		return Create{Queue: queue, User: user}, noTrailing(rest)
+		c = d.create()
 	case opDelete:
-		return Delete{Queue: queue, User: user, Admin: flags&flagAdmin != 0}, noTrailing(rest)
+		c = Delete{Queue: queue, User: user, Admin: d.admin}
 	case opSend:
-		to, rest, err := readName(rest, "receiver", true)
-		if err != nil {
-			return nil, err
-		}
-		if len(rest) == 0 {
-			return nil, fmt.Errorf("%w: empty body", errMalformed)
-		}
-		return Send{Queue: queue, User: user, To: to, Body: rest}, nil
+		c = d.send()
 	case opReceive:
-		from, rest, err := readName(rest, "sender", true)
-		if err != nil {
-			return nil, err
-		}
-		timeout, rest, err := readUvarint(rest)
-		if err != nil {
-			return nil, err
-		}
-		if timeout > MaxAckTimeoutMs {
-			return nil, fmt.Errorf("%w: ack timeout %d ms", errMalformed, timeout)
-		}
-		return Receive{Queue: queue, User: user, From: from, AckTimeoutMs: int64(timeout)}, noTrailing(rest)
+		c = d.receive()
 	case opAck:
-		id, rest, err := readUvarint(rest)
-		if err != nil {
-			return nil, err
-		}
-		lease, rest, err := readUvarint(rest)
-		if err != nil {
-			return nil, err
-		}
-		if id == 0 || lease == 0 {
-			return nil, fmt.Errorf("%w: zero message id or lease", errMalformed)
-		}
-		return Ack{Queue: queue, User: user, ID: id, Lease: lease}, noTrailing(rest)
+		c = d.ack()
 	default:
-		return nil, fmt.Errorf("%w: unknown op %#x", errMalformed, op)
+		c = d.decodeMore(op)
 	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if len(d.rest) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", errMalformed, len(d.rest))
+	}
+	return c, nil
 }
 
 // decodeHeader reads the part every command shares: tag, op, flags, queue
@@ -232,12 +292,14 @@ func decodeHeader(cmd []byte) (op, flags byte, queue, user string, rest []byte, 
 }
 
 // TouchedKey returns the queue of a command that, once applied, may make a
-// message available to a waiting receiver or end its wait (a Send or a
-// Delete), and false for every other command, including malformed ones. The
+// message available to a waiting receiver or end its wait (a Send, a
+// SendBatch, an Ack or Nack, which may release the next message of a FIFO
+// group or the nacked one, an Import, a Tick or a Delete), and false for
+// every other command, including malformed ones. The
 // partition layer's apply notifier calls it on applied commands to implement
 // Notifier. It reads the queue name only; it does not decode the command.
 func TouchedKey(cmd []byte) (queue string, ok bool) {
-	if len(cmd) < 3 || cmd[0] != Tag || (cmd[1] != opSend && cmd[1] != opDelete) {
+	if len(cmd) < 3 || cmd[0] != Tag || !touchingOps[cmd[1]] {
 		return "", false
 	}
 	q, _, err := readName(cmd[3:], "queue", false)
@@ -264,12 +326,8 @@ func readName(b []byte, what string, allowEmpty bool) (string, []byte, error) {
 	return name, rest[n:], nil
 }
 
-func noTrailing(rest []byte) error {
-	if len(rest) != 0 {
-		return fmt.Errorf("%w: %d trailing bytes", errMalformed, len(rest))
-	}
-	return nil
-}
+// touchingOps are the ops TouchedKey reports.
+var touchingOps = [256]bool{opSend: true, opDelete: true, opBatch: true, opAck: true, opNack: true, opImport: true, opTick: true}
 
 // readUvarint reads a minimally encoded uvarint (wire.Uvarint).
 func readUvarint(b []byte) (uint64, []byte, error) { return wire.Uvarint(b, errMalformed) }

@@ -8,21 +8,7 @@ import (
 )
 
 // encode encodes any command, for tests.
-func encode(c Command) []byte {
-	switch c := c.(type) {
-	case Create:
-		return EncodeCreate(c)
-	case Delete:
-		return EncodeDelete(c)
-	case Send:
-		return EncodeSend(c)
-	case Receive:
-		return EncodeReceive(c)
-	case Ack:
-		return EncodeAck(c)
-	}
-	panic("unknown command")
-}
+func encode(c Command) []byte { return Encode(c) }
 
 func TestEncode_DecodeCommand(t *testing.T) {
 	cases := []struct {
@@ -40,6 +26,19 @@ func TestEncode_DecodeCommand(t *testing.T) {
 		{"receive longest lease", Receive{Queue: "q", User: "b", AckTimeoutMs: MaxAckTimeoutMs}},
 		{"ack", Ack{Queue: "jobs", User: "bob", ID: 1, Lease: 1 << 50}},
 		{"longest names", Create{Queue: strings.Repeat("q", MaxNameLen), User: strings.Repeat("u", MaxNameLen)}},
+		{"create with settings", Create{Queue: "jobs", User: "alice", Settings: SettingsUpdate{Set: SetMaxDeliveries | SetDeadLetter, Settings: Settings{MaxDeliveries: 3, DeadLetter: "dlq"}}}},
+		{"send with options", Send{Queue: "jobs", User: "alice", SendOptions: SendOptions{Priority: 9, DelayMs: 5, TTLMs: 7, Group: "g-1"}, Body: []byte("x")}},
+		{"send at", Send{Queue: "jobs", User: "alice", SendOptions: SendOptions{DeliverAtMs: t0}, Body: []byte("x")}},
+		{"batch", SendBatch{Queue: "jobs", User: "alice", Messages: []Send{{To: "bob", Body: []byte("a")}, {SendOptions: SendOptions{Priority: 1, Group: "g"}, Body: []byte("b")}}}},
+		{"receive many", Receive{Queue: "jobs", User: "bob", AckTimeoutMs: 5, Max: MaxBatch}},
+		{"nack", Nack{Queue: "jobs", User: "bob", ID: 2, Lease: 3, DelayMs: 100, Dead: true, Reason: "bad input"}},
+		{"extend", Extend{Queue: "jobs", User: "bob", ID: 2, Lease: 3, AckTimeoutMs: 1000}},
+		{"configure", Configure{Queue: "jobs", User: "alice", Admin: true, Settings: SettingsUpdate{Set: setAll, Settings: Settings{MaxDeliveries: 1, DeadLetter: "d", TTLMs: 2, MaxLength: 3, DropOldest: true}}}},
+		{"purge", Purge{Queue: "jobs", User: "alice"}},
+		{"redrive", Redrive{Queue: "dlq", User: "alice", Admin: true, Max: 10, To: "jobs"}},
+		{"import", Import{Queue: "dlq", Source: "jobs", Incarnation: 4, Entries: []ImportEntry{{Seq: 7, Record: (&messageRecord{sender: "a", origin: "jobs", deadReason: reasonLimit, body: []byte("x")}).encode()}}}},
+		{"out done", OutDone{Queue: "jobs", Through: 9, Dropped: true, Incarnation: 3}},
+		{"tick", Tick{Queue: "jobs"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,6 +93,23 @@ func TestDecodeCommand_Errors(t *testing.T) {
 		{"ack zero lease", EncodeAck(Ack{Queue: "q", User: "a", ID: 1, Lease: 0})},
 		{"ack missing lease", []byte{Tag, opAck, 0, 1, 'q', 0, 1}},
 		{"ack trailing", append(EncodeAck(Ack{Queue: "q", User: "a", ID: 1, Lease: 1}), 1)},
+		{"priority above 9", EncodeSend(Send{Queue: "q", User: "a", SendOptions: SendOptions{Priority: 10}, Body: []byte("x")})},
+		{"delay and deliver at", EncodeSend(Send{Queue: "q", User: "a", SendOptions: SendOptions{DelayMs: 1, DeliverAtMs: 2}, Body: []byte("x")})},
+		{"group with slash", EncodeSend(Send{Queue: "q", User: "a", SendOptions: SendOptions{Group: "a/b"}, Body: []byte("x")})},
+		{"options flag without options", []byte{Tag, opSend, flagMore, 1, 'q', 0, 0, 0, 0, 0, 0, 0, 'x'}},
+		{"empty batch", EncodeSendBatch(SendBatch{Queue: "q", User: "a"})},
+		{"batch empty body", EncodeSendBatch(SendBatch{Queue: "q", User: "a", Messages: []Send{{}}})},
+		{"batch too big", EncodeSendBatch(SendBatch{Queue: "q", User: "a", Messages: make([]Send, MaxBatch+1)})},
+		{"receive max 1 flagged", append(EncodeReceive(Receive{Queue: "q", User: "a"})[:0:0], Tag, opReceive, flagMore, 1, 'q', 0, 0, 0, 1)},
+		{"receive max above batch", EncodeReceive(Receive{Queue: "q", User: "a", Max: MaxBatch + 1})},
+		{"nack reason too long", EncodeNack(Nack{Queue: "q", User: "a", ID: 1, Lease: 1, Reason: strings.Repeat("r", MaxReasonLen+1)})},
+		{"extend zero timeout", EncodeExtend(Extend{Queue: "q", User: "a", ID: 1, Lease: 1})},
+		{"configure nothing", EncodeConfigure(Configure{Queue: "q", User: "a"})},
+		{"configure outside mask", EncodeConfigure(Configure{Queue: "q", User: "a", Settings: SettingsUpdate{Set: SetTTL, Settings: Settings{MaxLength: 3}}})},
+		{"admin flag on send", []byte{Tag, opSend, flagAdmin, 1, 'q', 0, 0, 'x'}},
+		{"redrive zero", EncodeRedrive(Redrive{Queue: "q", User: "a"})},
+		{"import leased record", EncodeImport(Import{Queue: "q", Source: "s", Entries: []ImportEntry{{Seq: 1, Record: (&messageRecord{state: stateLeased, body: []byte("x")}).encode()}}})},
+		{"import without source", EncodeImport(Import{Queue: "q", Entries: []ImportEntry{{Seq: 1, Record: (&messageRecord{body: []byte("x")}).encode()}}})},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,7 +131,12 @@ func TestTouchedKey(t *testing.T) {
 		{"delete", EncodeDelete(Delete{Queue: "jobs", User: "a"}), "jobs", true},
 		{"create", EncodeCreate(Create{Queue: "jobs", User: "a"}), "", false},
 		{"receive", EncodeReceive(Receive{Queue: "jobs", User: "a"}), "", false},
-		{"ack", EncodeAck(Ack{Queue: "jobs", User: "a", ID: 1, Lease: 1}), "", false},
+		{"ack: may release the next message of a group", EncodeAck(Ack{Queue: "jobs", User: "a", ID: 1, Lease: 1}), "jobs", true},
+		{"nack", EncodeNack(Nack{Queue: "jobs", User: "a", ID: 1, Lease: 1}), "jobs", true},
+		{"batch", EncodeSendBatch(SendBatch{Queue: "jobs", User: "a", Messages: []Send{{Body: []byte("x")}}}), "jobs", true},
+		{"import", EncodeImport(Import{Queue: "jobs", Source: "src", Incarnation: 1, Entries: []ImportEntry{{Seq: 1, Record: (&messageRecord{sender: "a", body: []byte("x")}).encode()}}}), "jobs", true},
+		{"extend", EncodeExtend(Extend{Queue: "jobs", User: "a", ID: 1, Lease: 1, AckTimeoutMs: 5}), "", false},
+		{"purge", EncodePurge(Purge{Queue: "jobs", User: "a"}), "", false},
 		{"other domain", []byte{'K', opSend, 0, 1, 'q'}, "", false},
 		{"malformed", []byte{Tag, opSend, 0, 9, 'q'}, "", false},
 		{"short", []byte{Tag}, "", false},
@@ -151,6 +172,10 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(EncodeReceive(Receive{Queue: "q", User: "bob", From: "alice", AckTimeoutMs: 1000}))
 	f.Add(EncodeAck(Ack{Queue: "q", User: "bob", ID: 3, Lease: 300}))
 	f.Add([]byte{Tag, opSend, 0xff})
+	f.Add(EncodeSendBatch(SendBatch{Queue: "q", User: "a", Messages: []Send{{Body: []byte("x"), SendOptions: SendOptions{Group: "g"}}}}))
+	f.Add(EncodeNack(Nack{Queue: "q", User: "a", ID: 1, Lease: 2, Reason: "r"}))
+	f.Add(EncodeConfigure(Configure{Queue: "q", User: "a", Settings: SettingsUpdate{Set: SetDeadLetter, Settings: Settings{DeadLetter: "d"}}}))
+	f.Add(EncodeImport(Import{Queue: "q", Source: "s", Entries: []ImportEntry{{Seq: 1, Record: (&messageRecord{body: []byte("x")}).encode()}}}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := DecodeCommand(in)
 		if err != nil {

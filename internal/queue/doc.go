@@ -16,6 +16,10 @@
 // (non-decreasing within the queue) and a body. Receivers take messages in id
 // order, which is send order.
 //
+// Messages also have a priority (0 to 9, higher received first; send order
+// within a priority), may be delayed, expire (TTL), belong to a FIFO group,
+// and die into a dead-letter queue; DESIGN.md explains how those parts work.
+//
 // A user may take a message addressed to them or to anyone, optionally only
 // from one sender. Receive without an ack timeout removes the message at once.
 // With an ack timeout the message is leased instead: it is returned with a
@@ -52,32 +56,41 @@
 // the Service enforces 1 to 64 for queue names), so the layout below cannot be
 // confused. <id> is a message id and <exp> a lease expiry in Unix ms, both as
 // 8 bytes big endian (the expiry with its sign bit flipped so that it sorts);
-// <user> is a user name folded to lower case.
+// <user> is a user name folded to lower case; <pos> is a position: one byte
+// 9 minus the priority, then the id, so that higher priorities sort first.
 //
-//	q/!/<queue>                            queue record: next id, counts, times, version, lease floor, creator
-//	q/<queue>/m/<id>                       message record: times, lease, sender, receiver, body
-//	q/<queue>/a/<id>                       ready message for anyone
-//	q/<queue>/r/<user>/<id>                ready message for one receiver
-//	q/<queue>/s/<user>/a/<id>              ready message for anyone, by sender
-//	q/<queue>/s/<user>/r/<user>/<id>       ready message for one receiver, by sender
-//	q/<queue>/l/<exp>/<id>                 leased message, by lease expiry
-//	q/<queue>/f/<index>                    floor of a ready index: 8 bytes, an id
+//	q/!/<queue>                            queue record: next id, counts, times, floors, settings, creator
+//	q/<queue>/m/<id>                       message record: times, state, lease, names, reasons, body
+//	q/<queue>/a/<pos>                      ready message for anyone
+//	q/<queue>/r/<user>/<pos>               ready message for one receiver
+//	q/<queue>/s/<user>/a/<pos>             ready message for anyone, by sender
+//	q/<queue>/s/<user>/r/<user>/<pos>      ready message for one receiver, by sender
+//	q/<queue>/l/<exp>/<id>                 leased or delayed message, by lease expiry or delivery time
+//	q/<queue>/e/<exp>/<id>                 message with a TTL, not leased, by expiry
+//	q/<queue>/f/<index>                    floor of a ready index: 9 bytes, a position
+//	q/<queue>/g/<group>                    FIFO group: active message, waiting count, floor
+//	q/<queue>/w/<group>/<id>               message waiting behind its group's active one
+//	q/<queue>/o/<seq>                      outbox: a message on its way to another queue
+//	q/<queue>/i/<source>                   import mark: what was taken from a source's outbox
 //
-// A message is "ready" while it is stored and not leased; it then has exactly
-// two index entries (a/ or r/, and the matching s/ entry) and no l/ entry. A
-// leased message has an l/ entry and no ready entries. Index values are
+// A message is "ready" while it is stored, not leased, delayed or waiting
+// behind its group; it then has exactly two index entries (a/ or r/, and the
+// matching s/ entry) and no l/ entry. A leased or delayed message has an l/
+// entry and no ready entries (DESIGN.md has the table of states). Index values are
 // empty. Receive and Peek find the oldest eligible message with two seeks
 // (the receiver's and the anyone index, or their by-sender twins) and never
 // scan the queue.
 //
 // <index> is a ready index's prefix after "q/<queue>/" ("a/", "r/<user>/",
-// ...). Its floor is a lower bound of the ids in that index, and the seeks
+// ...). Its floor is a lower bound of the positions in that index, and the seeks
 // start there: deleted index entries stay in the store (as tombstones) until
 // it compacts them, and a seek from the start of an index would step over
 // every message taken since. A receive raises the floors of the indexes it
 // looked at to what it found (past the message it takes, to the queue's next
-// id for an index found empty); a reaped lease lowers the floors of the
-// indexes it returns to. An index without a floor key starts at 0. Deleting a queue deletes its record and everything under
+// id at rank 0 for an index found empty); every message entering an index (a
+// send, a reaped lease, an ended delay) lowers the floors it passes. An index
+// without a floor key starts at 0. Deleting a queue deletes its record and
+// everything under
 // "q/<queue>/". Queue records sit apart under "q/!/" so that List and Waiting
 // visit queues without visiting messages.
 //

@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/parley-chat/parley/internal/errs"
@@ -36,6 +35,21 @@ type Message struct {
 	// leader-stamped time is at most this; after it the message is eligible
 	// again and Ack is refused.
 	LeaseExpiresMs int64
+	// Priority is 0 to MaxPriority.
+	Priority int
+	// Group is the message's FIFO group, "" for none.
+	Group string
+	// ExpiresMs is when the message's TTL runs out (Unix ms), 0 never.
+	ExpiresMs int64
+	// DeliverAtMs, for a delayed message (Browse), is when it becomes ready.
+	DeliverAtMs int64
+	// State is "ready", "leased", "delayed" or "waiting" (behind an earlier
+	// message of its group).
+	State string
+	// Origin, for a dead letter, is the queue it was dead-lettered from;
+	// DeadReason why ("rejected", "delivery_limit", "expired",
+	// "max_length"); LastReason the reason given with its last nack.
+	Origin, DeadReason, LastReason string
 }
 
 // QueueInfo describes a queue.
@@ -50,6 +64,30 @@ type QueueInfo struct {
 	InFlight uint64
 	// LastID is the id of the last message sent, 0 when none was.
 	LastID uint64
+	// Stats counts the messages by state and what left the queue.
+	Stats Stats
+	// Settings are the queue's delivery settings.
+	Settings Settings
+}
+
+// Stats are a queue's counts.
+type Stats struct {
+	// Ready, Leased, Delayed and Waiting count the stored messages by state
+	// (Waiting: behind an earlier message of their FIFO group). Leased
+	// includes lapsed leases not yet returned.
+	Ready, Leased, Delayed, Waiting uint64
+	// DeadLetters counts the stored messages that arrived as dead letters.
+	DeadLetters uint64
+	// DeadLettered, Dropped and Expired count, since the queue was
+	// created, the messages it sent to its dead-letter queue, dropped
+	// (limits without a dead-letter queue, or a dead-letter queue that no
+	// longer existed) and that expired (dead-lettered or dropped).
+	DeadLettered, Dropped, Expired uint64
+	// Moving counts the messages on their way out to another queue (dead
+	// letters, redriven messages) that it has not confirmed yet.
+	Moving uint64
+	// OldestMs is the send time of the oldest stored message, 0 when empty.
+	OldestMs int64
 }
 
 // Peek returns the message Receive would take for user (from one sender when
@@ -76,22 +114,18 @@ func Peek(r state.Reader, queue, user, from string, nowMs int64) (msg Message, f
 	if !ok {
 		return Message{}, false, fmt.Errorf("queue: index of %q names missing message %d", queue, id)
 	}
-	return Message{
-		ID:         id,
-		Sender:     m.sender,
-		Receiver:   m.receiver,
-		TimeMs:     m.timeMs,
-		Body:       m.body,
-		Deliveries: m.deliveries,
-	}, true, nil
+	msg = messageOf(id, &m)
+	msg.State, msg.Receipt, msg.LeaseExpiresMs, msg.DeliverAtMs = "ready", "", 0, 0
+	return msg, true, nil
 }
 
 // List returns every queue of a partition's state, in name order.
 func List(r state.Reader) ([]QueueInfo, error) {
 	var infos []QueueInfo
 	err := scanQueues(r, func(name string, q *queueRecord) error {
-		infos = append(infos, q.info(name))
-		return nil
+		info, err := q.info(r, name)
+		infos = append(infos, info)
+		return err
 	})
 	return infos, err
 }
@@ -117,7 +151,11 @@ func Waiting(r state.Reader, user string, nowMs int64) ([]QueueInfo, error) {
 			return nil, err
 		}
 		if found {
-			infos = append(infos, e.rec.info(e.name))
+			info, err := e.rec.info(r, e.name)
+			if err != nil {
+				return nil, err
+			}
+			infos = append(infos, info)
 		}
 	}
 	return infos, nil
@@ -204,49 +242,34 @@ func loadMessage(r state.Reader, k keys, id uint64) (messageRecord, bool, error)
 	return m, err == nil, err
 }
 
-// indexHead is what a seek for the oldest entry of one ready index found.
+// indexHead is what a seek for the first entry of one ready index found.
 type indexHead struct {
-	prefix []byte // the index's prefix (readyPrefix)
-	floor  uint64 // its stored floor, 0 when none
-	id     uint64 // its first entry, when found
-	found  bool
+	prefix   []byte     // the index's prefix (readyPrefix)
+	floors   rankFloors // its stored floors, when hasFloor
+	hasFloor bool
+	empty    uint16   // the ranks the seek found empty
+	pos      position // its first entry, when found
+	found    bool
 }
 
-// firstID returns the first entry of the ready index under prefix, seeking
-// from the index's floor.
-func firstID(r state.Reader, k keys, prefix []byte) (indexHead, error) {
-	h := indexHead{prefix: prefix}
-	v, ok, err := r.Get(k.floor(prefix))
-	if err != nil {
-		return h, fmt.Errorf("queue: read floor of %q: %w", prefix, err)
-	}
-	if ok {
-		if len(v) != 8 {
-			return h, fmt.Errorf("queue: corrupt floor of %q: %d bytes", prefix, len(v))
-		}
-		h.floor = binary.BigEndian.Uint64(v)
-	}
-	lo := prefix
-	if h.floor > 0 {
-		lo = appendID(prefix[:len(prefix):len(prefix)], h.floor)
-	}
-	var e firstEntry // one allocation for the callback's results
-	if err := r.Scan(lo, state.PrefixEnd(prefix), e.visit); err != nil {
-		return h, fmt.Errorf("queue: scan %q: %w", prefix, err)
-	}
-	h.id, h.found = e.id, e.found
-	return h, e.err
-}
-
-// firstEntry is what firstID's scan finds.
+// firstEntry is what a scan for the first entry of an index finds.
 type firstEntry struct {
 	id    uint64
+	pos   position
 	found bool
 	err   error
 }
 
+// visit reads an id at the end of the key (waiting and message keys).
 func (e *firstEntry) visit(k, _ []byte) bool {
 	e.id, e.err = idAt(k)
+	e.found = e.err == nil
+	return false
+}
+
+// visitPosition reads a ready-index position at the end of the key.
+func (e *firstEntry) visitPosition(k, _ []byte) bool {
+	e.pos, e.err = positionAt(k)
 	e.found = e.err == nil
 	return false
 }
@@ -258,28 +281,28 @@ type readyHeads struct {
 	n     int // heads used: 1 or 2
 }
 
-// oldest returns the smaller of the heads' ids.
-func (rh *readyHeads) oldest() (uint64, bool) {
-	var id uint64
+// oldest returns the first of the heads' positions.
+func (rh *readyHeads) oldest() (position, bool) {
+	var pos position
 	var found bool
 	for _, h := range rh.heads[:rh.n] {
-		if h.found && (!found || h.id < id) {
-			id, found = h.id, true
+		if h.found && (!found || h.pos.less(pos)) {
+			pos, found = h.pos, true
 		}
 	}
-	return id, found
+	return pos, found
 }
 
-// oldestReady returns the id of the oldest ready (not leased) message user
-// may receive, from one sender when from is not "": the smaller of the first
-// entries of the anyone index and of the user's index.
-func oldestReady(r state.Reader, k keys, user, from string) (uint64, bool, error) {
+// oldestReady returns the position of the first ready (not leased) message
+// user may receive, from one sender when from is not "": the first of the
+// first entries of the anyone index and of the user's index.
+func oldestReady(r state.Reader, k keys, user, from string) (position, bool, error) {
 	rh, err := readyHeadsOf(r, k, user, from)
 	if err != nil {
-		return 0, false, err
+		return position{}, false, err
 	}
-	id, found := rh.oldest()
-	return id, found, nil
+	pos, found := rh.oldest()
+	return pos, found, nil
 }
 
 // readyHeadsOf seeks the head of every index oldestReady looks at.
@@ -287,58 +310,55 @@ func readyHeadsOf(r state.Reader, k keys, user, from string) (readyHeads, error)
 	bySender, f := from != "", ident.Fold(from)
 	var rh readyHeads
 	var err error
-	if rh.heads[0], err = firstID(r, k, k.readyPrefix(bySender, f, "")); err != nil || user == "" {
+	if rh.heads[0], err = firstPos(r, k, k.readyPrefix(bySender, f, "")); err != nil || user == "" {
 		rh.n = 1
 		return rh, err
 	}
-	rh.heads[1], err = firstID(r, k, k.readyPrefix(bySender, f, ident.Fold(user)))
+	rh.heads[1], err = firstPos(r, k, k.readyPrefix(bySender, f, ident.Fold(user)))
 	rh.n = 2
 	return rh, err
 }
 
-// oldestEligible is oldestReady that also counts leases lapsed at nowMs but
-// not yet returned to the queue (at most MaxReapPerApply of them), for reads.
+// oldestEligible is oldestReady that also counts messages whose timer is
+// due at nowMs (lapsed leases, ended delays) but that no command has
+// returned to the queue yet (at most MaxReapPerApply of them), for reads.
 func oldestEligible(r state.Reader, k keys, q *queueRecord, user, from string, nowMs int64) (uint64, bool, error) {
-	id, found, err := oldestReady(r, k, user, from)
+	pos, found, err := oldestReady(r, k, user, from)
 	if err != nil || !q.mayHaveLapsed(nowMs) {
-		return id, found, err
+		return pos.id, found, err
 	}
-	lapsed, _, err := lapsedLeases(r, k, q, nowMs)
+	due, _, err := dueTimers(r, k.lease(q.leaseFloor, 0), k, nowMs)
 	if err != nil {
 		return 0, false, err
 	}
-	for _, l := range lapsed {
-		if found && l >= id {
-			continue
-		}
-		m, ok, err := loadMessage(r, k, l)
+	for _, id := range due {
+		m, ok, err := loadMessage(r, k, id)
 		if err != nil {
 			return 0, false, err
 		}
-		if ok && m.eligible(user, from) {
-			id, found = l, true
+		if p := positionOf(&m, id); ok && m.eligible(user, from) && (!found || p.less(pos)) {
+			pos, found = p, true
 		}
 	}
-	return id, found, nil
+	return pos.id, found, nil
 }
 
-// lapsedLeases returns the ids of messages whose lease has lapsed at nowMs
-// (expiry < nowMs), earliest expiry first, at most MaxReapPerApply of them,
-// and floor, a lower bound of the expiries of the other leases.
-// The scan starts at q.leaseFloor, a lower bound of every lease's expiry,
-// so that it does not step over the leases acknowledged before it.
-func lapsedLeases(r state.Reader, k keys, q *queueRecord, nowMs int64) (ids []uint64, floor int64, err error) {
-	floor = nowMs
+// dueTimers returns the ids of a time index's entries (timer or expiry)
+// from lo whose time is below limit, earliest first, at most
+// MaxReapPerApply of them, and floor, a lower bound of the times of the
+// other entries.
+func dueTimers(r state.Reader, lo []byte, k keys, limit int64) (ids []uint64, floor int64, err error) {
+	floor = limit
 	var keyErr error
-	p := k.leasePrefix()
-	err = r.Scan(k.lease(q.leaseFloor, 0), state.PrefixEnd(p), func(key, _ []byte) bool {
-		var exp int64
+	hi := state.PrefixEnd(lo[:len(k.p)+2])
+	err = r.Scan(lo, hi, func(key, _ []byte) bool {
+		var t int64
 		var id uint64
-		if exp, id, keyErr = k.leaseKeyParts(key); keyErr != nil {
+		if t, id, keyErr = k.timeKeyParts(key); keyErr != nil {
 			return false
 		}
-		floor = exp
-		if exp >= nowMs {
+		floor = t
+		if t >= limit {
 			return false
 		}
 		ids = append(ids, id)
@@ -348,20 +368,20 @@ func lapsedLeases(r state.Reader, k keys, q *queueRecord, nowMs int64) (ids []ui
 		err = keyErr
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("queue: scan leases: %w", err)
+		return nil, 0, fmt.Errorf("queue: scan timers: %w", err)
 	}
 	return ids, floor, nil
 }
 
-// nextLapse returns the earliest lease expiry of the queue, seeking from
-// q.leaseFloor.
+// nextLapse returns the earliest time in the queue's timer index, seeking
+// from q.leaseFloor.
 func nextLapse(r state.Reader, k keys, q *queueRecord) (int64, bool, error) {
-	var exp int64
+	var t int64
 	var found bool
 	var keyErr error
 	p := k.leasePrefix()
 	err := r.Scan(k.lease(q.leaseFloor, 0), state.PrefixEnd(p), func(key, _ []byte) bool {
-		exp, _, keyErr = k.leaseKeyParts(key)
+		t, _, keyErr = k.timeKeyParts(key)
 		found = keyErr == nil
 		return false
 	})
@@ -369,7 +389,36 @@ func nextLapse(r state.Reader, k keys, q *queueRecord) (int64, bool, error) {
 		err = keyErr
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("queue: scan leases: %w", err)
+		return 0, false, fmt.Errorf("queue: scan timers: %w", err)
 	}
-	return exp, found, nil
+	return t, found, nil
+}
+
+// oldestUnleased returns the oldest message from id floor on that is not
+// leased, looking at no more than MaxReapPerApply leased ones.
+func oldestUnleased(r state.Reader, k keys, floor uint64) (uint64, messageRecord, bool, error) {
+	var id uint64
+	var m messageRecord
+	var found bool
+	var err error
+	looked := 0
+	p := k.msgPrefix()
+	scanErr := r.Scan(k.msg(floor), state.PrefixEnd(p), func(key, v []byte) bool {
+		if id, err = idAt(key); err != nil {
+			return false
+		}
+		if m, err = decodeMessageRecord(key, v); err != nil {
+			return false
+		}
+		looked++
+		found = m.state != stateLeased
+		return !found && looked < MaxReapPerApply
+	})
+	if scanErr != nil {
+		return 0, messageRecord{}, false, fmt.Errorf("queue: scan messages: %w", scanErr)
+	}
+	if found {
+		m.body = append([]byte(nil), m.body...)
+	}
+	return id, m, found, err
 }

@@ -18,9 +18,9 @@ import (
 const (
 	statusOK        byte = 0
 	statusNotFound  byte = 1 // the queue does not exist
-	statusConflict  byte = 2 // the queue exists (Create); unknown receipt or lapsed lease (Ack)
-	statusForbidden byte = 3 // Delete by someone who is neither the creator nor an admin
-	statusInvalid   byte = 4 // the command did not decode
+	statusConflict  byte = 2 // the queue exists (Create); unknown receipt or lapsed lease; a full queue
+	statusForbidden byte = 3 // by someone who is neither the creator nor an admin
+	statusInvalid   byte = 4 // the command did not decode, or names impossible settings
 )
 
 // errBadResult is the cause of result decoding errors on malformed results.
@@ -123,49 +123,39 @@ func decodeSendResult(res []byte) (id uint64, timeMs int64, err error) {
 
 func ackResult() []byte { return okResult(opAck, 0) }
 
-func decodeAckResult(res []byte) error {
-	p, err := checkResult(res, opAck)
-	if err == nil && len(p) != 0 {
-		err = fmt.Errorf("%w: ack payload % x", errBadResult, p)
-	}
-	return err
-}
+func decodeAckResult(res []byte) error { return decodeOKResult(res, opAck) }
 
 // receiveResult is the decoded result of a Receive.
 type receiveResult struct {
 	// index is the Raft index the receive was applied at: a long poll that
 	// found nothing waits for changes after it.
 	index uint64
-	// nextLapseMs is, when nothing was found, the earliest lease expiry in
-	// the queue (0 when nothing is leased): a message may become eligible
-	// then without any command.
+	// nextLapseMs is, when nothing was found, the earliest timer of the
+	// queue (a lease expiry or a delayed delivery; 0 when there is none): a
+	// message may become eligible then without any command.
 	nextLapseMs int64
-	found       bool
-	msg         Message
+	msgs        []Message
+	// found and msg are the first message, for the single receives.
+	found bool
+	msg   Message
 }
 
-// encodeReceiveResult encodes the result of a Receive: uvarint index, 8 bytes
-// nextLapseMs, found byte, and when found: uvarint id, 8 bytes time, uvarint
-// deliveries, 8 bytes lease expiry, uvarint lease index, str sender, str
-// receiver, body (the rest).
-func encodeReceiveResult(index uint64, nextLapseMs int64, id uint64, m *messageRecord) []byte {
-	size := 2*binary.MaxVarintLen64 + 9
-	if m != nil {
-		size += 3*binary.MaxVarintLen64 + 16 + 2*binary.MaxVarintLen16 + len(m.sender) + len(m.receiver) + len(m.body)
+// encodeReceiveResult encodes the result of a Receive: uvarint index, 8
+// bytes nextLapseMs, uvarint n, then per message uvarint id and bytes
+// record (the message record as stored).
+func encodeReceiveResult(index uint64, nextLapseMs int64, taken []takenMessage) []byte {
+	size := 3*binary.MaxVarintLen64 + 8
+	for i := range taken {
+		size += 2*binary.MaxVarintLen64 + messageFixedLen + 64 + len(taken[i].m.body)
 	}
 	b := binary.AppendUvarint(okResult(opReceive, size), index)
 	b = binary.BigEndian.AppendUint64(b, uint64(nextLapseMs))
-	if m == nil {
-		return append(b, 0)
+	b = binary.AppendUvarint(b, uint64(len(taken)))
+	for i := range taken {
+		b = binary.AppendUvarint(b, taken[i].id)
+		b = wire.AppendBytes(b, taken[i].m.encode())
 	}
-	b = binary.AppendUvarint(append(b, 1), id)
-	b = binary.BigEndian.AppendUint64(b, uint64(m.timeMs))
-	b = binary.AppendUvarint(b, m.deliveries)
-	b = binary.BigEndian.AppendUint64(b, uint64(m.leaseUntil))
-	b = binary.AppendUvarint(b, m.leaseIndex)
-	b = wire.AppendString(b, m.sender)
-	b = wire.AppendString(b, m.receiver)
-	return append(b, m.body...)
+	return b
 }
 
 func decodeReceiveResult(res []byte) (receiveResult, error) {
@@ -173,51 +163,150 @@ func decodeReceiveResult(res []byte) (receiveResult, error) {
 	if err != nil {
 		return receiveResult{}, err
 	}
+	var r receiveResult
+	rest := p
 	bad := func() (receiveResult, error) {
 		return receiveResult{}, fmt.Errorf("%w: receive payload % x", errBadResult, p)
 	}
-	var r receiveResult
-	rest := p
-	if r.index, rest, err = readUvarint(rest); err != nil || len(rest) < 9 {
+	if r.index, rest, err = readUvarint(rest); err != nil || len(rest) < 8 {
 		return bad()
 	}
 	r.nextLapseMs = int64(binary.BigEndian.Uint64(rest))
-	found := rest[8]
-	rest = rest[9:]
-	if found == 0 {
-		if len(rest) != 0 {
+	n, rest, err := readUvarint(rest[8:])
+	if err != nil || n > MaxBatch {
+		return bad()
+	}
+	for range n {
+		var id uint64
+		var rec []byte
+		if id, rest, err = readUvarint(rest); err != nil {
 			return bad()
 		}
-		return r, nil
+		if rec, rest, err = wire.Bytes(rest, errBadResult); err != nil {
+			return bad()
+		}
+		m, err := decodeMessageRecord(nil, rec)
+		if err != nil {
+			return bad()
+		}
+		r.msgs = append(r.msgs, messageOf(id, &m))
 	}
-	if found != 1 {
+	if len(rest) != 0 {
 		return bad()
 	}
-	r.found = true
-	m := &r.msg
-	if m.ID, rest, err = readUvarint(rest); err != nil || len(rest) < 8 {
-		return bad()
-	}
-	m.TimeMs = int64(binary.BigEndian.Uint64(rest))
-	if m.Deliveries, rest, err = readUvarint(rest[8:]); err != nil || len(rest) < 8 {
-		return bad()
-	}
-	m.LeaseExpiresMs = int64(binary.BigEndian.Uint64(rest))
-	var lease uint64
-	if lease, rest, err = readUvarint(rest[8:]); err != nil {
-		return bad()
-	}
-	if m.Sender, rest, err = readName(rest, "sender", true); err != nil {
-		return bad()
-	}
-	if m.Receiver, rest, err = readName(rest, "receiver", true); err != nil {
-		return bad()
-	}
-	m.Body = rest
-	if lease != 0 {
-		m.Receipt = FormatReceipt(m.ID, lease)
+	if r.found = len(r.msgs) > 0; r.found {
+		r.msg = r.msgs[0]
 	}
 	return r, nil
+}
+
+// messageOf returns the public view of a stored message.
+func messageOf(id uint64, m *messageRecord) Message {
+	msg := Message{
+		ID: id, Sender: m.sender, Receiver: m.receiver, TimeMs: m.timeMs, Body: m.body, Deliveries: m.deliveries,
+		Priority: int(m.priority), Group: m.group, ExpiresMs: m.expiresMs,
+		Origin: m.origin, DeadReason: m.deadReason, LastReason: m.lastReason, State: stateNames[m.state],
+	}
+	switch m.state {
+	case stateLeased:
+		msg.Receipt, msg.LeaseExpiresMs = FormatReceipt(id, m.leaseIndex), m.until
+	case stateDelayed, stateWaiting:
+		msg.DeliverAtMs = m.until
+	}
+	return msg
+}
+
+// stateNames are the names of message states in Message.State.
+var stateNames = [...]string{stateReady: "ready", stateLeased: "leased", stateDelayed: "delayed", stateWaiting: "waiting"}
+
+// batchResult encodes the result of a SendBatch: uvarint n, the ids
+// (uvarint each), 8 bytes time.
+func batchResult(ids []uint64, timeMs int64) []byte {
+	b := binary.AppendUvarint(okResult(opBatch, (len(ids)+1)*binary.MaxVarintLen64+8), uint64(len(ids)))
+	for _, id := range ids {
+		b = binary.AppendUvarint(b, id)
+	}
+	return binary.BigEndian.AppendUint64(b, uint64(timeMs))
+}
+
+func decodeBatchResult(res []byte) (ids []uint64, timeMs int64, err error) {
+	p, err := checkResult(res, opBatch)
+	if err != nil {
+		return nil, 0, err
+	}
+	n, rest, err := readUvarint(p)
+	if err != nil || n > MaxBatch {
+		return nil, 0, fmt.Errorf("%w: batch payload % x", errBadResult, p)
+	}
+	for range n {
+		var id uint64
+		if id, rest, err = readUvarint(rest); err != nil {
+			return nil, 0, fmt.Errorf("%w: batch payload % x", errBadResult, p)
+		}
+		ids = append(ids, id)
+	}
+	if len(rest) != 8 {
+		return nil, 0, fmt.Errorf("%w: batch payload % x", errBadResult, p)
+	}
+	return ids, int64(binary.BigEndian.Uint64(rest)), nil
+}
+
+func extendResult(untilMs int64) []byte {
+	return binary.BigEndian.AppendUint64(okResult(opExtend, 8), uint64(untilMs))
+}
+
+func decodeExtendResult(res []byte) (int64, error) {
+	p, err := checkResult(res, opExtend)
+	if err != nil {
+		return 0, err
+	}
+	if len(p) != 8 {
+		return 0, fmt.Errorf("%w: extend payload % x", errBadResult, p)
+	}
+	return int64(binary.BigEndian.Uint64(p)), nil
+}
+
+func configResult(s Settings) []byte {
+	return appendSettings(okResult(opConfig, 40+len(s.DeadLetter)), SettingsUpdate{Set: setAll, Settings: s})
+}
+
+func decodeConfigResult(res []byte) (Settings, error) {
+	p, err := checkResult(res, opConfig)
+	if err != nil {
+		return Settings{}, err
+	}
+	d := decoder{rest: p}
+	u := d.settings()
+	if d.err != nil || len(d.rest) != 0 {
+		return Settings{}, fmt.Errorf("%w: configure payload % x", errBadResult, p)
+	}
+	return u.Settings, nil
+}
+
+// countResult is the result of the commands that answer a count (Purge,
+// Redrive, Import, OutDone): uvarint n, byte more.
+func countResult(op byte, n uint64, more bool) []byte {
+	return append(binary.AppendUvarint(okResult(op, binary.MaxVarintLen64+1), n), boolByte(more))
+}
+
+func decodeCountResult(res []byte, op byte) (n uint64, more bool, err error) {
+	p, err := checkResult(res, op)
+	if err != nil {
+		return 0, false, err
+	}
+	n, rest, err := readUvarint(p)
+	if err != nil || len(rest) != 1 || rest[0] > 1 {
+		return 0, false, fmt.Errorf("%w: payload % x", errBadResult, p)
+	}
+	return n, rest[0] == 1, nil
+}
+
+func decodeOKResult(res []byte, op byte) error {
+	p, err := checkResult(res, op)
+	if err == nil && len(p) != 0 {
+		err = fmt.Errorf("%w: payload % x", errBadResult, p)
+	}
+	return err
 }
 
 // receiptLen is the length of a receipt: 16 bytes in unpadded base64url.

@@ -42,6 +42,7 @@ const (
 	DefaultMaxWait       = 30 * time.Second
 	DefaultPollMin       = 50 * time.Millisecond
 	DefaultPollMax       = 500 * time.Millisecond
+	DefaultMaxDelay      = 7 * 24 * time.Hour
 )
 
 // Limits bounds what callers may send and ask for. Zero fields take the
@@ -51,6 +52,9 @@ type Limits struct {
 	MaxName       int           // longest queue name, in bytes (64; at most MaxNameLen)
 	MaxAckTimeout time.Duration // longest lease a receive may ask for (12 h)
 	MaxWait       time.Duration // longest long poll (30 s)
+	// MaxDelay is the longest delay a send, nack or TTL may ask for, and
+	// how far ahead deliver_at may be (7 days).
+	MaxDelay time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -65,6 +69,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxWait <= 0 {
 		l.MaxWait = DefaultMaxWait
+	}
+	if l.MaxDelay <= 0 || l.MaxDelay > MaxAckTimeoutMs*time.Millisecond {
+		l.MaxDelay = DefaultMaxDelay
 	}
 	return l
 }
@@ -119,18 +126,7 @@ func (s *Service) Limits() Limits { return s.lim }
 // same user within the dedup window return the first result (as for every
 // write below).
 func (s *Service) Create(ctx context.Context, user, queue, idempotencyKey string) (QueueInfo, error) {
-	if err := s.checkQueue(queue); err != nil {
-		return QueueInfo{}, err
-	}
-	res, err := s.propose(ctx, user, queue, idempotencyKey, EncodeCreate(Create{Queue: queue, User: user}))
-	if err != nil {
-		return QueueInfo{}, err
-	}
-	created, err := decodeCreateResult(res)
-	if err != nil {
-		return QueueInfo{}, err
-	}
-	return QueueInfo{Name: queue, Creator: user, CreatedMs: created}, nil
+	return s.CreateWith(ctx, user, queue, SettingsUpdate{}, idempotencyKey)
 }
 
 // Delete removes queue with all its messages and returns how many there
@@ -140,12 +136,9 @@ func (s *Service) Delete(ctx context.Context, user, queue, idempotencyKey string
 	if err := s.checkQueue(queue); err != nil {
 		return 0, err
 	}
-	admin := false
-	if s.cfg.IsAdmin != nil {
-		var err error
-		if admin, err = s.cfg.IsAdmin(ctx, user); err != nil {
-			return 0, fmt.Errorf("queue: delete %q: %w", queue, err)
-		}
+	admin, err := s.admin(ctx, user)
+	if err != nil {
+		return 0, fmt.Errorf("queue: delete %q: %w", queue, err)
 	}
 	res, err := s.propose(ctx, user, queue, idempotencyKey, EncodeDelete(Delete{Queue: queue, User: user, Admin: admin}))
 	if err != nil {
@@ -211,32 +204,51 @@ type ReceiveOptions struct {
 	// Wait, when > 0, long-polls: when no message is there, wait up to this
 	// long for one.
 	Wait time.Duration
+	// Max is the most messages ReceiveMany takes (1 to MaxBatch; 0 is 1).
+	Max int
 }
 
-// Receive takes the oldest message user may receive from queue: one
-// addressed to user or to anyone, only from o.From when set. found is false
-// when there is none (after o.Wait). A missing queue is errs.NotFound.
+// Receive takes the first message user may receive from queue (highest
+// priority, then oldest): one addressed to user or to anyone, only from
+// o.From when set. found is false when there is none (after o.Wait). A
+// missing queue is errs.NotFound.
 func (s *Service) Receive(ctx context.Context, user, queue string, o ReceiveOptions, idempotencyKey string) (msg Message, found bool, err error) {
-	if err := s.checkQueue(queue); err != nil {
+	o.Max = 1
+	msgs, err := s.ReceiveMany(ctx, user, queue, o, idempotencyKey)
+	if err != nil || len(msgs) == 0 {
 		return Message{}, false, err
+	}
+	return msgs[0], true, nil
+}
+
+// ReceiveMany is Receive taking up to o.Max messages (1 to MaxBatch; 0
+// means 1) in one step, in the order Receive would take them one by one.
+// It returns none when there is none (after o.Wait).
+func (s *Service) ReceiveMany(ctx context.Context, user, queue string, o ReceiveOptions, idempotencyKey string) ([]Message, error) {
+	if err := s.checkQueue(queue); err != nil {
+		return nil, err
 	}
 	if err := checkUser("from", o.From); err != nil {
-		return Message{}, false, err
+		return nil, err
 	}
 	if o.AckTimeout < 0 || o.AckTimeout > s.lim.MaxAckTimeout {
-		return Message{}, false, errs.New(errs.Invalid, "ack timeout must be between 0 and %d ms", s.lim.MaxAckTimeout.Milliseconds())
+		return nil, errs.New(errs.Invalid, "ack timeout must be between 0 and %d ms", s.lim.MaxAckTimeout.Milliseconds())
 	}
 	if o.Wait < 0 || o.Wait > s.lim.MaxWait {
-		return Message{}, false, errs.New(errs.Invalid, "wait must be between 0 and %d ms", s.lim.MaxWait.Milliseconds())
+		return nil, errs.New(errs.Invalid, "wait must be between 0 and %d ms", s.lim.MaxWait.Milliseconds())
+	}
+	if o.Max < 0 || o.Max > MaxBatch {
+		return nil, errs.New(errs.Invalid, "max must be between 1 and %d", MaxBatch)
 	}
 	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
-		return Message{}, false, err
+		return nil, err
 	}
 	cmd := EncodeReceive(Receive{
 		Queue:        queue,
 		User:         user,
 		From:         o.From,
 		AckTimeoutMs: (o.AckTimeout + time.Millisecond - 1).Milliseconds(),
+		Max:          o.Max,
 	})
 	return s.receive(ctx, user, queue, o, cmd, idempotencyKey)
 }

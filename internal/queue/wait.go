@@ -9,24 +9,24 @@ import (
 )
 
 // receive proposes cmd, a Receive, and with o.Wait > 0 proposes it again
-// whenever the queue may have a message for user, until one is taken or the
-// wait ends. Attempt n uses DedupKey(..., n), so that a retried long poll
-// replays the recorded attempts and takes no second message.
-func (s *Service) receive(ctx context.Context, user, queue string, o ReceiveOptions, cmd []byte, idempotencyKey string) (Message, bool, error) {
+// whenever the queue may have a message for user, until messages are taken
+// or the wait ends. Attempt n uses DedupKey(..., n), so that a retried long
+// poll replays the recorded attempts and takes no second message.
+func (s *Service) receive(ctx context.Context, user, queue string, o ReceiveOptions, cmd []byte, idempotencyKey string) ([]Message, error) {
 	p := s.r.PartitionOf(queue)
 	deadline := time.Now().Add(o.Wait)
 	for attempt := uint64(0); ; attempt++ {
 		res, err := s.r.Propose(ctx, p, DedupKey(user, queue, idempotencyKey, attempt), cmd)
 		if err != nil {
-			return Message{}, false, fmt.Errorf("queue: receive %q: %w", queue, err)
+			return nil, fmt.Errorf("queue: receive %q: %w", queue, err)
 		}
 		rr, err := decodeReceiveResult(res)
-		if err != nil || rr.found || o.Wait <= 0 {
-			return rr.msg, rr.found, err
+		if err != nil || len(rr.msgs) > 0 || o.Wait <= 0 {
+			return rr.msgs, err
 		}
 		ready, err := s.awaitMessage(ctx, p, user, queue, o.From, rr.index, rr.nextLapseMs, deadline)
 		if err != nil || !ready {
-			return Message{}, false, err
+			return nil, err
 		}
 	}
 }

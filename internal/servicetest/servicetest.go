@@ -43,6 +43,9 @@ type Stack struct {
 	Queues   *queue.Service
 	Links    *link.Service
 	KV       *kv.Service
+	// KVWatch serves kv watches over KV (polling: the in-memory
+	// replicator has no apply notifier).
+	KVWatch KVWatch
 
 	// The replicators, to look at the state, fail calls or move the queues'
 	// clock (QueueRep is frozen at statetest.Start; Advance it to lapse
@@ -63,7 +66,7 @@ func New(t testing.TB, o Options) *Stack {
 	s.AccountRep = statetest.NewReplicator(Partitions, counting{account.StateMachine{}, &s.writes})
 	s.RoomRep = statetest.NewReplicator(Partitions, counting{chat.StateMachine{}, &s.writes})
 	s.LinkRep = statetest.NewReplicator(Partitions, counting{link.StateMachine{}, &s.writes})
-	s.KVRep = statetest.NewReplicator(Partitions, kv.StateMachine{})
+	s.KVRep = statetest.NewReplicator(Partitions, counting{kv.StateMachine{}, &s.writes})
 	s.QueueRep = statetest.NewReplicator(Partitions, queue.StateMachine{})
 	s.QueueRep.Freeze(statetest.Start)
 	s.QueueRep.NotifyOn(queue.TouchedKey)
@@ -86,11 +89,12 @@ func New(t testing.TB, o Options) *Stack {
 	s.Rooms = chat.NewService(s.RoomRep, chat.Config{Hasher: hasher})
 	s.Queues = queue.NewService(s.QueueRep, queue.Config{Now: s.QueueRep.Now, Notifier: s.QueueRep, IsAdmin: o.IsAdmin})
 	s.KV = kv.NewService(s.KVRep, kv.Limits{})
+	s.KVWatch = KVWatch{KV: s.KV, Rep: s.KVRep}
 	return s
 }
 
 // Writes returns how many Set and Delete calls the state machines of
-// accounts, rooms and links have made: a check that a refused request
+// accounts, rooms, links and kv have made: a check that a refused request
 // changed nothing.
 func (s *Stack) Writes() int64 { return s.writes.Load() }
 

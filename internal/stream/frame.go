@@ -109,10 +109,12 @@ func EncodeReady(room string, seq uint64) []byte {
 	return b
 }
 
-// errorFrame is {"type":"error","room","code","message"}.
+// errorFrame is {"type":"error","room","code","message"}, or with "kv"
+// instead of "room" for a kv watch (kvframe.go).
 type errorFrame struct {
 	Type    string `json:"type"`
 	Room    string `json:"room,omitempty"`
+	KV      string `json:"kv,omitempty"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
@@ -128,11 +130,20 @@ func EncodeError(room, code, message string) []byte {
 // the code and message of an *errs.Error, or a generic unavailable error
 // that reveals nothing of an unexpected failure.
 func ErrorFrameFor(room string, err error) []byte {
+	return errorFrameOf(errorFrame{Room: room}, err, "the room cannot be read right now; subscribe again")
+}
+
+// errorFrameOf fills f (its room or kv watch set) from err: an
+// *errs.Error's code and message, else unavailable with fallback, which
+// reveals nothing of an unexpected failure.
+func errorFrameOf(f errorFrame, err error, fallback string) []byte {
+	f.Type, f.Code, f.Message = TypeError, CodeUnavailable, fallback
 	var e *errs.Error
 	if errors.As(err, &e) && e.Code != errs.Internal {
-		return EncodeError(room, string(e.Code), e.Message)
+		f.Code, f.Message = string(e.Code), e.Message
 	}
-	return EncodeError(room, CodeUnavailable, "the room cannot be read right now; subscribe again")
+	b, _ := json.Marshal(f)
+	return b
 }
 
 // presenceFrame is {"type":"presence","room","username","online"}.
@@ -158,6 +169,9 @@ type ClientFrame struct {
 	Token string `json:"token,omitempty"`
 	// After is the seq to resume after; nil subscribes from now.
 	After *uint64 `json:"after,omitempty"`
+	// KV, instead of Room, subscribes to (or unsubscribes from) a kv
+	// watch (kvframe.go).
+	KV *KVSubscription `json:"kv,omitempty"`
 }
 
 // DecodeClientFrame decodes and checks a client frame: a JSON object of at
@@ -173,9 +187,16 @@ func DecodeClientFrame(b []byte) (ClientFrame, error) {
 		return ClientFrame{}, errs.New(errs.Invalid, "a frame must be a JSON object with a type: %v", jsonProblem(err))
 	}
 	switch f.Type {
-	case TypeSubscribe, TypeUnsubscribe, TypeTyping:
+	case TypeTyping:
 		if f.Room == "" {
-			return f, errs.New(errs.Invalid, "a %s frame needs a room", f.Type)
+			return f, errs.New(errs.Invalid, "a typing frame needs a room")
+		}
+	case TypeSubscribe, TypeUnsubscribe:
+		if f.KV != nil {
+			return f, checkKVFrame(f)
+		}
+		if f.Room == "" {
+			return f, errs.New(errs.Invalid, "a %s frame needs a room or a kv watch", f.Type)
 		}
 	case TypeAuth:
 		if f.Token == "" {
@@ -187,6 +208,21 @@ func DecodeClientFrame(b []byte) (ClientFrame, error) {
 		return f, errs.New(errs.Invalid, "unknown frame type %q: use subscribe, unsubscribe or typing", clip(f.Type))
 	}
 	return f, nil
+}
+
+// checkKVFrame checks the kv object of a subscribe or unsubscribe frame.
+func checkKVFrame(f ClientFrame) error {
+	switch {
+	case f.Room != "":
+		return errs.New(errs.Invalid, "a %s frame takes a room or a kv watch, not both", f.Type)
+	case f.KV.Name() == "" && (f.Type == TypeUnsubscribe || f.KV.Prefix == nil):
+		return errs.New(errs.Invalid, "a kv %s needs an id, a key or a prefix", f.Type)
+	case f.Type == TypeSubscribe && f.KV.Key != "" && f.KV.Prefix != nil:
+		return errs.New(errs.Invalid, "a kv watch takes a key or a prefix, not both")
+	case f.Type == TypeSubscribe && f.KV.Key == "" && f.KV.Prefix == nil:
+		return errs.New(errs.Invalid, "a kv watch needs a key or a prefix (\"\" watches every key)")
+	}
+	return nil
 }
 
 // jsonProblem describes a JSON decoding error without echoing the input.

@@ -98,39 +98,45 @@ func BenchmarkCluster_KVPut(b *testing.B) {
 // producers send, paced by the acks. Profile it with -cpuprofile.
 func BenchmarkCluster_Queue(b *testing.B) {
 	for _, clients := range []int{1, 64} {
-		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			c := testcluster.New(b, testcluster.Options{Nodes: 3, Partitions: 16, Tick: 100 * time.Millisecond, NoSync: os.Getenv("BENCH_NOSYNC") != ""})
-			c.WaitLeadersBalanced(30 * time.Second)
-			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * clients, MaxConnsPerHost: 2 * clients}}
-			cls := make([]*client.Client, 3)
-			for i := range cls {
-				cls[i] = c.ClientWith(i, client.WithHTTPClient(hc))
-			}
-			w, err := bench.NewQueue(bench.QueueOptions{
-				Clients: cls, Queues: 1, Producers: clients, Size: 200,
-				AckTimeout: 30 * time.Second, Wait: 5 * time.Second, QueuePrefix: "bench-",
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer w.Close()
-			b.ReportAllocs()
-			b.ResetTimer()
-			rep, err := bench.Run(context.Background(), w, bench.Options{Workers: clients, Requests: b.N, Warmup: 500 * time.Millisecond})
-			b.StopTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if rep.Errors > 0 {
-				b.Errorf("%d of %d operations failed: %v", rep.Errors, rep.Ops+rep.Errors, rep.ErrorKinds)
-			}
-			for i := 0; i < 3; i++ {
-				st := c.Node(i).Engine().Stats()
-				b.Logf("n%d: rounds %d syncs %d applied %d dropped %d", i+1, st.Rounds.Load(), st.Syncs.Load(), st.EntriesApplied.Load(), st.ProposalsDropped.Load())
-			}
-			b.ReportMetric(rep.OpsPerS, "msgs/s")
-			b.ReportMetric(rep.Latency.At(50), "p50-ms")
-			b.ReportMetric(rep.Latency.At(99), "p99-ms")
-		})
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) { benchClusterQueue(b, clients, false) })
 	}
+}
+
+// benchClusterQueue runs the queue workload on a new 3-node cluster with
+// clients consumers and as many producers, with the dead-letter queues and
+// priorities of bench.QueueOptions when features is set.
+func benchClusterQueue(b *testing.B, clients int, features bool) {
+	c := testcluster.New(b, testcluster.Options{Nodes: 3, Partitions: 16, Tick: 100 * time.Millisecond, NoSync: os.Getenv("BENCH_NOSYNC") != ""})
+	c.WaitLeadersBalanced(30 * time.Second)
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * clients, MaxConnsPerHost: 2 * clients}}
+	cls := make([]*client.Client, 3)
+	for i := range cls {
+		cls[i] = c.ClientWith(i, client.WithHTTPClient(hc))
+	}
+	w, err := bench.NewQueue(bench.QueueOptions{
+		Clients: cls, Queues: 1, Producers: clients, Size: 200,
+		AckTimeout: 30 * time.Second, Wait: 5 * time.Second, QueuePrefix: "bench-",
+		DeadLettersPriorities: features,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	rep, err := bench.Run(context.Background(), w, bench.Options{Workers: clients, Requests: b.N, Warmup: 500 * time.Millisecond})
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if rep.Errors > 0 {
+		b.Errorf("%d of %d operations failed: %v", rep.Errors, rep.Ops+rep.Errors, rep.ErrorKinds)
+	}
+	for i := 0; i < 3; i++ {
+		st := c.Node(i).Engine().Stats()
+		b.Logf("n%d: rounds %d syncs %d applied %d dropped %d", i+1, st.Rounds.Load(), st.Syncs.Load(), st.EntriesApplied.Load(), st.ProposalsDropped.Load())
+	}
+	b.ReportMetric(rep.OpsPerS, "msgs/s")
+	b.ReportMetric(rep.Latency.At(50), "p50-ms")
+	b.ReportMetric(rep.Latency.At(99), "p99-ms")
 }

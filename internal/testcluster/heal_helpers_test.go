@@ -15,6 +15,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/linearizable"
 	"github.com/parley-chat/parley/internal/placement"
 	"github.com/parley-chat/parley/internal/poll"
 )
@@ -27,7 +28,7 @@ type kvLoad struct {
 	targets func() []*client.Client
 	keys    int
 	prefix  string // of the keys: each load starts from keys never written
-	h       *history
+	h       *linearizable.History
 	stopc   chan struct{}
 	wg      sync.WaitGroup
 
@@ -42,7 +43,7 @@ type kvLoad struct {
 // targets returns the clients of the nodes that are up (it is called before
 // every operation).
 func startKVLoad(t *testing.T, prefix string, clients, keys int, targets func() []*client.Client) *kvLoad {
-	l := &kvLoad{t: t, targets: targets, keys: keys, prefix: prefix, h: &history{start: time.Now()},
+	l := &kvLoad{t: t, targets: targets, keys: keys, prefix: prefix, h: linearizable.NewHistory(),
 		stopc: make(chan struct{}), acked: map[string]uint64{}}
 	for cl := range clients {
 		l.wg.Go(func() { l.worker(cl) })
@@ -74,20 +75,20 @@ func (l *kvLoad) worker(cl int) {
 		api := apis[rng.IntN(len(apis))]
 		key := fmt.Sprintf("%s%d", l.prefix, rng.IntN(l.keys))
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		call, start := l.h.now(), time.Now()
+		call, start := l.h.Now(), time.Now()
 		var err error
 		if rng.IntN(2) == 0 {
-			in := kvInput{put: true, key: key, value: fmt.Sprintf("c%d-%d", cl, n)}
+			in := linearizable.KVInput{Put: true, Key: key, Value: fmt.Sprintf("c%d-%d", cl, n)}
 			var ver uint64
-			ver, err = api.KVPut(ctx, key, []byte(in.value), client.PutOptions{IdempotencyKey: in.value})
+			ver, err = api.KVPut(ctx, key, []byte(in.Value), client.PutOptions{IdempotencyKey: in.Value})
 			switch {
 			case err != nil:
 				// Even a refused connection may follow an attempt that
 				// reached the server: net/http resends requests carrying an
 				// Idempotency-Key on a fresh connection.
-				l.h.add(porcupine.Operation{ClientId: cl, Input: in, Call: call, Output: kvOutput{unknown: true}, Return: 1 << 62})
+				l.h.Add(porcupine.Operation{ClientId: cl, Input: in, Call: call, Output: linearizable.KVOutput{Unknown: true}, Return: linearizable.UnknownReturn})
 			default:
-				l.h.add(porcupine.Operation{ClientId: cl, Input: in, Call: call, Output: kvOutput{version: ver}, Return: l.h.now()})
+				l.h.Add(porcupine.Operation{ClientId: cl, Input: in, Call: call, Output: linearizable.KVOutput{Version: ver}, Return: l.h.Now()})
 				l.mu.Lock()
 				l.acked[key] = max(l.acked[key], ver)
 				l.mu.Unlock()
@@ -99,11 +100,11 @@ func (l *kvLoad) worker(cl int) {
 			var ce *client.Error
 			switch {
 			case err == nil:
-				l.h.add(porcupine.Operation{ClientId: cl, Input: kvInput{key: key}, Call: call,
-					Output: kvOutput{value: string(v), version: ver, found: true}, Return: l.h.now()})
+				l.h.Add(porcupine.Operation{ClientId: cl, Input: linearizable.KVInput{Key: key}, Call: call,
+					Output: linearizable.KVOutput{Value: string(v), Version: ver, Found: true}, Return: l.h.Now()})
 			case errors.As(err, &ce) && ce.Status == 404:
 				err = nil
-				l.h.add(porcupine.Operation{ClientId: cl, Input: kvInput{key: key}, Call: call, Output: kvOutput{}, Return: l.h.now()})
+				l.h.Add(porcupine.Operation{ClientId: cl, Input: linearizable.KVInput{Key: key}, Call: call, Output: linearizable.KVOutput{}, Return: l.h.Now()})
 			}
 		}
 		cancel()
@@ -157,18 +158,18 @@ func (l *kvLoad) stop(via *client.Client) loadReport {
 	for i := 0; i < l.keys; i++ {
 		key := fmt.Sprintf("%s%d", l.prefix, i)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		call := l.h.now()
+		call := l.h.Now()
 		v, ver, err := via.KVGet(ctx, key, client.GetOptions{})
 		cancel()
-		out := kvOutput{value: string(v), version: ver, found: true}
+		out := linearizable.KVOutput{Value: string(v), Version: ver, Found: true}
 		var ce *client.Error
 		switch {
 		case errors.As(err, &ce) && ce.Status == 404:
-			out = kvOutput{}
+			out = linearizable.KVOutput{}
 		case err != nil:
 			t.Fatalf("final read of %s: %v", key, err)
 		}
-		l.h.add(porcupine.Operation{ClientId: -1, Input: kvInput{key: key}, Call: call, Output: out, Return: l.h.now()})
+		l.h.Add(porcupine.Operation{ClientId: -1, Input: linearizable.KVInput{Key: key}, Call: call, Output: out, Return: l.h.Now()})
 		if ver < l.acked[key] {
 			t.Errorf("%s: version %d, but version %d was acknowledged", key, ver, l.acked[key])
 		}
@@ -176,11 +177,9 @@ func (l *kvLoad) stop(via *client.Client) loadReport {
 	if len(l.fatal) > 0 {
 		t.Errorf("%d errors a client could not retry, first: %v", len(l.fatal), l.fatal[0])
 	}
-	res, info := porcupine.CheckOperationsVerbose(kvModel, l.h.ops, 2*time.Minute)
-	if res != porcupine.Ok {
-		dumpIllegal(t, l.h.ops)
-		path := t.TempDir() + "/history.html"
-		_ = porcupine.VisualizePath(kvModel, info, path)
+	path := t.TempDir() + "/history.html"
+	if res := l.h.Check(2*time.Minute, path); res != porcupine.Ok {
+		t.Logf("first key not linearizable:\n%s", linearizable.FirstIllegal(l.h.Ops()))
 		t.Fatalf("history is not linearizable (%s); visualization in %s", res, path)
 	}
 	r := loadReport{ok: l.ok, fails: l.fails}
@@ -237,28 +236,4 @@ func replicasBalanced(m *placement.Map, nodes []string) error {
 		return fmt.Errorf("partition replicas per node %v", counts)
 	}
 	return nil
-}
-
-// dumpIllegal logs the operations of the first key whose history is not
-// linearizable, in call order.
-func dumpIllegal(t *testing.T, ops []porcupine.Operation) {
-	byKey := map[string][]porcupine.Operation{}
-	for _, op := range ops {
-		k := op.Input.(kvInput).key
-		byKey[k] = append(byKey[k], op)
-	}
-	for k, kops := range byKey {
-		if porcupine.CheckOperations(kvModel, kops) {
-			continue
-		}
-		sort.Slice(kops, func(i, j int) bool { return kops[i].Call < kops[j].Call })
-		for _, op := range kops {
-			ret := time.Duration(op.Return)
-			if op.Return == 1<<62 {
-				ret = -1
-			}
-			t.Logf("%s: client %d [%v, %v] %s", k, op.ClientId, time.Duration(op.Call), ret, kvModel.DescribeOperation(op.Input, op.Output))
-		}
-		return
-	}
 }

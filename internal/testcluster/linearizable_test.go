@@ -15,76 +15,9 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/linearizable"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
-
-// kvInput and kvOutput describe one operation of the history.
-type kvInput struct {
-	put   bool
-	key   string
-	value string
-}
-
-type kvOutput struct {
-	value   string
-	version uint64
-	found   bool
-	unknown bool // a put whose outcome the client never learned
-}
-
-type kvState struct {
-	value   string
-	version uint64
-	found   bool
-}
-
-// kvModel is the sequential specification of one key: a put raises the
-// version by one; a get sees the last put.
-var kvModel = porcupine.Model{
-	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[string][]porcupine.Operation{}
-		for _, op := range h {
-			k := op.Input.(kvInput).key
-			byKey[k] = append(byKey[k], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(byKey))
-		for _, ops := range byKey {
-			out = append(out, ops)
-		}
-		return out
-	},
-	Init: func() any { return kvState{} },
-	Step: func(s, in, out any) (bool, any) {
-		st, i, o := s.(kvState), in.(kvInput), out.(kvOutput)
-		if i.put {
-			next := kvState{value: i.value, version: st.version + 1, found: true}
-			return o.unknown || o.version == next.version, next
-		}
-		return o.found == st.found && (!o.found || (o.value == st.value && o.version == st.version)), st
-	},
-	DescribeOperation: func(in, out any) string {
-		i, o := in.(kvInput), out.(kvOutput)
-		if i.put {
-			return fmt.Sprintf("put(%s,%s) -> v%d unknown=%v", i.key, i.value, o.version, o.unknown)
-		}
-		return fmt.Sprintf("get(%s) -> %q v%d found=%v", i.key, o.value, o.version, o.found)
-	},
-}
-
-// history records operations from many clients.
-type history struct {
-	mu    sync.Mutex
-	ops   []porcupine.Operation
-	start time.Time
-}
-
-func (h *history) now() int64 { return int64(time.Since(h.start)) }
-
-func (h *history) add(op porcupine.Operation) {
-	h.mu.Lock()
-	h.ops = append(h.ops, op)
-	h.mu.Unlock()
-}
 
 // chaosKills is how many leaders the linearizability test kills: 20, 200
 // with -tags chaos, or PARLEY_CHAOS_KILLS.
@@ -106,7 +39,7 @@ func TestLinearizability_KVUnderLeaderKills(t *testing.T) {
 	}
 	const nodes, clients, keys = 3, 20, 100
 	c := testcluster.New(t, testcluster.Options{Nodes: nodes, Partitions: 8})
-	h := &history{start: time.Now()}
+	h := linearizable.NewHistory()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -130,35 +63,35 @@ func TestLinearizability_KVUnderLeaderKills(t *testing.T) {
 				key := fmt.Sprintf("k%d", rng.IntN(keys))
 				api := apis[rng.IntN(nodes)]
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-				call := h.now()
+				call := h.Now()
 				if rng.IntN(2) == 0 {
-					in := kvInput{put: true, key: key, value: fmt.Sprintf("c%d-%d", cl, n)}
-					ver, err := api.KVPut(ctx, key, []byte(in.value), client.PutOptions{})
-					ret := h.now()
-					out := kvOutput{version: ver}
+					in := linearizable.KVInput{Put: true, Key: key, Value: fmt.Sprintf("c%d-%d", cl, n)}
+					ver, err := api.KVPut(ctx, key, []byte(in.Value), client.PutOptions{})
+					ret := h.Now()
+					out := linearizable.KVOutput{Version: ver}
 					if errors.Is(err, syscall.ECONNREFUSED) {
 						cancel()
 						continue // never reached a server: it had no effect
 					}
 					if err != nil {
-						out, ret = kvOutput{unknown: true}, 1<<62 // may take effect at any later time
+						out, ret = linearizable.KVOutput{Unknown: true}, linearizable.UnknownReturn // may take effect at any later time
 					} else {
 						mu.Lock()
 						acked[key] = max(acked[key], ver)
 						mu.Unlock()
 					}
-					h.add(porcupine.Operation{ClientId: cl, Input: in, Call: call, Output: out, Return: ret})
+					h.Add(porcupine.Operation{ClientId: cl, Input: in, Call: call, Output: out, Return: ret})
 				} else {
 					v, ver, err := api.KVGet(ctx, key, client.GetOptions{})
-					ret := h.now()
+					ret := h.Now()
 					var ce *client.Error
 					switch {
 					case err == nil:
-						h.add(porcupine.Operation{ClientId: cl, Input: kvInput{key: key}, Call: call,
-							Output: kvOutput{value: string(v), version: ver, found: true}, Return: ret})
+						h.Add(porcupine.Operation{ClientId: cl, Input: linearizable.KVInput{Key: key}, Call: call,
+							Output: linearizable.KVOutput{Value: string(v), Version: ver, Found: true}, Return: ret})
 					case errors.As(err, &ce) && ce.Status == 404:
-						h.add(porcupine.Operation{ClientId: cl, Input: kvInput{key: key}, Call: call,
-							Output: kvOutput{}, Return: ret})
+						h.Add(porcupine.Operation{ClientId: cl, Input: linearizable.KVInput{Key: key}, Call: call,
+							Output: linearizable.KVOutput{}, Return: ret})
 					}
 				}
 				cancel()
@@ -185,16 +118,16 @@ func TestLinearizability_KVUnderLeaderKills(t *testing.T) {
 	// Final reads: every acknowledged put is still there.
 	for i := 0; i < keys; i++ {
 		key := fmt.Sprintf("k%d", i)
-		call := h.now()
+		call := h.Now()
 		v, ver, err := apis[i%nodes].KVGet(context.Background(), key, client.GetOptions{})
-		ret := h.now()
+		ret := h.Now()
 		var ce *client.Error
 		switch {
 		case err == nil:
-			h.add(porcupine.Operation{ClientId: clients, Input: kvInput{key: key}, Call: call,
-				Output: kvOutput{value: string(v), version: ver, found: true}, Return: ret})
+			h.Add(porcupine.Operation{ClientId: clients, Input: linearizable.KVInput{Key: key}, Call: call,
+				Output: linearizable.KVOutput{Value: string(v), Version: ver, Found: true}, Return: ret})
 		case errors.As(err, &ce) && ce.Status == 404:
-			h.add(porcupine.Operation{ClientId: clients, Input: kvInput{key: key}, Call: call, Output: kvOutput{}, Return: ret})
+			h.Add(porcupine.Operation{ClientId: clients, Input: linearizable.KVInput{Key: key}, Call: call, Output: linearizable.KVOutput{}, Return: ret})
 		default:
 			t.Fatalf("final read of %s: %v", key, err)
 		}
@@ -204,18 +137,12 @@ func TestLinearizability_KVUnderLeaderKills(t *testing.T) {
 	}
 
 	c.VerifyReplicas(30 * time.Second)
-	unknown := 0
-	for _, op := range h.ops {
-		if op.Output.(kvOutput).unknown {
-			unknown++
-		}
-	}
+	unknown := h.Unknown()
 	checkStart := time.Now()
-	res, info := porcupine.CheckOperationsVerbose(kvModel, h.ops, 2*time.Minute)
-	t.Logf("%d operations (%d with unknown outcome), %d leader kills; checked in %v", len(h.ops), unknown, kills, time.Since(checkStart))
+	path := t.TempDir() + "/history.html"
+	res := h.Check(2*time.Minute, path)
+	t.Logf("%d operations (%d with unknown outcome), %d leader kills; checked in %v", len(h.Ops()), unknown, kills, time.Since(checkStart))
 	if res != porcupine.Ok {
-		path := t.TempDir() + "/history.html"
-		_ = porcupine.VisualizePath(kvModel, info, path)
 		t.Fatalf("history is not linearizable (%s); visualization in %s", res, path)
 	}
 }

@@ -391,6 +391,8 @@ func (p polish) kv(t *testing.T) {
 	k.conflict(k.prefix + "k03")
 	k.delete(k.prefix + "k03")
 	k.create()
+	k.history(k.prefix + "k05")
+	k.watchLive()
 	k.open(k.prefix + "config.json")
 	k.b.waitFor("the config", `document.querySelector('.kv-value') !== null && document.querySelector('.kv-value').textContent.includes('retention_days')`)
 	k.b.check("nothing wider than the screen", `document.documentElement.scrollWidth <= innerWidth ? '' : 'the page is ' + document.documentElement.scrollWidth + ' px wide'`)

@@ -167,8 +167,15 @@ export const receive = (q, from) =>
 // Links.
 export const createLink = (url, code) =>
   request('POST', '/api/v1/links', {body: code ? {url, code} : {url}, idem: requestId()});
-export const myLinks = () => request('GET', '/api/v1/links?mine=true').then((r) => r.links);
+export const myLinks = (filter = {}) =>
+  request('GET', '/api/v1/links' + qs({mine: 'true', ...filter})).then((r) => r.links);
 export const deleteLink = (code) => request('DELETE', `/api/v1/links/${enc(code)}`);
+export const linkInfo = (code) => request('GET', `/api/v1/links/${enc(code)}`);
+export const updateLink = (code, patch) =>
+  request('PATCH', `/api/v1/links/${enc(code)}`, {body: patch, idem: requestId()});
+export const linkStats = (code, days) => request('GET', `/api/v1/links/${enc(code)}/stats` + qs({days}));
+export const linkQR = (code, format) =>
+  request('GET', `/api/v1/links/${enc(code)}/qr` + qs({format}), {bytes: true}).then((r) => r.bytes);
 
 // KV. Values are bytes. Writes are compare-and-swap: kvPut stores over
 // version only (412 when the key changed since), or with version 0 only
@@ -187,6 +194,61 @@ export const kvPut = (key, value, version) => request('PUT', kvPath(key), {raw: 
   headers: version ? {'If-Match': String(version)} : {'If-None-Match': '*'}}).then((r) => r.version);
 export const kvDelete = (key, version) =>
   request('DELETE', kvPath(key), {idem: requestId(), headers: {'If-Match': String(version)}});
+// kvHistory is the kept versions of key, oldest first: {key, revision,
+// versions: [{type, key, revision, version, modified_ms, value (base64)}]}.
+export const kvHistory = (key) => request('GET', kvPath(key) + '?history');
+
+// kvWatch follows the keys starting with prefix (Server-Sent Events read
+// through fetch, which can send the token in a header, unlike EventSource)
+// from the resume token after ('' for now): onReady(token) once, then
+// onChange({partition, revision, events, token}) per revision. It resolves
+// when the stream ends or signal aborts, and rejects with an ApiError for an
+// error event or answer (history_compacted: start again from now).
+export async function kvWatch(prefix, after, signal, onReady, onChange) {
+  const s = session();
+  const headers = {Accept: 'text/event-stream'};
+  if (s) headers.Authorization = 'Bearer ' + s.token;
+  const origin = nodes.current();
+  let res;
+  try {
+    const q = new URLSearchParams({prefix: prefix || ''});
+    if (after) q.set('after', after);
+    res = await fetch(origin + '/api/v1/kv/watch?' + q, {headers, signal, cache: 'no-store'});
+  } catch (e) {
+    if (signal.aborted) return;
+    nodes.failed(origin);
+    throw new ApiError(0, 'network', 'Cannot reach the server: ' + e.message, true);
+  }
+  if (!res.ok) {
+    const data = await res.json().catch(() => null);
+    const err = (data && data.error) || {};
+    throw new ApiError(res.status, err.code || 'http_' + res.status, err.message || res.statusText, !!err.retryable);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  for (;;) {
+    let chunk;
+    try { chunk = await reader.read(); } catch (e) { if (signal.aborted) return; throw new ApiError(0, 'network', 'The watch was cut: ' + e.message, true); }
+    if (chunk.done) return;
+    buf += chunk.value;
+    let end;
+    while ((end = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      let event = '';
+      let data = '';
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event: ')) event = line.slice(7);
+        else if (line.startsWith('data: ')) data += line.slice(6);
+      }
+      if (!event) continue; // a comment (keep-alive)
+      const msg = JSON.parse(data);
+      if (event === 'ready') onReady(msg.token);
+      else if (event === 'kv') onChange(msg);
+      else if (event === 'error') throw new ApiError(msg.code === 'history_compacted' ? 410 : 503, msg.code, msg.message, msg.code !== 'history_compacted');
+    }
+  }
+}
 
 // Cluster. Every map read also refreshes the failover candidates.
 export const cluster = () => request('GET', '/api/v1/cluster').then((c) => { nodes.learn(c.nodes); return c; });

@@ -1,5 +1,5 @@
 // app.js: the web app's entry point. It keeps the session, routes by the
-// URL fragment (#/rooms, #/room/NAME, #/queues, #/kv, #/links, #/cluster,
+// URL fragment (#/rooms, #/room/NAME, #/queues, #/kv, #/links, #/link/CODE, #/cluster,
 // #/login, #/signup) and owns the one live stream shared by the views.
 
 import * as api from './api.js';
@@ -10,6 +10,7 @@ import {roomView} from './views/room.js';
 import {queuesView} from './views/queues.js';
 import {kvView} from './views/kv.js';
 import {linksView} from './views/links.js';
+import {linkView} from './views/link.js';
 import {clusterView} from './views/cluster.js';
 
 // NODES_MS is how often the failover candidates are learned again from the
@@ -76,6 +77,7 @@ const routes = {
   queues: (el) => queuesView(el, ctx),
   kv: (el) => kvView(el, ctx),
   links: (el) => linksView(el, ctx),
+  link: (el, arg) => linkView(el, ctx, arg),
   cluster: (el) => clusterView(el, ctx),
 };
 
@@ -87,7 +89,7 @@ function route() {
   let view = routes[name] ? name : '';
   if (!s && view !== 'signup') view = 'login';
   if (s && (view === '' || view === 'login' || view === 'signup')) view = 'rooms';
-  if (('#/' + view) !== location.hash && view !== 'room') {
+  if (('#/' + view) !== location.hash && view !== 'room' && view !== 'link') {
     history.replaceState(null, '', '#/' + view);
   }
   if (cleanup) { cleanup(); cleanup = null; }
@@ -96,7 +98,7 @@ function route() {
   document.getElementById('who').hidden = !s;
   document.getElementById('who-name').textContent = s ? s.username : '';
   for (const a of document.querySelectorAll('[data-nav]')) {
-    a.classList.toggle('active', a.dataset.nav === view || (view === 'room' && a.dataset.nav === 'rooms'));
+    a.classList.toggle('active', a.dataset.nav === view || (view === 'room' && a.dataset.nav === 'rooms') || (view === 'link' && a.dataset.nav === 'links'));
   }
   if (s) ctx.stream();
   cleanup = routes[view](main, arg) || null;

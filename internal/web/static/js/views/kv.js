@@ -3,7 +3,11 @@
 // and a hex dump; never as markup), and writes that cannot lose an update:
 // saving is a compare-and-swap on the version shown, a change made
 // meanwhile is shown beside the edit instead of overwritten, a new key is
-// created only when it does not exist, and deleting asks first.
+// created only when it does not exist, and deleting asks first. A key's
+// kept versions are listed on demand (History), and Watch live follows the
+// prefix: changes appear as they happen (newest first), the list and an
+// open key refresh by themselves, and the watch resumes from its last
+// token after a cut, on whichever node answers.
 
 import * as api from '../api.js';
 import {h, replace, field, fieldError, formError, clearErrors, fmtTime} from '../dom.js';
@@ -12,7 +16,7 @@ const PAGE = 20; // keys per page
 const HEX_MAX = 256; // bytes of a binary value shown in hex
 
 export function kvView(main, ctx) {
-  const st = {ctx, prefix: '', afters: [''], page: 0, keys: [], more: false, open: null, seq: 0};
+  const st = {ctx, prefix: '', afters: [''], page: 0, keys: [], more: false, open: null, seq: 0, watch: null, editing: false};
   st.table = h('div', {class: 'table-wrap kv-list'});
   st.prev = h('button', {type: 'button', class: 'kv-prev', onclick: () => { st.page--; list(st); }}, '← Previous');
   st.next = h('button', {type: 'button', class: 'kv-next', onclick: () => {
@@ -25,7 +29,10 @@ export function kvView(main, ctx) {
 
   const prefix = field('Prefix', {name: 'prefix', placeholder: 'All keys', autocapitalize: 'none', spellcheck: false});
   const browse = h('form', {class: 'inline-form kv-browse', role: 'search'}, prefix.el, h('button', {type: 'submit'}, 'List'));
-  const search = () => { st.prefix = prefix.input.value; st.afters = ['']; st.page = 0; list(st); };
+  const search = () => {
+    st.prefix = prefix.input.value; st.afters = ['']; st.page = 0; list(st);
+    if (st.watch) { stopWatch(st); startWatch(st); }
+  };
   let typing = null;
   prefix.input.addEventListener('input', () => { clearTimeout(typing); typing = setTimeout(search, 300); });
   browse.addEventListener('submit', (e) => { e.preventDefault(); clearTimeout(typing); search(); });
@@ -33,11 +40,124 @@ export function kvView(main, ctx) {
   main.append(h('div', {class: 'split kv-page'},
     h('section', {class: 'card'},
       h('div', {class: 'card-head'}, h('h1', {}, 'Key-value store'),
-        h('button', {type: 'button', class: 'primary kv-new', onclick: () => createForm(st)}, 'New key')),
-      browse, st.table, h('div', {class: 'kv-pager'}, st.prev, st.range, st.next)),
+        h('div', {class: 'buttons'},
+          h('button', {type: 'button', class: 'kv-watch', 'aria-pressed': 'false', onclick: () => toggleWatch(st)}, 'Watch live'),
+          h('button', {type: 'button', class: 'primary kv-new', onclick: () => createForm(st)}, 'New key'))),
+      browse, st.table, h('div', {class: 'kv-pager'}, st.prev, st.range, st.next),
+      st.live = h('div', {class: 'kv-live', hidden: true, 'aria-live': 'polite'})),
     st.detail));
   list(st);
-  return () => { clearTimeout(typing); st.seq++; };
+  return () => { clearTimeout(typing); st.seq++; stopWatch(st); };
+}
+
+// LIVE_MAX is how many changes the live feed shows.
+const LIVE_MAX = 20;
+
+// toggleWatch starts or stops following the prefix.
+function toggleWatch(st) {
+  const btn = document.querySelector('.kv-watch');
+  if (st.watch) {
+    stopWatch(st);
+    st.live.hidden = true;
+  } else {
+    replace(st.live, h('h2', {}, 'Live changes'), h('ul', {class: 'kv-live-list'}));
+    st.live.hidden = false;
+    startWatch(st);
+  }
+  btn.setAttribute('aria-pressed', String(!!st.watch));
+  btn.textContent = st.watch ? 'Stop watching' : 'Watch live';
+}
+
+function stopWatch(st) {
+  if (st.watch) st.watch.abort.abort();
+  st.watch = null;
+}
+
+// startWatch follows st.prefix until stopped, resuming from the last token
+// after a cut and from now after history_compacted.
+function startWatch(st) {
+  const w = {abort: new AbortController(), token: '', relist: null};
+  st.watch = w;
+  const status = (text) => {
+    let el = st.live.querySelector('.kv-live-status');
+    if (!el) { el = h('p', {class: 'muted small kv-live-status'}); st.live.querySelector('h2').after(el); }
+    el.textContent = text;
+  };
+  (async () => {
+    for (let attempt = 0; st.watch === w; attempt++) {
+      try {
+        await api.kvWatch(st.prefix, w.token, w.abort.signal, (token) => {
+          w.token = token;
+          attempt = 0;
+          status(`Watching ${st.prefix ? '“' + st.prefix + '”' : 'every key'}.`);
+        }, (ch) => { w.token = ch.token; showChange(st, w, ch); });
+      } catch (e) {
+        if (st.watch !== w) return;
+        if (e.code === 'history_compacted') { w.token = ''; status('Missed changes are no longer kept: watching from now.'); list(st); }
+        else status(`Reconnecting: ${e.message}`);
+      }
+      await new Promise((r) => setTimeout(r, Math.min(5000, 300 * 2 ** Math.min(attempt, 4))));
+    }
+  })();
+}
+
+// showChange adds one revision's events to the live feed, lists the page
+// again (once for a burst) and refreshes the open key unless it is being
+// edited (the save's compare-and-swap then reports the change).
+function showChange(st, w, ch) {
+  const ul = st.live.querySelector('.kv-live-list');
+  for (const e of ch.events) {
+    const text = e.type === 'put' ? `${e.key} = ${preview(b64(e.value))}` : `${e.key} ${e.type === 'expire' ? 'expired' : 'deleted'}`;
+    ul.prepend(h('li', {class: 'kv-live-item kv-live-' + e.type, 'data-key': e.key},
+      h('span', {class: 'kv-live-rev muted'}, `${ch.partition}:${ch.revision}`), ' ', text));
+    if (e.key === st.open && !st.editing) showKey(st, e.key);
+  }
+  while (ul.children.length > LIVE_MAX) ul.lastElementChild.remove();
+  clearTimeout(w.relist);
+  w.relist = setTimeout(() => list(st), 200);
+}
+
+// b64 decodes a base64 value (absent: empty).
+function b64(s) {
+  return s ? Uint8Array.from(atob(s), (c) => c.charCodeAt(0)) : new Uint8Array();
+}
+
+// preview is a value in a line: text (shortened) or its size.
+function preview(bytes) {
+  const text = asText(bytes);
+  if (text === null) return `(${size(bytes.length)} binary)`;
+  return text.length > 60 ? text.slice(0, 59) + '…' : text;
+}
+
+// showHistory lists key's kept versions in the detail panel; a put's row
+// opens its value.
+async function showHistory(st, key, item) {
+  let hist;
+  try {
+    hist = await api.kvHistory(key);
+  } catch (e) {
+    st.ctx.notify(`Cannot read the history of ${key}: ${e.message}`, 'error');
+    return;
+  }
+  if (st.open !== key) return;
+  const shown = h('div', {class: 'kv-history-value'});
+  const rows = hist.versions.slice().reverse().map((v) => h('tr', {class: 'kv-history-row', 'data-revision': String(v.revision)},
+    h('td', {class: 'num'}, String(v.revision)),
+    h('td', {}, v.type),
+    h('td', {class: 'num'}, String(v.version)),
+    h('td', {class: 'kv-when'}, fmtTime(v.modified_ms)),
+    h('td', {}, v.type === 'put'
+      ? h('button', {type: 'button', class: 'link-button', onclick: () => replace(shown,
+        h('p', {class: 'muted small'}, `Version ${v.version}, revision ${v.revision}:`), valueView(b64(v.value), 'kv-old'))}, preview(b64(v.value)))
+      : h('span', {class: 'muted'}, '—'))));
+  replace(st.detail, h('h2', {class: 'kv-name'}, key),
+    h('div', {class: 'kv-bar'},
+      h('p', {class: 'muted kv-meta'}, `${hist.versions.length} kept versions, newest first`),
+      h('div', {class: 'buttons'}, h('button', {type: 'button', class: 'kv-history-back', onclick: () => showKey(st, key, item)}, 'Back'))),
+    h('div', {class: 'table-wrap'}, h('table', {class: 'kv-history'},
+      h('thead', {}, h('tr', {}, h('th', {class: 'num'}, 'Revision'), h('th', {}, 'Change'), h('th', {class: 'num'}, 'Version'), h('th', {class: 'kv-when'}, 'When'), h('th', {}, 'Value'))),
+      h('tbody', {}, rows))),
+    shown);
 }
 
 // placeholder is the detail panel before a key is opened.
@@ -163,8 +283,10 @@ function renderItem(st, key, item) {
   }
   const binary = asText(item.bytes) === null;
   const body = h('div', {class: 'kv-body'}, valueView(item.bytes));
+  st.editing = false;
   const actions = h('div', {class: 'buttons'},
     h('button', {type: 'button', class: 'kv-edit', onclick: () => editor(st, key, item, body, binary)}, binary ? 'Replace with text' : 'Edit'),
+    h('button', {type: 'button', class: 'kv-history-btn', onclick: () => showHistory(st, key, item)}, 'History'),
     h('button', {type: 'button', class: 'kv-delete danger-outline', onclick: () => confirmDelete(st, key, item, actions)}, 'Delete'));
   replace(st.detail, h('h2', {class: 'kv-name'}, key),
     h('div', {class: 'kv-bar'},
@@ -179,6 +301,7 @@ function editor(st, key, item, body, binary) {
   const rows = Math.min(16, Math.max(3, text.split('\n').length + 1));
   const value = h('textarea', {class: 'kv-editor', name: 'value', rows, 'aria-label': 'Value', spellcheck: false}, text);
   st.detail.querySelector('.kv-edit').disabled = true;
+  st.editing = true;
   const conflict = h('div', {class: 'kv-conflict-slot'});
   const form = h('form', {class: 'kv-edit-form stack'}, value, conflict,
     h('div', {class: 'buttons'}, h('button', {type: 'submit', class: 'primary kv-save'}, 'Save'),

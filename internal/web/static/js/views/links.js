@@ -1,21 +1,27 @@
 // views/links.js: the links page: shorten a URL (optionally with a chosen
-// code), copy the short link, and my links with their hit counts.
+// code), copy the short link, and my links with their hit counts and
+// states, filtered by tag, text and state; each opens its page (link.js).
 
 import * as api from '../api.js';
 import {h, replace, field, fieldError, formError, clearErrors, fmtTime} from '../dom.js';
 
 export function linksView(main, ctx) {
   const mine = h('div', {class: 'table-wrap links-mine'});
+  const tag = h('input', {name: 'tag', placeholder: 'tag', 'aria-label': 'Filter by tag', autocapitalize: 'none', spellcheck: false});
+  const q = h('input', {name: 'q', type: 'search', placeholder: 'code or URL contains…', 'aria-label': 'Filter by text'});
+  const state = h('select', {name: 'state', 'aria-label': 'Filter by state'},
+    ['', 'active', 'disabled', 'expired', 'exhausted'].map((s) => h('option', {value: s}, s || 'any state')));
   const refresh = async () => {
     try {
-      renderMine(mine, await api.myLinks(), ctx, refresh);
+      renderMine(mine, await api.myLinks({tag: tag.value.trim(), q: q.value.trim(), state: state.value}), ctx, refresh);
     } catch (e) {
       replace(mine, h('p', {class: 'form-error'}, 'Cannot load your links: ' + e.message));
     }
   };
+  for (const el of [tag, q, state]) el.addEventListener('change', refresh);
   main.append(h('div', {class: 'stack-page'},
     h('section', {class: 'card'}, h('h1', {}, 'Shorten a link'), shortenForm(refresh)),
-    h('section', {class: 'card'}, h('h2', {}, 'My links'), mine)));
+    h('section', {class: 'card'}, h('h2', {}, 'My links'), h('div', {class: 'filters links-filter'}, tag, q, state), mine)));
   refresh();
   const timer = setInterval(refresh, 10000);
   return () => clearInterval(timer);
@@ -84,12 +90,14 @@ function renderMine(el, links, ctx, refresh) {
     return;
   }
   replace(el, h('table', {},
-    h('thead', {}, h('tr', {}, h('th', {}, 'Short'), h('th', {}, 'Goes to'), h('th', {class: 'num'}, 'Hits'), h('th', {}, 'Created'), h('th', {}, ''))),
+    h('thead', {}, h('tr', {}, h('th', {}, 'Short'), h('th', {}, 'Goes to'), h('th', {class: 'num'}, 'Hits'), h('th', {}, 'State'), h('th', {}, 'Created'), h('th', {}, ''))),
     h('tbody', {}, links.map((l) => h('tr', {'data-code': l.code},
       h('td', {}, h('a', {href: l.short_url, target: '_blank', rel: 'noopener'}, '/s/' + l.code), ' ', copyButton(l.short_url)),
-      h('td', {class: 'long-url'}, h('span', {title: l.url}, l.url)),
+      h('td', {class: 'long-url'}, h('span', {title: l.url}, l.url), (l.tags || []).map((t) => h('span', {class: 'tag'}, t))),
       h('td', {class: 'num hits'}, String(l.hits)),
+      h('td', {}, h('span', {class: 'state state-' + l.state}, l.state)),
       h('td', {}, fmtTime(l.created_at)),
+      h('td', {}, h('a', {href: '#/link/' + encodeURIComponent(l.code), class: 'details'}, 'Stats & edit')),
       h('td', {}, h('button', {type: 'button', class: 'link-button danger', onclick: async () => {
         try { await api.deleteLink(l.code); refresh(); } catch (e) { ctx.notify(e.message, 'error'); }
       }}, 'Delete')))))));

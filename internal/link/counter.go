@@ -1,0 +1,117 @@
+package link
+
+import (
+	"sync"
+)
+
+// visitKey is one counter of visits kept in memory between flushes. Bots
+// are counted per day only: their referrer, browser and OS are left empty.
+type visitKey struct {
+	code     string
+	day      uint32
+	referrer string // "" for direct visits
+	browser  string
+	system   string
+	bot      bool
+}
+
+// visitCounter aggregates the visits a node serves until a flush takes
+// them. Its memory is bounded: past maxKeys distinct counters, new visits
+// lose their referrer, browser and OS (counted as OtherReferrers and
+// FamilyOther), leaving one counter per link, day and kind.
+type visitCounter struct {
+	mu      sync.Mutex
+	maxKeys int
+	pending map[visitKey]uint64
+	// unflushed counts, per link with max_visits, this node's visits that
+	// the cached count of the link does not include yet.
+	unflushed map[string]uint64
+}
+
+func newVisitCounter(maxKeys int) *visitCounter {
+	return &visitCounter{maxKeys: maxKeys, pending: map[visitKey]uint64{}, unflushed: map[string]uint64{}}
+}
+
+// count counts a visit of code by v on day, unless the link has a visit
+// limit (room > 0 visits left by its cached count) that this node's
+// unflushed visits have used up; it reports whether the visit was counted.
+func (c *visitCounter) count(code string, v visitor, day uint32, room uint64) bool {
+	k := visitKey{code: code, day: day, bot: v.bot}
+	if !v.bot {
+		k.referrer, k.browser, k.system = v.referrer, v.browser, v.system
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room != 0 {
+		n, ok := c.unflushed[code]
+		if n >= room {
+			return false
+		}
+		if !ok {
+			code = clone(code)
+		}
+		c.unflushed[code] = n + 1
+	}
+	if n, ok := c.pending[k]; ok {
+		c.pending[k] = n + 1
+		return true
+	}
+	if len(c.pending) >= c.maxKeys && !v.bot {
+		if k.referrer != "" {
+			k.referrer = OtherReferrers
+		}
+		k.browser, k.system = FamilyOther, FamilyOther
+		if n, ok := c.pending[k]; ok {
+			c.pending[k] = n + 1
+			return true
+		}
+	}
+	// The strings may point into a request's memory.
+	k.code, k.referrer = clone(k.code), clone(k.referrer)
+	c.pending[k] = 1
+	return true
+}
+
+// take returns the counted visits and starts afresh; nil when there are
+// none.
+func (c *visitCounter) take() map[visitKey]uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) == 0 {
+		return nil
+	}
+	p := c.pending
+	c.pending = make(map[visitKey]uint64, len(p))
+	return p
+}
+
+// restore puts back visits take returned that could not be flushed.
+func (c *visitCounter) restore(p map[visitKey]uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, n := range p {
+		c.pending[k] += n
+	}
+}
+
+// flushed notes that the visits counted in totals are applied, and returns
+// the codes among them with a visit limit, whose cached counts are now
+// stale.
+func (c *visitCounter) flushed(totals []CodeHits) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var limited []string
+	for _, t := range totals {
+		n, ok := c.unflushed[t.Code]
+		if !ok {
+			continue
+		}
+		limited = append(limited, t.Code)
+		if n <= t.N {
+			delete(c.unflushed, t.Code)
+		} else {
+			c.unflushed[t.Code] = n - t.N
+		}
+	}
+	return limited
+}

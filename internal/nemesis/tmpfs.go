@@ -1,0 +1,53 @@
+package nemesis
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// mountTmpfs mounts a tmpfs of size bytes at dir, with source name (so
+// leftovers can be found by name).
+func mountTmpfs(name, dir string, size int64) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := syscall.Mount(name, dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
+		return fmt.Errorf("mount tmpfs at %s: %w", dir, err)
+	}
+	return nil
+}
+
+// unmountRun lazily unmounts every tmpfs whose source belongs to run r.
+func unmountRun(r int) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	prefix := fmt.Sprintf("%s-%d-", Prefix, r)
+	for _, line := range strings.Split(string(b), "\n") {
+		// ... mountpoint(5th) ... - fstype source options
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 2 || g[0] != "tmpfs" || !strings.HasPrefix(g[1], prefix) {
+			continue
+		}
+		_ = syscall.Unmount(unescapeMount(f[4]), syscall.MNT_DETACH)
+	}
+}
+
+// unescapeMount undoes mountinfo's octal escapes of spaces and the like.
+func unescapeMount(s string) string {
+	r := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
+	return r.Replace(s)
+}
+
+// DiskUsed returns the bytes used on n's data directory's tmpfs.
+func (n *Node) DiskUsed() (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(n.DataDir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Blocks-st.Bfree) * st.Bsize, nil
+}
