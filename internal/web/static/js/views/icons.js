@@ -17,3 +17,31 @@ export function lockIcon(label = 'Private room') {
     svg('path', {d: 'M5 7.5V5a3 3 0 0 1 6 0v2.5', fill: 'none', stroke: 'currentColor', 'stroke-width': '1.8', 'stroke-linecap': 'round'}),
     svg('rect', {x: '2.5', y: '7', width: '11', height: '8', rx: '2', fill: 'currentColor'}));
 }
+
+// stroked returns the attributes of a line drawn in the text's colour.
+const stroked = (d) => ({d, fill: 'none', stroke: 'currentColor', 'stroke-width': '1.6', 'stroke-linecap': 'round', 'stroke-linejoin': 'round'});
+
+// pinIcon is a pushpin: a pinned message, or the pin action.
+export function pinIcon(label = 'Pinned') {
+  return icon('pin', label, svg('path', stroked('M6 2h4M7 2v4L4.5 9h7L9 6V2M8 9v5')));
+}
+
+// editIcon is a pencil.
+export function editIcon(label = 'Edit') {
+  return icon('edit', label, svg('path', stroked('M10.5 2.5l3 3L6 13H3v-3z')));
+}
+
+// deleteIcon is a bin.
+export function deleteIcon(label = 'Delete') {
+  return icon('delete', label, svg('path', stroked('M3 4.5h10M6.5 4.5V3h3v1.5M4.5 4.5l.7 9h5.6l.7-9')));
+}
+
+// closeIcon is a cross.
+export function closeIcon(label = 'Close') {
+  return icon('close', label, svg('path', stroked('M4 4l8 8M12 4l-8 8')));
+}
+
+// replyIcon is a curved arrow back.
+export function replyIcon(label = 'Reply in thread') {
+  return icon('reply', label, svg('path', stroked('M6 4L2.5 7.5 6 11M3 7.5h6a4 4 0 0 1 4 4V13')));
+}

@@ -4,6 +4,7 @@
 import * as api from '../api.js';
 import {h, replace, formError} from '../dom.js';
 import {eventElement} from './events.js';
+import {closeIcon} from './icons.js';
 
 // panel builds the (hidden) panel of room view v.
 export function panel(v) {
@@ -17,7 +18,7 @@ export function panel(v) {
   });
   t.el = h('aside', {class: 'thread-panel', hidden: true, 'aria-label': 'Thread'},
     h('div', {class: 'thread-head'}, h('h2', {}, 'Thread'),
-      h('button', {type: 'button', class: 'link-button close', 'aria-label': 'Close the thread', onclick: () => close(v)}, '✕')),
+      h('button', {type: 'button', class: 'link-button close', 'aria-label': 'Close the thread', onclick: () => close(v)}, closeIcon('Close the thread'))),
     h('div', {class: 'scroller'}, t.list), t.form);
   v.threadState = t;
   return t.el;
