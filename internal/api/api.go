@@ -3,9 +3,10 @@
 // it through small interfaces declared here (KVService, AccountService,
 // RoomService, QueueService, LinkService, PresenceService, StatusSource).
 //
-// Every route but GET /healthz, /readyz, POST /api/v1/users, POST
-// /api/v1/sessions and GET /s/{code} needs "Authorization: Bearer TOKEN";
-// the signed-in user travels in the request's context (IdentityFrom).
+// Every route but GET /healthz, /readyz, /api/v1/openapi.json, POST
+// /api/v1/users, POST /api/v1/sessions and GET /s/{code} needs
+// "Authorization: Bearer TOKEN"; the signed-in user travels in the
+// request's context (IdentityFrom). openapi.json describes every route.
 // Request bodies are JSON objects with no unknown fields, each route with
 // its own size limit (413 past it); a malformed body or parameter is a 400
 // whose message names the field.
@@ -206,6 +207,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
+	s.handle("GET /api/v1/openapi.json", s.openapiDoc)
 	s.handleAuth("GET /api/v1/cluster", s.cluster)
 	s.opsRoutes()
 	s.clusterAdminRoutes()

@@ -51,7 +51,7 @@ func TestAPI_JSONBodies(t *testing.T) {
 		r := newRequest(http.MethodPost, "/api/v1/queues", `{"name":"q"}`)
 		r.ContentLength = smallBody + 1
 		r.Header.Set("Authorization", "Bearer "+tok)
-		mustError(t, serve(e.h, r), 413, "too_large", "limit")
+		mustError(t, serve(t, e.h, r), 413, "too_large", "limit")
 	})
 	if after := e.stored(); after != before {
 		t.Fatalf("refused requests changed state: %s, then %s", before, after)

@@ -132,9 +132,13 @@ func newRequest(method, target, body string) *http.Request {
 	return httptest.NewRequest(method, target, strings.NewReader(body))
 }
 
-func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+// serve sends r through h and checks the answer against openapi.json
+// (checkResponse).
+func serve(t testing.TB, h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	t.Helper()
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
+	checkResponse(t, r, w)
 	return w
 }
 

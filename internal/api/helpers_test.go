@@ -137,7 +137,8 @@ func newEnv(t *testing.T, cfg Config) *testEnv {
 	return e
 }
 
-// do sends a request through the handler; headers alternate name, value.
+// do sends a request through the handler and checks the answer against
+// openapi.json (checkResponse); headers alternate name, value.
 func (e *testEnv) do(t *testing.T, method, target, body string, headers ...string) *httptest.ResponseRecorder {
 	t.Helper()
 	var rd io.Reader
@@ -148,9 +149,7 @@ func (e *testEnv) do(t *testing.T, method, target, body string, headers ...strin
 	for i := 0; i+1 < len(headers); i += 2 {
 		r.Header.Set(headers[i], headers[i+1])
 	}
-	w := httptest.NewRecorder()
-	e.h.ServeHTTP(w, r)
-	return w
+	return serve(t, e.h, r)
 }
 
 // mustPut stores a value through the API and returns its version header.

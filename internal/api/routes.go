@@ -6,8 +6,8 @@ import "slices"
 type Access int
 
 const (
-	// Public routes need no token: health, sign-up, sign-in, redirects and
-	// the JSON answer to unknown routes.
+	// Public routes need no token: health, the API's OpenAPI document,
+	// sign-up, sign-in, redirects and the JSON answer to unknown routes.
 	Public Access = iota
 	// SignedIn routes need a valid session token; what the user may do to
 	// a given room, queue or link is then the domain's decision.

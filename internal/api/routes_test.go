@@ -25,9 +25,16 @@ import (
 // that the server registers them.
 type opsStatus struct{ fakeStatus }
 
-func (*opsStatus) Verify(context.Context) (*VerifyReport, error)      { return &VerifyReport{}, nil }
-func (*opsStatus) ClusterLag(context.Context) (*LagReport, error)     { return &LagReport{}, nil }
-func (*opsStatus) ClusterStats(context.Context) (*StatsReport, error) { return &StatsReport{}, nil }
+// The reports have empty lists, not null ones, as a node's do.
+func (*opsStatus) Verify(context.Context) (*VerifyReport, error) {
+	return &VerifyReport{Partitions: []PartitionCheck{}}, nil
+}
+func (*opsStatus) ClusterLag(context.Context) (*LagReport, error) {
+	return &LagReport{Replicas: []ReplicaLag{}, Unreachable: []string{}}, nil
+}
+func (*opsStatus) ClusterStats(context.Context) (*StatsReport, error) {
+	return &StatsReport{Nodes: []NodeStats{}}, nil
+}
 
 // matrixEnv is a server with every optional service wired, so that its
 // route table holds every route a node serves.

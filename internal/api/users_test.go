@@ -120,7 +120,7 @@ func TestAPI_LoginRateLimit(t *testing.T) {
 	t.Run("per client address", func(t *testing.T) {
 		r := newRequest(http.MethodPost, "/api/v1/sessions", login)
 		r.RemoteAddr = "192.0.2.7:5555"
-		if w := serve(e.h, r); w.Code != http.StatusCreated {
+		if w := serve(t, e.h, r); w.Code != http.StatusCreated {
 			t.Fatalf("another address = %d %s", w.Code, w.Body)
 		}
 	})
