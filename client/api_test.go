@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/api"
+	"github.com/parley-chat/parley/internal/api/openapi/openapitest"
 	"github.com/parley-chat/parley/internal/servicetest"
 )
 
@@ -24,7 +25,7 @@ type fullServer struct {
 func newFullServer(t *testing.T) *fullServer {
 	t.Helper()
 	st := servicetest.New(t, servicetest.Options{})
-	srv := httptest.NewServer(api.New(api.Config{
+	srv := httptest.NewServer(openapitest.Handler(t, api.New(api.Config{
 		KV:        st.KV,
 		KVWatch:   st.KVWatch,
 		Status:    &fakeStatus{ready: true},
@@ -33,7 +34,7 @@ func newFullServer(t *testing.T) *fullServer {
 		Queues:    st.Queues,
 		Links:     st.Links,
 		PublicURL: "https://par.ly",
-	}).Handler())
+	}).Handler()))
 	t.Cleanup(srv.Close)
 	return &fullServer{Stack: st, base: srv.URL, hc: srv.Client()}
 }

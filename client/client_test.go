@@ -14,6 +14,7 @@ import (
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/api"
+	"github.com/parley-chat/parley/internal/api/openapi/openapitest"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv"
 	"github.com/parley-chat/parley/internal/state/statetest"
@@ -41,7 +42,7 @@ func newEnv(t *testing.T, opts ...client.Option) *env {
 	t.Helper()
 	rep := statetest.NewReplicator(4, kv.StateMachine{})
 	st := &fakeStatus{ready: true}
-	srv := httptest.NewServer(api.New(api.Config{
+	srv := httptest.NewServer(openapitest.Handler(t, api.New(api.Config{
 		KV:     kv.NewService(rep, kv.Limits{MaxValue: 1 << 10}),
 		Status: st,
 		Authenticate: func(r *http.Request) (api.Identity, error) {
@@ -51,7 +52,7 @@ func newEnv(t *testing.T, opts ...client.Option) *env {
 			return api.Identity{}, nil
 		},
 		MaxKVValue: 1 << 10,
-	}).Handler())
+	}).Handler()))
 	t.Cleanup(srv.Close)
 	opts = append([]client.Option{client.WithHTTPClient(srv.Client())}, opts...)
 	return &env{c: client.New(srv.URL+"/", opts...), rep: rep, status: st, srv: srv}

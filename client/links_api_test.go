@@ -15,6 +15,7 @@ import (
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/api"
+	"github.com/parley-chat/parley/internal/api/openapi/openapitest"
 	"github.com/parley-chat/parley/internal/link"
 	"github.com/parley-chat/parley/internal/servicetest"
 	"github.com/parley-chat/parley/internal/state/statetest"
@@ -41,9 +42,9 @@ func newLinkServer(t *testing.T) *linkServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Config{
+	srv := httptest.NewServer(openapitest.Handler(t, api.New(api.Config{
 		KV: st.KV, Status: &fakeStatus{ready: true}, Accounts: st.Accounts, Links: ls.links, PublicURL: "https://par.ly",
-	}).Handler())
+	}).Handler()))
 	t.Cleanup(srv.Close)
 	ls.host = strings.TrimPrefix(srv.URL, "http://")
 	ls.fullServer = &fullServer{Stack: st, base: srv.URL, hc: srv.Client()}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/api"
+	"github.com/parley-chat/parley/internal/api/openapi/openapitest"
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/password/passwordtest"
 )
@@ -191,8 +192,8 @@ func TestClientAPI_EditWindow(t *testing.T) {
 	s.RoomRep.Freeze(time.UnixMilli(1 << 40))
 	serve := func(cfg chat.Config) *client.Client {
 		cfg.Hasher = passwordtest.Hasher()
-		srv := httptest.NewServer(api.New(api.Config{KV: s.KV, Status: &fakeStatus{ready: true}, Accounts: s.Accounts,
-			Rooms: chat.NewService(s.RoomRep, cfg)}).Handler())
+		srv := httptest.NewServer(openapitest.Handler(t, api.New(api.Config{KV: s.KV, Status: &fakeStatus{ready: true}, Accounts: s.Accounts,
+			Rooms: chat.NewService(s.RoomRep, cfg)}).Handler()))
 		t.Cleanup(srv.Close)
 		c := client.New(srv.URL, client.WithHTTPClient(srv.Client()))
 		if _, err := c.Login(ctx, "alice", "password of alice"); err != nil {

@@ -141,3 +141,15 @@ func checkResponse(t testing.TB, r *http.Request, w *httptest.ResponseRecorder) 
 		t.Error(openapitest.Report(r, w.Code, w.Body.Bytes(), err))
 	}
 }
+
+// The operator reports of a signed-in user match the document too (the
+// other routes' answers are checked by the tests of each route).
+func TestOpenAPI_OperatorReports(t *testing.T) {
+	e := newMatrixEnv(t)
+	token := e.signUp(t, "alice")
+	for _, target := range []string{"/api/v1/cluster/lag", "/api/v1/cluster/stats"} {
+		if w := e.call(t, token, http.MethodGet, target, ""); w.Code != http.StatusOK {
+			t.Fatalf("GET %s = %d %s", target, w.Code, w.Body)
+		}
+	}
+}
