@@ -12,6 +12,10 @@ type ClusterStatus struct {
 	Nodes      []NodeStatus      `json:"nodes"`
 	Partitions []PartitionStatus `json:"partitions"`
 	Moves      []Move            `json:"moves"` // replica moves in progress
+	// Protocol is the internal protocol every node speaks (the lowest of
+	// the nodes'); it rises when the last node of an upgrade runs the new
+	// release.
+	Protocol int `json:"protocol"`
 }
 
 // NodeStatus describes one node.
@@ -23,6 +27,8 @@ type NodeStatus struct {
 	Standby  bool   `json:"standby"`
 	Replicas int    `json:"replicas"` // partition replicas on the node
 	Leaders  int    `json:"leaders"`  // partitions it leads
+	Build    string `json:"build"`    // the binary it runs: version and commit; "" when not known
+	Protocol int    `json:"protocol"` // the newest internal protocol it speaks
 }
 
 // NodeAlive is the State of a node that answers the cluster and that no

@@ -23,6 +23,10 @@ type ClusterStatus struct {
 	Partitions []PartitionStatus `json:"partitions"`
 	// Moves lists the replica moves in progress.
 	Moves []Move `json:"moves"`
+	// Protocol is the internal protocol every node speaks: the lowest of
+	// the nodes' (compat.ClusterProtocol). During a rolling upgrade it
+	// stays at the old release's until the last node runs the new one.
+	Protocol int `json:"protocol"`
 }
 
 // NodeStatus describes one node of the cluster.
@@ -36,6 +40,12 @@ type NodeStatus struct {
 	Standby  bool   `json:"standby"`
 	Replicas int    `json:"replicas"` // partition replicas on the node
 	Leaders  int    `json:"leaders"`  // partitions the node leads
+	// Build is the binary the node runs ("" when it does not say: a build
+	// from before it was gossiped, or a node not heard from).
+	Build string `json:"build"`
+	// Protocol is the newest internal protocol the node speaks: 1 for a
+	// build from before it was gossiped, or a node not heard from.
+	Protocol int `json:"protocol"`
 }
 
 // PartitionStatus describes one partition (Raft group).

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-chat/parley/internal/compat"
 	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/ratelimit"
 )
@@ -278,7 +280,9 @@ func TestFlagSet_Parse(t *testing.T) {
 func TestVersionText(t *testing.T) {
 	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/parley-chat/parley", Version: "v1.4.0"},
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "5bf93d3e0c"}, {Key: "vcs.time", Value: "2026-11-20T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
-	want := "parley v1.4.0\ncommit 5bf93d3e0c (2026-11-20T10:00:00Z), with uncommitted changes\ngo1.26.8 " + runtime.GOOS + "/" + runtime.GOARCH + "\n"
+	want := "parley v1.4.0\ncommit 5bf93d3e0c (2026-11-20T10:00:00Z), with uncommitted changes\ngo1.26.8 " + runtime.GOOS + "/" + runtime.GOARCH + "\n" +
+		fmt.Sprintf("internal protocol %d (speaks %d to %d), data format %d (reads %d to %d)\n",
+			compat.Protocol, compat.MinProtocol, compat.Protocol, compat.DataFormat, compat.MinDataFormat, compat.DataFormat)
 	if got := versionText(bi, true); got != want {
 		t.Errorf("versionText = %q, want %q", got, want)
 	}

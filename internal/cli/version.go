@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/parley-chat/parley/internal/compat"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -10,7 +11,8 @@ import (
 // versionText is what `parley --version` prints: the module version ("(devel)"
 // for a build from a work tree), the commit it was built from with its time
 // and whether the tree had changes (the vcs settings go build stamps unless
-// -buildvcs=false), and the Go release and platform. bi is
+// -buildvcs=false), the Go release and platform, and the internal protocol
+// and data format it speaks and reads (internal/compat). bi is
 // debug.ReadBuildInfo's answer; ok false when it had none.
 func versionText(bi *debug.BuildInfo, ok bool) string {
 	version, commit, when, modified := "unknown", "unknown", "", false
@@ -42,6 +44,8 @@ func versionText(bi *debug.BuildInfo, ok bool) string {
 		b.WriteString(", with uncommitted changes")
 	}
 	fmt.Fprintf(&b, "\n%s %s/%s\n", goVersion, runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "internal protocol %d (speaks %d to %d), data format %d (reads %d to %d)\n",
+		compat.Protocol, compat.MinProtocol, compat.Protocol, compat.DataFormat, compat.MinDataFormat, compat.DataFormat)
 	return b.String()
 }
 

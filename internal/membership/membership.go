@@ -69,6 +69,11 @@ type Meta struct {
 	HTTPAddr    string `json:"http_addr,omitempty"`
 	Zone        string `json:"zone,omitempty"`
 	Standby     bool   `json:"standby,omitempty"`
+	// Build and Protocol say what binary the member runs (compat.Build)
+	// and the newest internal protocol it speaks (compat.Protocol); a
+	// build from before they were gossiped leaves them out.
+	Build    string `json:"build,omitempty"`
+	Protocol int    `json:"protocol,omitempty"`
 }
 
 // wireMeta is Meta as gossiped, with the cluster id.

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"github.com/parley-chat/parley/internal/compat"
 	"net"
 	"slices"
 	"sync"
@@ -108,6 +109,7 @@ func (n *Node) startGossip() error {
 		AdvertiseAddr: adv,
 		Meta: membership.Meta{
 			ClusterAddr: n.self(), HTTPAddr: n.httpAdvertise(), Zone: n.cfg.Zone, Standby: n.cfg.Standby,
+			Build: compat.Build(), Protocol: compat.Protocol,
 		},
 		Logger:        n.log,
 		ProbeInterval: probe,
@@ -298,6 +300,24 @@ func (n *Node) MemberState(id string) string {
 		return "unknown"
 	}
 	return mb.State.String()
+}
+
+// memberBuild returns the build a node runs and the newest protocol it
+// speaks, as it gossips them ("" and 0 when it does not say or is not
+// known); for this node, its own.
+func (n *Node) memberBuild(id string) (string, int) {
+	if id == n.cfg.ID {
+		return compat.Build(), compat.Protocol
+	}
+	ml := n.heal.gossip.Load()
+	if ml == nil {
+		return "", 0
+	}
+	mb, ok := ml.Member(id)
+	if !ok {
+		return "", 0
+	}
+	return mb.Meta.Build, mb.Meta.Protocol
 }
 
 // Gossip returns the node's gossip membership (nil before it started).

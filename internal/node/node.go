@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/parley-chat/parley/internal/compat"
 	"log/slog"
 	"net"
 	"net/http"
@@ -99,8 +100,8 @@ type Node struct {
 
 // nodeRecord is what a node keeps about itself in its store.
 type nodeRecord struct {
-	// Format is the DataFormat the data directory was written in (0: the
-	// first, from before it was recorded).
+	// Format is the compat.DataFormat the data directory was written in
+	// (0: the first, from before it was recorded).
 	Format      int    `json:"format,omitempty"`
 	ID          string `json:"id"`
 	ClusterID   string `json:"cluster_id"`
@@ -422,7 +423,7 @@ func (n *Node) loadRecord() error {
 	if r.ID != n.cfg.ID {
 		return fmt.Errorf("data dir %s belongs to node %q, not %q: use --id %s or another --data-dir", n.cfg.DataDir, r.ID, n.cfg.ID, r.ID)
 	}
-	if err := checkFormat(n.cfg.DataDir, r.Format); err != nil {
+	if err := compat.CheckDataFormat(n.cfg.DataDir, r.Format); err != nil {
 		return err
 	}
 	n.rec.Store(&r)
@@ -430,7 +431,7 @@ func (n *Node) loadRecord() error {
 }
 
 func (n *Node) saveRecord(r *nodeRecord) error {
-	r.Format = DataFormat
+	r.Format = compat.DataFormat
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err

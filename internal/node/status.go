@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"github.com/parley-chat/parley/internal/compat"
 	"github.com/parley-chat/parley/internal/partition"
 	"sync"
 	"time"
@@ -58,7 +59,7 @@ func (n *Node) ClusterStatus(ctx context.Context) (*api.ClusterStatus, error) {
 		}(nd)
 	}
 	wg.Wait()
-	return buildStatus(m, byNode, n.MemberState), nil
+	return buildStatus(m, byNode, n.MemberState, n.memberBuild), nil
 }
 
 func (n *Node) nodeStatus(ctx context.Context, nd placement.Node) ([]multiraft.GroupStatus, error) {
@@ -77,8 +78,10 @@ func (n *Node) nodeStatus(ctx context.Context, nd placement.Node) ([]multiraft.G
 }
 
 // buildStatus joins the map with the replicas' reported progress.
-// gossip gives each node's state as this node's gossip sees it.
-func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupStatus, gossip func(string) string) *api.ClusterStatus {
+// gossip gives each node's state as this node's gossip sees it, and build
+// the binary it runs and the newest protocol it speaks.
+func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupStatus,
+	gossip func(string) string, build func(string) (string, int)) *api.ClusterStatus {
 	cs := &api.ClusterStatus{ClusterID: m.ClusterID, Moves: []api.Move{}}
 	replicas, leaders := map[string]int{}, map[string]int{}
 	target := replicaTarget(m)
@@ -135,6 +138,7 @@ func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupS
 			cs.Partitions = append(cs.Partitions, ps)
 		}
 	}
+	var protocols []int
 	for _, nd := range m.Nodes {
 		state := "alive"
 		if _, ok := byNode[nd.ID]; !ok {
@@ -142,11 +146,14 @@ func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupS
 		}
 		state = nodeStatusState(state, gossip(nd.ID), nd.State)
 		cs.Moves = append(cs.Moves, drainMoves(m, nd)...)
+		b, p := build(nd.ID)
+		protocols = append(protocols, p)
 		cs.Nodes = append(cs.Nodes, api.NodeStatus{
 			ID: nd.ID, Addr: nd.HTTPAddr, Zone: nd.Zone, State: state, Standby: nd.Standby,
-			Replicas: replicas[nd.ID], Leaders: leaders[nd.ID],
+			Replicas: replicas[nd.ID], Leaders: leaders[nd.ID], Build: b, Protocol: max(p, 1),
 		})
 	}
+	cs.Protocol = compat.ClusterProtocol(protocols)
 	return cs
 }
 

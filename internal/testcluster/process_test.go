@@ -68,6 +68,25 @@ func (p *proc) kill9() {
 	}
 }
 
+// term stops the process with SIGTERM, as systemd and Docker do, and fails
+// the test when it has not exited within the time.
+func (p *proc) term(t *testing.T, within time.Duration) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = p.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(within):
+		t.Fatalf("%s did not exit within %v of SIGTERM", p.args[2], within)
+	}
+}
+
 // waitReady waits until the node behind c is ready; when it is not within
 // the time, the test fails with the tail of logs (the node's output).
 func waitReady(t *testing.T, c *client.Client, within time.Duration, logs ...*os.File) {

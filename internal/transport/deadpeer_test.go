@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/parley-chat/parley/internal/compat"
 	"io"
 	"net"
 	"testing"
@@ -128,7 +129,7 @@ func TestTransport_DeadPeer(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = b.Close() })
-		c, br, status := mustRawDial(t, b.Addr(), protoRaft, hello{version: helloVersion, nodeID: "x", addr: "x:1", clusterID: "c1"})
+		c, br, status := mustRawDial(t, b.Addr(), protoRaft, ourHello("x", "x:1", "c1"))
 		if status != ackOK {
 			t.Fatalf("status %d", status)
 		}
@@ -140,7 +141,7 @@ func TestTransport_DeadPeer(t *testing.T) {
 	t.Run("oversize frame closes the connection", func(t *testing.T) {
 		b := mustNew(t, node{id: "b", cluster: "c1"}, newTestHandler())
 		for _, proto := range []byte{protoRaft, protoCall} {
-			c, br, status := mustRawDial(t, b.Addr(), proto, hello{version: helloVersion, nodeID: "x", addr: "x:1", clusterID: "c1"})
+			c, br, status := mustRawDial(t, b.Addr(), proto, ourHello("x", "x:1", "c1"))
 			if status != ackOK {
 				t.Fatalf("status %d", status)
 			}
@@ -153,11 +154,19 @@ func TestTransport_DeadPeer(t *testing.T) {
 			}
 		}
 	})
-	t.Run("unknown version is refused", func(t *testing.T) {
+	t.Run("a protocol range that does not meet ours is refused", func(t *testing.T) {
 		b := mustNew(t, node{id: "b", cluster: "c1"}, newTestHandler())
-		_, _, status := mustRawDial(t, b.Addr(), protoCall, hello{version: 99, nodeID: "x", clusterID: "c1"})
+		_, _, status := mustRawDial(t, b.Addr(), protoCall, hello{version: 99, minVersion: 98, nodeID: "x", clusterID: "c1"})
 		if status != ackRefused {
 			t.Fatalf("status %d, want refused", status)
 		}
+	})
+	t.Run("a newer peer that still speaks our protocol is accepted", func(t *testing.T) {
+		b := mustNew(t, node{id: "b", cluster: "c1"}, newTestHandler())
+		c, _, status := mustRawDial(t, b.Addr(), protoCall, hello{version: compat.Protocol + 1, minVersion: compat.Protocol, nodeID: "x", clusterID: "c1"})
+		if status != ackOK {
+			t.Fatalf("status %d, want accepted", status)
+		}
+		_ = c.Close()
 	})
 }

@@ -5,17 +5,15 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/parley-chat/parley/internal/compat"
 	"io"
 	"net"
 	"strings"
 	"time"
 )
 
-// Handshake constants.
-const (
-	helloMagic   = "PRLY"
-	helloVersion = 1
-)
+// helloMagic starts every handshake.
+const helloMagic = "PRLY"
 
 // Acknowledgement status bytes, the first byte of the receiver's reply to a
 // handshake.
@@ -25,12 +23,21 @@ const (
 	ackRefused  byte = 2 // isolated, unsupported version or protocol: ErrUnreachable
 )
 
-// hello is the handshake a dialer sends after the protocol byte.
+// hello is the handshake a dialer sends after the protocol byte. version is
+// the newest protocol the sender speaks and minVersion the oldest; builds
+// from before the range was sent leave minVersion out (decoded as version),
+// and ignore it when they receive it, as they ignore any trailing bytes.
 type hello struct {
-	version   byte
-	nodeID    string
-	addr      string // the sender's advertised listen address
-	clusterID string
+	version    byte
+	nodeID     string
+	addr       string // the sender's advertised listen address
+	clusterID  string
+	minVersion byte
+}
+
+// ourHello is this build's handshake, with its protocol range.
+func ourHello(nodeID, addr, clusterID string) hello {
+	return hello{version: compat.Protocol, minVersion: compat.MinProtocol, nodeID: nodeID, addr: addr, clusterID: clusterID}
 }
 
 // appendHello appends the handshake frame (header included).
@@ -42,6 +49,7 @@ func appendHello(dst []byte, h hello) []byte {
 	dst = appendString(dst, h.nodeID)
 	dst = appendString(dst, h.addr)
 	dst = appendString(dst, h.clusterID)
+	dst = append(dst, h.minVersion)
 	putFrameHeader(dst[start:], len(dst)-start-frameHeaderLen)
 	return dst
 }
@@ -58,6 +66,10 @@ func decodeHello(p []byte) (hello, error) {
 	h.clusterID = string(d.bytes())
 	if d.err != nil {
 		return hello{}, d.err
+	}
+	h.minVersion = h.version
+	if len(d.p) > 0 {
+		h.minVersion = d.byte1()
 	}
 	return h, nil
 }
@@ -88,8 +100,9 @@ func (t *Transport) admit(proto byte, h hello, p peer) (byte, string) {
 	case p.verified && !p.candidate && h.nodeID != p.id:
 		return ackRefused, fmt.Sprintf("certificate names node %q, the handshake claims %q", p.id, h.nodeID)
 	}
-	if h.version != helloVersion {
-		return ackRefused, fmt.Sprintf("unsupported protocol version %d", h.version)
+	if !compat.Compatible(int(h.minVersion), int(h.version)) {
+		return ackRefused, fmt.Sprintf("node %s speaks protocol versions %d to %d, node %s speaks %d to %d: upgrade one release at a time (docs/UPGRADE.md)",
+			h.nodeID, h.minVersion, h.version, t.cfg.NodeID, compat.MinProtocol, compat.Protocol)
 	}
 	if t.faults.isolated(h.addr, h.nodeID) {
 		return ackRefused, "isolated by fault injection"

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"errors"
+	"github.com/parley-chat/parley/internal/compat"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +12,18 @@ import (
 
 func TestDecodeHello(t *testing.T) {
 	t.Run("round trip", func(t *testing.T) {
-		want := hello{version: helloVersion, nodeID: "n1", addr: "10.0.0.1:7000", clusterID: "c"}
+		want := ourHello("n1", "10.0.0.1:7000", "c")
 		got, err := decodeHello(appendHello(nil, want)[frameHeaderLen:])
 		if err != nil || got != want {
 			t.Fatalf("got %+v, %v; want %+v", got, err, want)
+		}
+	})
+	t.Run("a hello without a protocol range speaks one version", func(t *testing.T) {
+		// What builds from before the range was sent send: no minVersion byte.
+		p := appendHello(nil, ourHello("n1", "a:1", "c"))
+		got, err := decodeHello(p[frameHeaderLen : len(p)-1])
+		if err != nil || got.version != compat.Protocol || got.minVersion != compat.Protocol {
+			t.Fatalf("got %+v, %v; want version and minVersion %d", got, err, compat.Protocol)
 		}
 	})
 	bad := []struct {

@@ -100,12 +100,7 @@ func (t *Transport) clientHandshake(ctx context.Context, l *link, proto byte) er
 		l.Conn = tc
 	}
 	buf := append(make([]byte, 0, 128), proto)
-	buf = appendHello(buf, hello{
-		version:   helloVersion,
-		nodeID:    t.cfg.NodeID,
-		addr:      t.advertiseAddr(),
-		clusterID: t.cfg.ClusterID(),
-	})
+	buf = appendHello(buf, ourHello(t.cfg.NodeID, t.advertiseAddr(), t.cfg.ClusterID()))
 	if _, err := l.Write(buf); err != nil {
 		return fmt.Errorf("%w: send handshake: %w", ErrUnreachable, err)
 	}

@@ -1,0 +1,122 @@
+package compat
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+)
+
+// DataFormat is the layout of what this build stores in a data directory:
+// the node record, the Raft logs and every domain's state records. It goes
+// up whenever a build can no longer read what an earlier one stored.
+//
+//   - 1: everything written before the format was recorded.
+//   - 2: queues index ready messages by priority and keep dead letters,
+//     delays, expiries and FIFO groups (internal/queue); KV keys with a
+//     {tag} are placed by the tag (kv.RoutingKey).
+const DataFormat = 2
+
+// MinDataFormat is the oldest format this build opens. A build that raises
+// DataFormat either keeps reading the previous format (and migrates it when
+// it opens the directory), so that an upgrade is a restart, or raises
+// MinDataFormat too, and the upgrade note says the node must be rebuilt
+// from its peers on an empty data directory.
+const MinDataFormat = 2
+
+// Protocol is the newest internal protocol this build speaks.
+//
+//   - 1: the protocol of every build before versions were negotiated.
+const Protocol = 1
+
+// MinProtocol is the oldest internal protocol this build still speaks: the
+// protocol of the previous release, so that a cluster can be upgraded one
+// node at a time.
+const MinProtocol = 1
+
+// CheckDataFormat returns nil when this build reads a data directory
+// written in format (0: the first format, from before it was recorded), and
+// otherwise an error for the operator that names the directory and says
+// what to do. dir is only used in the message.
+func CheckDataFormat(dir string, format int) error {
+	if format == 0 {
+		format = 1
+	}
+	switch {
+	case format < MinDataFormat:
+		return fmt.Errorf("data dir %s holds data format %d, written by an older build; this build reads formats %s only: "+
+			"run the build that wrote it, or start this node on an empty data dir (it joins again and copies its replicas from peers that run this build)",
+			dir, format, formatRange())
+	case format > DataFormat:
+		return fmt.Errorf("data dir %s holds data format %d, written by a newer build; this build reads formats %s: run the newer build",
+			dir, format, formatRange())
+	}
+	return nil
+}
+
+func formatRange() string {
+	if MinDataFormat == DataFormat {
+		return fmt.Sprint(DataFormat)
+	}
+	return fmt.Sprintf("%d to %d", MinDataFormat, DataFormat)
+}
+
+// Compatible reports whether a peer that speaks protocols lo through hi can
+// talk with this build. A peer from before versions were negotiated sends
+// one version; its lo and hi are equal.
+func Compatible(lo, hi int) bool {
+	return lo <= Protocol && hi >= MinProtocol && lo <= hi
+}
+
+// ClusterProtocol returns the protocol every node of a cluster speaks: the
+// lowest of the members' newest protocols, where a member that does not say
+// (a build from before it was gossiped, reported as 0) speaks 1. It is
+// Protocol for an empty list.
+func ClusterProtocol(members []int) int {
+	p := Protocol
+	for _, m := range members {
+		p = min(p, max(m, 1))
+	}
+	return p
+}
+
+// Build returns how this binary names itself to operators and peers: the
+// module version ("(devel)" for a build from a work tree) and, when go build
+// stamped it, the first 12 digits of the commit, with "+dirty" when the tree
+// had uncommitted changes; for example "(devel) 0024cc1b4e2a+dirty".
+func Build() string { return build() }
+
+var build = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	return buildName(bi, ok)
+})
+
+// buildName is Build for a given build information (ok false: none).
+func buildName(bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
+		return "unknown"
+	}
+	version := bi.Main.Version
+	if version == "" {
+		version = "unknown"
+	}
+	var commit string
+	var dirty bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if commit == "" {
+		return version
+	}
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if dirty {
+		commit += "+dirty"
+	}
+	return version + " " + commit
+}
