@@ -56,7 +56,8 @@ func TestServer_Cluster(t *testing.T) {
 		e := newEnv(t, Config{})
 		e.status.st = &ClusterStatus{
 			ClusterID: "c1",
-			Nodes:     []NodeStatus{{ID: "n1", Addr: "127.0.0.1:7070", Zone: "z", State: "alive", Replicas: 16, Leaders: 16}},
+			Protocol:  1,
+			Nodes:     []NodeStatus{{ID: "n1", Addr: "127.0.0.1:7070", Zone: "z", State: "alive", Replicas: 16, Leaders: 16, Build: "v1.2.0 5bf93d3e0c12", Protocol: 1}},
 			Partitions: []PartitionStatus{{ID: 1, Leader: "n1", Replicas: []ReplicaStatus{
 				{Node: "n1", Role: "leader", Applied: 10, LagEntries: new(uint64), LagMs: new(int64)},
 			}}},
@@ -69,7 +70,7 @@ func TestServer_Cluster(t *testing.T) {
 		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 			t.Fatal(err)
 		}
-		want := `{"cluster_id":"c1","moves":[],"nodes":[{"addr":"127.0.0.1:7070","id":"n1","leaders":16,"replicas":16,"standby":false,"state":"alive","zone":"z"}],"partitions":[{"id":1,"leader":"n1","replicas":[{"applied":10,"lag_entries":0,"lag_ms":0,"node":"n1","role":"leader"}],"under_replicated":false}]}`
+		want := `{"cluster_id":"c1","moves":[],"nodes":[{"addr":"127.0.0.1:7070","build":"v1.2.0 5bf93d3e0c12","id":"n1","leaders":16,"protocol":1,"replicas":16,"standby":false,"state":"alive","zone":"z"}],"partitions":[{"id":1,"leader":"n1","replicas":[{"applied":10,"lag_entries":0,"lag_ms":0,"node":"n1","role":"leader"}],"under_replicated":false}],"protocol":1}`
 		if b, _ := json.Marshal(got); string(b) != want {
 			t.Fatalf("body\n%s\nwant\n%s", b, want)
 		}

@@ -104,7 +104,11 @@ func (l *upgradeLoad) start(kvWorkers int) {
 		})
 	}
 	l.wg.Go(func() {
+		// Posts are paced below the per-user posting limit (60 per 10 s).
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
 		for n := 0; l.running(); n++ {
+			<-tick.C
 			text := fmt.Sprintf("m-%d", n)
 			if l.write(n, text, func(ctx context.Context, c *client.Client) error {
 				_, err := c.Post(client.WithIdempotencyKey(ctx, "post-"+text), l.room, text, client.PostOptions{})
@@ -229,6 +233,9 @@ func TestUpgrade_RollingFromThePreviousReleaseUnderLoad(t *testing.T) {
 		return string(out)
 	}
 	cli(newBin, "cluster", "wait", "--replicated", "--server", "http://"+procs[0].http, "--max-wait", "2m")
+	if v := cli(newBin, "--version"); !strings.Contains(v, "internal protocol") || !strings.Contains(v, "data format") {
+		t.Errorf("parley --version does not name the protocol and data format:\n%s", v)
+	}
 
 	load := &upgradeLoad{room: "upgrade", kv: map[string]string{}, posts: map[string]bool{}}
 	for _, p := range procs {
@@ -249,7 +256,7 @@ func TestUpgrade_RollingFromThePreviousReleaseUnderLoad(t *testing.T) {
 		p, other := procs[i], procs[(i+1)%3]
 		p.term(t, time.Minute)
 		load.ackedAtLeast(t, 50, time.Minute) // the other two keep a majority
-		p.args = p.args[:13] // a restarted node needs no --join and --join-token
+		// The same flags, --join and --join-token included (ignored on a restart).
 		p.start(t, newBin)
 		waitReady(t, load.clients[i], time.Minute, p.log)
 		cli(newBin, "cluster", "wait", "--replicated", "--server", "http://"+other.http, "--max-wait", "3m")
