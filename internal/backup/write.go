@@ -136,15 +136,9 @@ func (w *Writer) CopySection(r io.Reader) (SectionInfo, error) {
 	if w.err != nil {
 		return SectionInfo{}, w.err
 	}
-	hr := newHashReader(io.TeeReader(r, w))
-	info, err := readSection(hr, nil)
+	info, err := CheckSection(io.TeeReader(r, w))
 	if err == nil && info.Group != group {
 		err = corruptf("section of group %d where group %d was expected", info.Group, group)
-	}
-	if err == nil {
-		if _, rerr := hr.r.ReadByte(); rerr != io.EOF {
-			err = corruptf("group %d: bytes after the section", group)
-		}
 	}
 	if w.err != nil {
 		return info, w.err
@@ -177,4 +171,19 @@ func (w *Writer) Close() error {
 		return fmt.Errorf("write backup: %w", err)
 	}
 	return nil
+}
+
+// CheckSection reads one section as SectionWriter encodes it from r, which
+// must hold that section and nothing else, and checks its records and
+// checksum.
+func CheckSection(r io.Reader) (SectionInfo, error) {
+	hr := newHashReader(r)
+	info, err := readSection(hr, nil)
+	if err != nil {
+		return info, err
+	}
+	if _, err := hr.r.ReadByte(); err != io.EOF {
+		return info, corruptf("group %d: bytes after the section", info.Group)
+	}
+	return info, nil
 }
