@@ -211,6 +211,7 @@ func (s *Server) routes() {
 	s.handleAuth("GET /api/v1/cluster", s.cluster)
 	s.opsRoutes()
 	s.clusterAdminRoutes()
+	s.backupRoutes() // backup.go
 	s.tokenRoutes()
 	s.auditRoutes()
 	s.kvRoutes()

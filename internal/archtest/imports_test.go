@@ -44,6 +44,7 @@ var domainImports = map[string][]string{
 	"internal/text":                  nil,                         // standard library only, no Unicode tables
 	"internal/qrcode":                {"github.com/piglig/go-qr"}, // the one home of the QR library
 	"internal/compat":                nil,                         // versions: standard library only
+	"internal/backup":                nil,                         // the backup file format: standard library only
 }
 
 // sharedHomes are the packages every domain package may import.

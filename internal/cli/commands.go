@@ -27,6 +27,7 @@ func rootCommand() *command {
 			{name: "serve", section: nodes, summary: "run one node", action: runServe},
 			{name: "dev", section: nodes, summary: "run a local cluster of N nodes in this process", action: runDev},
 			{name: "health", section: nodes, summary: "exit 0 when a node is ready (the container health check)", action: runHealth},
+			{name: "restore", section: nodes, summary: "seed a new cluster's first node from a backup file", action: runRestore},
 			{name: "user", section: clients, summary: "accounts and the stored login", subs: []*command{
 				{name: "register", summary: "create a user", action: runUserRegister},
 				{name: "login", summary: "open a session and store it for later commands", action: runUserLogin},
@@ -110,6 +111,7 @@ func rootCommand() *command {
 					{name: "rotate", summary: "new join token and gossip key, every other token revoked", action: runClusterTokenRotate},
 				}},
 			}},
+			{name: "backup", section: clients, summary: "write a backup of the cluster to a file (admin only); 'backup verify FILE' checks one", action: runBackup},
 			{name: "audit", section: clients, summary: "security audit log of every node (admin only)", action: runAudit},
 			{name: "completion", section: clients, summary: "shell completion script: bash, zsh or fish", action: runCompletion},
 			{name: "bench", section: clients, summary: "load generators", note: benchNote, subs: []*command{

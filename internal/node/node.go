@@ -254,6 +254,10 @@ func (n *Node) Start(ctx context.Context) error {
 		n.Close()
 		return err
 	}
+	if err := n.checkRestored(); err != nil { // restore.go
+		n.Close()
+		return err
+	}
 	tlsCfg, identify, err := n.transportSecurity()
 	if err != nil {
 		n.Close()

@@ -209,3 +209,15 @@ func (rr *remoteReader) Scan(lo, hi []byte, fn func(k, v []byte) bool) error {
 		lo = append(append([]byte(nil), pairs[len(pairs)-1][0]...), 0)
 	}
 }
+
+// Applied returns the applied index of the snapshot the read sees (one
+// call first when none was made), as the local snapshot's Applied does: a
+// reader that must say which moment it read (a backup) asks either.
+func (rr *remoteReader) Applied() (uint64, error) {
+	if rr.calls == 0 {
+		if _, _, err := rr.Get(nil); err != nil {
+			return 0, err
+		}
+	}
+	return rr.applied, nil
+}
