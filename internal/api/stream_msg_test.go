@@ -23,8 +23,17 @@ func TestStream_MentionsAndTyping(t *testing.T) {
 	}
 	bobs := []*websocket.Conn{e.mustDial(t, "", "Authorization", "Bearer "+bob), e.mustDial(t, "?rooms=lobby", "Authorization", "Bearer "+bob)}
 	watcher := e.mustDial(t, "?rooms=lobby", "Authorization", "Bearer "+alice)
-	if f := next(t, watcher); f.Type != stream.TypeReady {
-		t.Fatalf("frame %+v, want ready", f)
+	// A publish before a connection subscribed would be missed. A
+	// connection follows its inbox before it reads frames or subscribes
+	// rooms: an answer to a frame, or a room's ready, says it does.
+	send(t, bobs[0], `{"type":"typing"}`)
+	if f := next(t, bobs[0]); f.Type != stream.TypeError {
+		t.Fatalf("frame %+v, want the error that answers a typing frame without a room", f)
+	}
+	for _, ws := range []*websocket.Conn{bobs[1], watcher} {
+		if f := next(t, ws); f.Type != stream.TypeReady {
+			t.Fatalf("frame %+v, want ready", f)
+		}
 	}
 	w := e.call(t, alice, http.MethodPost, "/api/v1/rooms/lobby/messages", `{"text":"hi @bob"}`)
 	if w.Code != http.StatusCreated {
@@ -41,7 +50,7 @@ func TestStream_MentionsAndTyping(t *testing.T) {
 				}
 				break
 			}
-			if f.Type != stream.TypeReady && f.Type != stream.TypeEvent {
+			if f.Type != stream.TypeEvent {
 				t.Fatalf("connection %d: frame %+v before the mention", i, f)
 			}
 		}
