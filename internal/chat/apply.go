@@ -60,6 +60,14 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 		return applyNotify(w, meta, c)
 	case Compact:
 		return applyCompact(w, meta, c)
+	case SetRole:
+		return applySetRole(w, meta, c)
+	case Invite:
+		return applyInvite(w, meta, c)
+	case Moderate:
+		return applyModerate(w, meta, c)
+	case Settings:
+		return applySettings(w, meta, c)
 	default:
 		return refuse(statusInvalid, "chat: unhandled command %T", c), nil
 	}
@@ -136,7 +144,10 @@ func applyCreate(w state.Writer, meta state.Meta, c CreateRoom) ([]byte, error) 
 	if ref := checkNames(c.Room, c.Owner); ref != nil {
 		return ref, nil
 	}
-	if c.Private != (c.PasswordHash != "") {
+	if c.InviteOnly && (!c.Private || c.PasswordHash != "") {
+		return refuse(statusInvalid, "an invitation-only room is private and has no password"), nil
+	}
+	if !c.InviteOnly && c.Private != (c.PasswordHash != "") {
 		return refuse(statusInvalid, "password: a private room needs one and a public room takes none"), nil
 	}
 	if c.MaxMembers == 0 {
@@ -187,20 +198,10 @@ func applyDelete(w state.Writer, c DeleteRoom) ([]byte, error) {
 	if !c.Admin && !ident.EqualFold(c.User, rec.owner) {
 		return refuse(statusForbidden, "only the owner of room %q or an admin may delete it", c.Room), nil
 	}
-	var keys [][]byte
-	lo := membersPrefix(c.Room)
-	if err := w.Scan(lo, state.PrefixEnd(lo), func(k, _ []byte) bool {
-		keys = append(keys, append([]byte(nil), k...))
-		return true
-	}); err != nil {
-		return nil, fmt.Errorf("chat: scan members of %q: %w", c.Room, err)
+	if err := deleteRoomKeys(w, c.Room, 'm', banPrefix, mutePrefix, invitePrefix); err != nil {
+		return nil, err
 	}
-	for _, k := range keys {
-		if err := w.Delete(k); err != nil {
-			return nil, fmt.Errorf("chat: delete %q: %w", k, err)
-		}
-	}
-	rec.deleted, rec.members, rec.passwordHash = true, 0, ""
+	rec.deleted, rec.members, rec.passwordHash, rec.settings = true, 0, "", roomSettings{}
 	rec.firstRetained = rec.lastSeq + 1
 	if err := setRoom(w, c.Room, rec); err != nil {
 		return nil, err
@@ -220,7 +221,14 @@ func applyJoin(w state.Writer, meta state.Meta, c Join) ([]byte, error) {
 	if member {
 		return encodeOK(okResult{op: opJoin, user: m.name, room: c.Room, rec: rec}), nil
 	}
-	if rec.private {
+	ref, invited, err := joinRules(w, c.Room, c.User, meta.TimeMs)
+	if ref != nil || err != nil {
+		return ref, err
+	}
+	if rec.private && !invited && rec.passwordHash == "" {
+		return refuse(statusForbidden, "room %q is invitation-only: ask its owner or a moderator for an invitation", c.Room), nil
+	}
+	if rec.private && !invited {
 		if c.PasswordHash == "" {
 			return refuse(statusForbidden, "room %q is private: a password is needed to join", c.Room), nil
 		}
@@ -230,6 +238,11 @@ func applyJoin(w state.Writer, meta state.Meta, c Join) ([]byte, error) {
 	}
 	if rec.members >= rec.maxMembers {
 		return refuse(statusConflict, "room %q is full (member limit %d)", c.Room, rec.maxMembers), nil
+	}
+	if invited {
+		if err := deleteKey(w, sanctionKey(c.Room, invitePrefix, c.User)); err != nil {
+			return nil, err
+		}
 	}
 	seq, ts, err := appendEventTo(w, meta, c.Room, rec, &eventRecord{kind: evJoin, sender: c.User})
 	if err != nil {

@@ -83,6 +83,9 @@ func applyPost(w state.Writer, meta state.Meta, c Post, op byte) ([]byte, error)
 	if err != nil || refusal != nil {
 		return refusal, err
 	}
+	if ref, err := postRules(w, c.Room, rec, &sender, meta.TimeMs); ref != nil || err != nil {
+		return ref, err
+	}
 	to, ref, err := resolveRecipients(w, c.Room, c.To)
 	if ref != nil || err != nil {
 		return ref, err
@@ -175,6 +178,9 @@ func indexPost(w state.Writer, room string, seq uint64, ts int64, ev *eventRecor
 // derivedKeys returns the keys a stored message implies besides its own:
 // thread, pin and mention keys. Deleting or compacting it deletes them.
 func derivedKeys(room string, seq uint64, ev *eventRecord) [][]byte {
+	if isModeration(ev.kind) {
+		return [][]byte{logKey(room, seq)}
+	}
 	if ev.kind != evPost {
 		return nil
 	}
@@ -273,6 +279,9 @@ func applyEdit(w state.Writer, meta state.Meta, c Edit) ([]byte, error) {
 		return refuse(statusInvalid, "text is empty"), nil
 	}
 	rec, m, msg, refusal, err := memberMessage(w, c.Room, c.User, c.Seq, "edit messages in it")
+	if refusal == nil && err == nil {
+		refusal, err = muteRule(w, c.Room, c.User, meta.TimeMs)
+	}
 	switch {
 	case err != nil || refusal != nil:
 		return refusal, err
@@ -303,13 +312,17 @@ func applyRemove(w state.Writer, meta state.Meta, c Remove) ([]byte, error) {
 	if err != nil || refusal != nil {
 		return refusal, err
 	}
-	moderator := c.Admin || ident.EqualFold(c.User, rec.owner)
+	a, err := actorOf(w, c.Room, rec, c.User, c.Admin)
+	if err != nil {
+		return nil, err
+	}
+	moderator := a.level >= levelModerator
 	msg, ref, err := loadMessage(w, c.Room, rec, c.Seq, c.User, moderator)
 	switch {
 	case ref != nil || err != nil:
 		return ref, err
 	case !moderator && !ident.EqualFold(msg.sender, c.User):
-		return refuse(statusForbidden, "only its author, the owner of room %q or an admin may delete message %d", c.Room, c.Seq), nil
+		return refuse(statusForbidden, "only its author, the owner or a moderator of room %q or an admin may delete message %d", c.Room, c.Seq), nil
 	case msg.flags&msgDeleted != 0:
 		return encodeOK(okResult{op: opRemove, user: c.User}), nil
 	}
@@ -347,6 +360,9 @@ func applyReact(w state.Writer, meta state.Meta, c React) ([]byte, error) {
 		return refuse(statusInvalid, "emoji is longer than %d bytes", MaxEmoji), nil
 	}
 	rec, m, msg, refusal, err := memberMessage(w, c.Room, c.User, c.Seq, "react in it")
+	if refusal == nil && err == nil {
+		refusal, err = muteRule(w, c.Room, c.User, meta.TimeMs)
+	}
 	if err != nil || refusal != nil {
 		return refusal, err
 	}

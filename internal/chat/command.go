@@ -27,13 +27,15 @@ const (
 // rejected, so a later field can be added under a new bit without old
 // decoders misreading it.
 const (
-	flagPrivate byte = 1 << 0 // CreateRoom
-	flagAdmin   byte = 1 << 0 // DeleteRoom
+	flagPrivate    byte = 1 << 0 // CreateRoom
+	flagInviteOnly byte = 1 << 1 // CreateRoom (ModerationProtocol)
+	flagAdmin      byte = 1 << 0 // DeleteRoom
 )
 
 // Command is a decoded chat command: CreateRoom, DeleteRoom, Join, Leave,
-// MarkRead, Post, Compact, or one of the message commands Edit, Remove,
-// React, Pin and Notify.
+// MarkRead, Post, Compact, one of the message commands Edit, Remove,
+// React, Pin and Notify, or one of the moderation commands SetRole, Invite,
+// Moderate and Settings.
 //
 // Every command is Tag, an operation byte, then its fields in the order they
 // are declared. Strings are a uvarint length and the bytes; numbers are
@@ -45,8 +47,8 @@ type Command interface {
 
 // CreateRoom creates Room owned by Owner, who becomes its first member.
 //
-// Encoding: Tag, 'c', flags (private), Room, Owner, uvarint MaxMembers,
-// PasswordHash.
+// Encoding: Tag, 'c', flags (private, invite-only), Room, Owner, uvarint
+// MaxMembers, PasswordHash.
 type CreateRoom struct {
 	Room  string // canonical (lower-case) room name
 	Owner string
@@ -55,6 +57,9 @@ type CreateRoom struct {
 	// public rooms.
 	Private      bool
 	PasswordHash string
+	// InviteOnly makes a private room without a password: only invited
+	// users join it (new at ModerationProtocol).
+	InviteOnly bool
 	// MaxMembers is the most members the room admits, at least 1.
 	MaxMembers uint64
 }
@@ -142,6 +147,9 @@ func EncodeCreateRoom(c CreateRoom) []byte {
 	if c.Private {
 		flags |= flagPrivate
 	}
+	if c.InviteOnly {
+		flags |= flagInviteOnly
+	}
 	b := make([]byte, 0, 3+3*binary.MaxVarintLen64+len(c.Room)+len(c.Owner)+len(c.PasswordHash))
 	b = append(b, Tag, opCreate, flags)
 	b = wire.AppendString(wire.AppendString(b, c.Room), c.Owner)
@@ -222,8 +230,8 @@ func DecodeCommand(cmd []byte) (Command, error) {
 	var c Command
 	switch cmd[1] {
 	case opCreate:
-		flags := d.flags(flagPrivate)
-		c = CreateRoom{Private: flags&flagPrivate != 0, Room: d.name(), Owner: d.name(), MaxMembers: d.uvarint(), PasswordHash: d.str()}
+		flags := d.flags(flagPrivate | flagInviteOnly)
+		c = CreateRoom{Private: flags&flagPrivate != 0, InviteOnly: flags&flagInviteOnly != 0, Room: d.name(), Owner: d.name(), MaxMembers: d.uvarint(), PasswordHash: d.str()}
 	case opDelete:
 		flags := d.flags(flagAdmin)
 		c = DeleteRoom{Admin: flags&flagAdmin != 0, Room: d.name(), User: d.name()}
@@ -252,6 +260,9 @@ func DecodeCommand(cmd []byte) (Command, error) {
 	default:
 		var ok bool
 		if c, ok = decodeMessageCommand(cmd[1], &d); !ok {
+			c, ok = decodeModCommand(cmd[1], &d)
+		}
+		if !ok {
 			return nil, fmt.Errorf("%w: unknown operation %#x", errMalformed, cmd[1])
 		}
 	}

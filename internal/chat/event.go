@@ -21,6 +21,16 @@ const (
 	// KindMention is an entry of a user's mention inbox, never of a room:
 	// Sender mentioned the user in message Target of room Origin.
 	KindMention = "mention"
+	// Moderation events: Sender acted on User, with an optional Reason.
+	KindRole     = "role"     // Sender gave User the Role (owner: ownership moved to User)
+	KindInvite   = "invite"   // Sender invited User: they may join without the password
+	KindUninvite = "uninvite" // Sender withdrew User's invitation
+	KindKick     = "kick"     // Sender removed User from the members
+	KindBan      = "ban"      // Sender banned User until Until (0: for good)
+	KindUnban    = "unban"    // Sender lifted User's ban
+	KindMute     = "mute"     // Sender muted User until Until
+	KindUnmute   = "unmute"   // Sender lifted User's mute
+	KindSettings = "settings" // Sender changed the settings named in Changed
 )
 
 // Reaction is the reactions with one emoji to a message: Count is exact,
@@ -86,6 +96,16 @@ type Event struct {
 	// Origin is the room of a mention inbox entry (the event's Room is the
 	// inbox).
 	Origin string `json:"origin,omitempty"`
+
+	// User is whom a moderation event is about; Role the role given (role
+	// events); Until when a ban or mute ends (Unix ms, 0: for good);
+	// Reason the moderator's optional reason; Changed the settings a
+	// settings event changed.
+	User    string   `json:"user,omitempty"`
+	Role    string   `json:"role,omitempty"`
+	Until   int64    `json:"until,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	Changed []string `json:"changed,omitempty"`
 }
 
 // ViewFor returns the event as user may see it: a whisper, or a change to

@@ -38,6 +38,19 @@ const (
 	// evMention is an entry of a user's mention inbox (see Notify): the
 	// change layout, target the message's seq and arg the room it is in.
 	evMention byte = 'n'
+	// Moderation events (isModeration): kind, varint ts, sender (who
+	// acted), to (empty), role byte (evRole), varint until (evBan, evMute;
+	// 0: for good), arg (the user acted on; for evSettings the names of the
+	// settings changed, comma-separated), text (the reason, the rest).
+	evRole     byte = 'R'
+	evInvite   byte = 'I'
+	evUninvite byte = 'i'
+	evKick     byte = 'K'
+	evBan      byte = 'B'
+	evUnban    byte = 'b'
+	evMute     byte = 'Z'
+	evUnmute   byte = 'z'
+	evSettings byte = 'S'
 )
 
 // Message record flags.
@@ -53,6 +66,18 @@ var kindNames = map[byte]string{
 	evMessage: KindMessage, evWhisper: KindWhisper, evJoin: KindJoin, evLeave: KindLeave,
 	evEdit: KindEdit, evDelete: KindDelete, evReact: KindReact, evUnreact: KindUnreact,
 	evPin: KindPin, evUnpin: KindUnpin, evMention: KindMention,
+	evRole: KindRole, evInvite: KindInvite, evUninvite: KindUninvite, evKick: KindKick,
+	evBan: KindBan, evUnban: KindUnban, evMute: KindMute, evUnmute: KindUnmute, evSettings: KindSettings,
+}
+
+// isModeration reports whether kind is a moderation event, listed in the
+// room's moderation log.
+func isModeration(kind byte) bool {
+	switch kind {
+	case evRole, evInvite, evUninvite, evKick, evBan, evUnban, evMute, evUnmute, evSettings:
+		return true
+	}
+	return false
 }
 
 // isChange reports whether kind is a change to another event (target set).
@@ -90,6 +115,9 @@ type eventRecord struct {
 	// Changes.
 	target uint64
 	arg    string
+	// Moderation events: the role given, when a ban or mute ends.
+	role  byte
+	until int64
 }
 
 // isMessage reports whether the record is a message or whisper.
@@ -129,6 +157,9 @@ func encodeEvent(e *eventRecord) []byte {
 	case isChange(kind):
 		b = binary.AppendUvarint(b, e.target)
 		return wire.AppendString(b, e.arg)
+	case isModeration(kind):
+		b = binary.AppendVarint(append(b, e.role), e.until)
+		b = wire.AppendString(b, e.arg)
 	}
 	return append(b, e.text...)
 }
@@ -177,6 +208,9 @@ func decodeEventRecord(k, v []byte) (*eventRecord, error) {
 		e.text, d.b = string(d.b), nil
 	case isChange(e.kind):
 		e.target, e.arg = d.uvarint(), d.str()
+	case isModeration(e.kind):
+		e.role, e.until, e.arg = d.byte1(), d.varint(), d.str()
+		e.text, d.b = string(d.b), nil
 	case kindNames[e.kind] != "":
 		e.text, d.b = string(d.b), nil
 	default:
@@ -249,6 +283,8 @@ func (e *eventRecord) view(room string, seq uint64) Event {
 		}
 	case e.kind == evMention:
 		ev.Target, ev.Origin = e.target, e.arg
+	case isModeration(e.kind):
+		ev.moderationView(e)
 	case isChange(e.kind):
 		ev.Target = e.target
 		if e.kind == evReact || e.kind == evUnreact {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/state"
@@ -24,6 +25,19 @@ type Room struct {
 	// compaction removes events. A reader that last saw a seq below
 	// FirstRetainedSeq-1 has missed events for good (ErrHistoryCompacted).
 	FirstRetainedSeq uint64 `json:"first_retained_seq"`
+
+	// InviteOnly says a private room has no password: only invited users
+	// join it.
+	InviteOnly bool `json:"invite_only"`
+	// Topic and Description are free text set by the owner or a
+	// moderator.
+	Topic       string `json:"topic,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Announcement rooms let only their owner and moderators post.
+	Announcement bool `json:"announcement"`
+	// SlowMode is the least time in seconds between two posts of one
+	// member (moderators and the owner are exempt); 0 is off.
+	SlowMode uint64 `json:"slow_mode"`
 }
 
 // RoomSummary is a room as a user's room list shows it.
@@ -40,6 +54,9 @@ type RoomSummary struct {
 	// UnreadMentions is the number of messages after LastRead that mention
 	// the user (by name, @here or @room); moving the read marker clears it.
 	UnreadMentions int `json:"unread_mentions"`
+	// Role is the user's role in the room (owner, moderator, member);
+	// empty when not a member.
+	Role string `json:"role,omitempty"`
 }
 
 // Member is one member of a room.
@@ -49,6 +66,8 @@ type Member struct {
 	// false.
 	Online   bool  `json:"online"`
 	JoinedAt int64 `json:"joined_at"`
+	// Role is owner, moderator or member.
+	Role string `json:"role"`
 }
 
 // Read limits for History.
@@ -91,6 +110,11 @@ func (rec *roomRecord) view(name string) Room {
 		CreatedAt:        rec.createdAt,
 		LastSeq:          rec.lastSeq,
 		FirstRetainedSeq: rec.firstRetained,
+		InviteOnly:       rec.private && rec.passwordHash == "",
+		Topic:            rec.settings.topic,
+		Description:      rec.settings.description,
+		Announcement:     rec.settings.announcement,
+		SlowMode:         rec.settings.slowModeSec,
 	}
 }
 
@@ -209,6 +233,7 @@ func ListRooms(r state.Reader, user string) ([]RoomSummary, error) {
 		}
 		sum := RoomSummary{Room: rec.view(room), Member: member, LastRead: m.lastRead}
 		if member {
+			sum.Role = roleOf(m, rec.owner)
 			if sum.UnreadMentions, err = countMentions(r, room, m, rec.lastSeq); err != nil {
 				return false, err
 			}
@@ -233,7 +258,7 @@ func Members(r state.Reader, room string) ([]Member, error) {
 		if m, err = decodeMember(k, v); err != nil {
 			return false
 		}
-		out = append(out, Member{Username: m.name, JoinedAt: m.joinedAt})
+		out = append(out, Member{Username: m.name, JoinedAt: m.joinedAt, Role: roleOf(m, rec.owner)})
 		return true
 	})
 	if err != nil {
@@ -244,9 +269,11 @@ func Members(r state.Reader, room string) ([]Member, error) {
 
 // CheckRead returns the room if user may read its history and members:
 // anyone may read a public room (joining it needs nothing, so reading first
-// reveals nothing a join would not), only members a private one. It returns
-// errs.NotFound when the room does not exist and errs.Forbidden when user may
-// not read it. The stream layer applies the same rule to subscriptions.
+// reveals nothing a join would not), only members a private one, and
+// nobody banned from it while the ban lasts (by the reader's clock). It
+// returns errs.NotFound when the room does not exist and errs.Forbidden
+// when user may not read it. The stream layer applies the same rule to
+// subscriptions.
 func CheckRead(r state.Reader, room, user string) (Room, error) {
 	rec, err := checkRead(r, room, user)
 	if err != nil {
@@ -256,9 +283,21 @@ func CheckRead(r state.Reader, room, user string) (Room, error) {
 }
 
 func checkRead(r state.Reader, room, user string) (*roomRecord, error) {
+	return checkReadAt(r, room, user, time.Now().UnixMilli())
+}
+
+// checkReadAt is checkRead at time now (Unix ms), which decides whether a
+// ban has ended.
+func checkReadAt(r state.Reader, room, user string, now int64) (*roomRecord, error) {
 	rec, err := liveRoom(r, room)
 	if err != nil {
 		return nil, err
+	}
+	if _, banned, err := activeSanction(r, room, banPrefix, user, now); err != nil || banned {
+		if err != nil {
+			return nil, err
+		}
+		return nil, errs.New(errs.Forbidden, "you are banned from room %q", room)
 	}
 	if rec.private {
 		_, member, err := getMember(r, room, user)

@@ -117,7 +117,11 @@ func roomOfKey(k []byte) (string, bool) {
 const (
 	recPrivate byte = 1 << 0
 	recDeleted byte = 1 << 1
-	recFlags        = recPrivate | recDeleted
+	// recSettings says the room's settings (record_mod.go) follow the
+	// password hash. A room that never changed them is stored without,
+	// exactly as before settings existed.
+	recSettings byte = 1 << 2
+	recFlags         = recPrivate | recDeleted | recSettings
 )
 
 // recordVersion is the first byte of every stored record, so the format can
@@ -139,11 +143,15 @@ type roomRecord struct {
 	// compaction or deletion removes events. Events below it may still be
 	// stored until Compact purges them; reads never return them.
 	firstRetained uint64
+	// settings are the room's topic, description and posting rules; the
+	// zero value for a room that never set them.
+	settings roomSettings
 }
 
 // encodeRoom returns the stored form of rec: version, flags, uvarint
 // maxMembers, uvarint members, varint createdAt, uvarint lastSeq, varint
-// lastTs, uvarint firstRetained, owner, passwordHash.
+// lastTs, uvarint firstRetained, owner, passwordHash and, with recSettings,
+// the settings (appendSettings).
 func encodeRoom(rec *roomRecord) []byte {
 	var flags byte
 	if rec.private {
@@ -152,7 +160,10 @@ func encodeRoom(rec *roomRecord) []byte {
 	if rec.deleted {
 		flags |= recDeleted
 	}
-	b := make([]byte, 0, 2+8*binary.MaxVarintLen64+len(rec.owner)+len(rec.passwordHash))
+	if rec.settings != (roomSettings{}) {
+		flags |= recSettings
+	}
+	b := make([]byte, 0, 2+8*binary.MaxVarintLen64+len(rec.owner)+len(rec.passwordHash)+rec.settings.size())
 	b = append(b, recordVersion, flags)
 	b = binary.AppendUvarint(b, rec.maxMembers)
 	b = binary.AppendUvarint(b, rec.members)
@@ -161,7 +172,11 @@ func encodeRoom(rec *roomRecord) []byte {
 	b = binary.AppendVarint(b, rec.lastTs)
 	b = binary.AppendUvarint(b, rec.firstRetained)
 	b = wire.AppendString(b, rec.owner)
-	return wire.AppendString(b, rec.passwordHash)
+	b = wire.AppendString(b, rec.passwordHash)
+	if flags&recSettings != 0 {
+		b = appendSettings(b, rec.settings)
+	}
+	return b
 }
 
 // decodeRoom decodes the room record stored under k.
@@ -183,6 +198,9 @@ func decodeRoom(k, v []byte) (*roomRecord, error) {
 		owner:         d.str(),
 		passwordHash:  d.str(),
 	}
+	if flags&recSettings != 0 {
+		rec.settings = d.settings()
+	}
 	if d.err == nil && (len(d.b) != 0 || rec.firstRetained == 0 || rec.firstRetained > rec.lastSeq+1) {
 		d.fail("inconsistent record")
 	}
@@ -197,16 +215,26 @@ type memberRecord struct {
 	name     string // the username as the user spells it
 	joinedAt int64
 	lastRead uint64
+	// role is roleMember or roleModerator (the owner is the room record's).
+	role byte
+	// lastPost is the time of the member's latest post, kept only while
+	// the room is in slow mode.
+	lastPost int64
 }
 
 // encodeMember returns the stored form of m: version, varint joinedAt,
-// uvarint lastRead, name.
+// uvarint lastRead, name and, unless both are zero, the role byte and
+// varint lastPost. A plain member is stored as before roles existed.
 func encodeMember(m memberRecord) []byte {
-	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(m.name))
+	b := make([]byte, 0, 2+4*binary.MaxVarintLen64+len(m.name))
 	b = append(b, recordVersion)
 	b = binary.AppendVarint(b, m.joinedAt)
 	b = binary.AppendUvarint(b, m.lastRead)
-	return wire.AppendString(b, m.name)
+	b = wire.AppendString(b, m.name)
+	if m.role != roleMember || m.lastPost != 0 {
+		b = binary.AppendVarint(append(b, m.role), m.lastPost)
+	}
+	return b
 }
 
 // decodeMember decodes the member record stored under k.
@@ -216,6 +244,12 @@ func decodeMember(k, v []byte) (memberRecord, error) {
 		d.fail("unknown record version")
 	}
 	m := memberRecord{joinedAt: d.varint(), lastRead: d.uvarint(), name: d.name()}
+	if d.err == nil && len(d.b) != 0 {
+		m.role, m.lastPost = d.byte1(), d.varint()
+		if d.err == nil && (m.role > roleModerator || (m.role == roleMember && m.lastPost == 0)) {
+			d.fail("bad role %d", m.role)
+		}
+	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("%d trailing bytes", len(d.b))
 	}

@@ -18,13 +18,16 @@ const (
 	statusNotFound  byte = 2
 	statusForbidden byte = 3
 	statusConflict  byte = 4
+	// statusRateLimited refuses a post in slow mode (ModerationProtocol).
+	statusRateLimited byte = 5
 )
 
 var refusalCodes = map[byte]errs.Code{
-	statusInvalid:   errs.Invalid,
-	statusNotFound:  errs.NotFound,
-	statusForbidden: errs.Forbidden,
-	statusConflict:  errs.Conflict,
+	statusInvalid:     errs.Invalid,
+	statusNotFound:    errs.NotFound,
+	statusForbidden:   errs.Forbidden,
+	statusConflict:    errs.Conflict,
+	statusRateLimited: errs.RateLimited,
 }
 
 // OK payload flags.
@@ -52,7 +55,8 @@ type Result struct {
 	// @room), as the room spells them: the owners of the mention inboxes
 	// to notify.
 	Notified []string
-	// Room is the room after the command, for Create, Join and Leave.
+	// Room is the room after the command, for Create, Join, Leave and
+	// Settings.
 	Room *Room
 
 	// op is the operation byte of the command that produced the result, so

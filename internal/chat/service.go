@@ -51,6 +51,11 @@ type Config struct {
 	// the node's. Nil: NewService builds one with password.DefaultParams and
 	// the default concurrency.
 	Hasher *password.Hasher
+	// ClusterProtocol returns the internal protocol every node of the
+	// cluster speaks (compat.ClusterProtocol). Commands new at
+	// ModerationProtocol are refused with errs.UpgradeInProgress while it
+	// is lower. Nil: every node speaks this build's protocol.
+	ClusterProtocol func() int
 }
 
 // DefaultConfig returns the defaults.
@@ -118,6 +123,9 @@ type CreateRequest struct {
 	Name     string `json:"name"`
 	Private  bool   `json:"private"`
 	Password string `json:"password,omitempty"`
+	// InviteOnly makes a private room without a password: only invited
+	// users join it.
+	InviteOnly bool `json:"invite_only,omitempty"`
 	// MaxMembers 0 means Config.RoomMembers.
 	MaxMembers int `json:"max_members,omitempty"`
 }
@@ -159,8 +167,14 @@ func (s *Service) Create(ctx context.Context, user string, req CreateRequest, id
 	if err != nil {
 		return Room{}, err
 	}
-	cmd := CreateRoom{Room: room, Owner: user, Private: req.Private, MaxMembers: uint64(members)}
+	cmd := CreateRoom{Room: room, Owner: user, Private: req.Private || req.InviteOnly, InviteOnly: req.InviteOnly, MaxMembers: uint64(members)}
 	switch {
+	case req.InviteOnly && req.Password != "":
+		return Room{}, errs.New(errs.Invalid, "password: an invitation-only room takes none")
+	case req.InviteOnly:
+		if err := s.upgradeGate(); err != nil {
+			return Room{}, err
+		}
 	case req.Private && req.Password == "":
 		return Room{}, errs.New(errs.Invalid, "password: a private room needs one")
 	case !req.Private && req.Password != "":
@@ -203,8 +217,9 @@ func (s *Service) Join(ctx context.Context, user, room, password, idempotencyKey
 	if err != nil {
 		return Room{}, err
 	}
-	var private, member bool
+	var private, member, invited bool
 	var hash string
+	var refusal []byte
 	p := s.r.PartitionOf(room)
 	if _, err := s.r.Read(ctx, p, false, func(r state.Reader) error {
 		rec, err := liveRoom(r, room)
@@ -212,13 +227,23 @@ func (s *Service) Join(ctx context.Context, user, room, password, idempotencyKey
 			return err
 		}
 		private, hash = rec.private, rec.passwordHash
-		_, member, err = getMember(r, room, user)
+		if _, member, err = getMember(r, room, user); err != nil || member {
+			return err
+		}
+		refusal, invited, err = joinRules(r, room, user, time.Now().UnixMilli())
 		return err
 	}); err != nil {
 		return Room{}, fmt.Errorf("chat: join %q: %w", room, err)
 	}
+	if refusal != nil {
+		_, err := DecodeResult(refusal)
+		return Room{}, err
+	}
 	cmd := Join{Room: room, User: user}
-	if private && !member {
+	if private && !member && !invited && hash == "" {
+		return Room{}, errs.New(errs.Forbidden, "room %q is invitation-only: ask its owner or a moderator for an invitation", room)
+	}
+	if private && !member && !invited {
 		if password == "" {
 			return Room{}, errs.New(errs.Forbidden, "room %q is private: a password is needed to join", room)
 		}
@@ -442,7 +467,7 @@ func (s *Service) proposeTo(ctx context.Context, p uint64, dk string, cmd []byte
 	if err != nil {
 		return Result{}, err
 	}
-	if r.op != cmd[1] || (r.Room == nil && (cmd[1] == opCreate || cmd[1] == opJoin || cmd[1] == opLeave)) {
+	if r.op != cmd[1] || (r.Room == nil && (cmd[1] == opCreate || cmd[1] == opJoin || cmd[1] == opLeave || cmd[1] == opSettings)) {
 		return Result{}, errs.New(errs.Conflict, "the idempotency key was already used for a different request")
 	}
 	return r, nil
