@@ -34,6 +34,14 @@ func encode(t testing.TB, c Command) []byte {
 		return EncodePin(c)
 	case Notify:
 		return EncodeNotify(c)
+	case SetRole:
+		return EncodeSetRole(c)
+	case Invite:
+		return EncodeInvite(c)
+	case Moderate:
+		return EncodeModerate(c)
+	case Settings:
+		return EncodeSettings(c)
 	}
 	t.Fatalf("unexpected command %T", c)
 	return nil
@@ -58,6 +66,18 @@ func TestEncode_DecodeCommand(t *testing.T) {
 		{"whisper", Post{Room: "r", User: "bob", To: []string{"alice", "carol"}, Text: "psst\x00\xff"}},
 		{"compact", Compact{RetentionMs: 86400000, Budget: 100}},
 		{"compact zero", Compact{}},
+		{"create invite-only", CreateRoom{Room: "r", Owner: "a", Private: true, InviteOnly: true, MaxMembers: 5}},
+		{"set role", SetRole{Room: "r", User: "a", Target: "b", Role: RoleModerator}},
+		{"transfer", SetRole{Room: "r", User: "root", Target: "b", Role: RoleOwner, Admin: true}},
+		{"invite", Invite{Room: "r", User: "a", Target: "b"}},
+		{"uninvite", Invite{Room: "r", User: "a", Target: "b", Undo: true, Admin: true}},
+		{"kick", Moderate{Room: "r", User: "a", Target: "b", Action: ActKick, Reason: "spam"}},
+		{"ban", Moderate{Room: "r", User: "a", Target: "b", Action: ActBan, DurationMs: 3600000}},
+		{"mute", Moderate{Room: "r", User: "a", Target: "b", Action: ActMute, DurationMs: 1, Admin: true}},
+		{"settings none", Settings{Room: "r", User: "a"}},
+		{"settings all", Settings{Room: "r", User: "a", Admin: true, Set: setAll, Topic: "t", Description: "d",
+			Announcement: true, SlowModeSec: 30, MaxMembers: 7, Access: AccessPassword, PasswordHash: "h"}},
+		{"settings topic", Settings{Room: "r", User: "a", Set: SetTopic}},
 		{"reply", Post{Room: "r", User: "bob", Text: "yes", ReplyTo: 7}},
 		{"mentions", Post{Room: "r", User: "bob", Text: "@a @here @room", Mentions: []string{"a"}, Here: []string{"c"}, MentionRoom: true, MentionHere: true}},
 		{"whisper reply", Post{Room: "r", User: "bob", To: []string{"a"}, Text: "x", ReplyTo: 1}},
@@ -132,6 +152,10 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(EncodePost(Post{Room: "r", User: "b", To: []string{"a", "c"}, Text: "hi"}))
 	f.Add(EncodeCompact(Compact{RetentionMs: 1000, Budget: 3}))
 	f.Add([]byte{Tag, opPost, 0xff})
+	f.Add(EncodeSetRole(SetRole{Room: "r", User: "a", Target: "b", Role: RoleOwner}))
+	f.Add(EncodeInvite(Invite{Room: "r", User: "a", Target: "b", Undo: true}))
+	f.Add(EncodeModerate(Moderate{Room: "r", User: "a", Target: "b", Action: ActBan, DurationMs: 5, Reason: "x"}))
+	f.Add(EncodeSettings(Settings{Room: "r", User: "a", Set: setAll, Topic: "t", Access: AccessInvite}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := DecodeCommand(in)
 		if err != nil {
