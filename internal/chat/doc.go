@@ -68,6 +68,24 @@
 // room's only by its members (CheckRead). Deleting is for the owner or an
 // admin.
 //
+// # Roles and moderation
+//
+// A room has one owner (its record's), moderators (a role in their member
+// records) and members. The owner or an admin grants and revokes the
+// moderator role and transfers the ownership (SetRole); the owner and
+// moderators invite users into private rooms (Invite), kick, ban (for a
+// while or for good) and mute (for a while) users (Moderate), and change the
+// settings: moderators the topic and description, the owner the rest
+// (announcement rooms, slow mode, max_members, access: public, password or
+// invitation-only). Every one of these is a room event with its actor and
+// optional reason, listed in the room's moderation log (c/<room>/a/<seq>).
+// Apply decides all of it against the command's leader-stamped time: a
+// muted member's post is refused when it is applied, a ban or mute ends at
+// its command's time plus its duration. These commands are new at
+// ModerationProtocol; the Service refuses them with errs.UpgradeInProgress
+// until every node of the cluster speaks it (Config.ClusterProtocol). A room
+// that uses none of them is stored byte for byte as before.
+//
 // # Live streams
 //
 // This package does not stream. The stream layer tails rooms by applied

@@ -26,7 +26,11 @@ const MinDataFormat = 2
 // Protocol is the newest internal protocol this build speaks.
 //
 //   - 1: the protocol of every build before versions were negotiated.
-const Protocol = 1
+//   - 2: room roles, invitations, moderation and settings: the chat
+//     commands SetRole, Invite, Moderate and Settings, invitation-only
+//     rooms, and the rules they bring to joins and posts
+//     (chat.ModerationProtocol).
+const Protocol = 2
 
 // MinProtocol is the oldest internal protocol this build still speaks: the
 // protocol of the previous release, so that a cluster can be upgraded one
