@@ -238,6 +238,7 @@ func (s *Server) routes() {
 		s.handleAuth("POST /api/v1/rooms/{room}/messages", s.roomPost)
 		s.handleAuth("GET /api/v1/rooms/{room}/messages", s.roomHistory)
 		s.messageRoutes()
+		s.moderationRoutes() // rooms_mod.go
 	}
 	if s.streams != nil {
 		s.addRoute("GET /api/v1/stream", InStream, s.streamHandler)

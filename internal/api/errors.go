@@ -24,6 +24,7 @@ var statusOf = map[errs.Code]int{
 	errs.Unavailable:         http.StatusServiceUnavailable,
 	errs.Timeout:             http.StatusServiceUnavailable,
 	errs.InsufficientStorage: http.StatusInsufficientStorage,
+	errs.UpgradeInProgress:   http.StatusServiceUnavailable,
 	// Events after the seq asked for were removed by retention: the caller
 	// must reload the latest page instead of resuming.
 	chat.CodeHistoryCompacted: http.StatusGone,
@@ -32,9 +33,10 @@ var statusOf = map[errs.Code]int{
 // retryAfter lists the codes answered with a Retry-After: the wait the
 // error names (limits.go), else 1 s.
 var retryAfter = map[errs.Code]bool{
-	errs.Unavailable: true,
-	errs.Timeout:     true,
-	errs.RateLimited: true,
+	errs.Unavailable:       true,
+	errs.Timeout:           true,
+	errs.RateLimited:       true,
+	errs.UpgradeInProgress: true,
 }
 
 // errorBody is the JSON shape of every error response.

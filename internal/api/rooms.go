@@ -10,9 +10,11 @@ import (
 )
 
 // RoomService is what the room routes need from chat, including the
-// message routes (MessageService).
+// message routes (MessageService) and the moderation routes
+// (ModerationService).
 type RoomService interface {
 	MessageService
+	ModerationService
 	Create(ctx context.Context, user string, req chat.CreateRequest, idempotencyKey string) (chat.Room, error)
 	Delete(ctx context.Context, user, room string, isAdmin bool, idempotencyKey string) error
 	Join(ctx context.Context, user, room, password, idempotencyKey string) (chat.Room, error)
@@ -32,6 +34,7 @@ type createRoomRequest struct {
 	Private    bool   `json:"private"`
 	Password   string `json:"password,omitempty"`
 	MaxMembers int    `json:"max_members,omitempty"`
+	InviteOnly bool   `json:"invite_only,omitempty"`
 	writeMeta
 }
 
@@ -104,7 +107,7 @@ func (s *Server) roomCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	req := chat.CreateRequest{Name: body.Name, Private: body.Private, Password: body.Password, MaxMembers: body.MaxMembers}
+	req := chat.CreateRequest{Name: body.Name, Private: body.Private, Password: body.Password, MaxMembers: body.MaxMembers, InviteOnly: body.InviteOnly}
 	room, err := s.rooms.Create(r.Context(), identity(r).User, req, idem)
 	if err != nil {
 		s.writeError(w, r, err)
