@@ -15,6 +15,9 @@ type RoomSpec struct {
 	Password string `json:"password,omitempty"`
 	// MaxMembers 0 means the server's default.
 	MaxMembers int `json:"max_members,omitempty"`
+	// InviteOnly makes a private room without a password: only invited
+	// users join it.
+	InviteOnly bool `json:"invite_only,omitempty"`
 }
 
 // Room describes a room.
@@ -29,6 +32,14 @@ type Room struct {
 	LastSeq uint64 `json:"last_seq"`
 	// FirstRetainedSeq is the lowest seq still in history.
 	FirstRetainedSeq uint64 `json:"first_retained_seq"`
+	// InviteOnly: a private room without a password, joined by invitation.
+	InviteOnly  bool   `json:"invite_only"`
+	Topic       string `json:"topic,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Announcement rooms let only their owner and moderators post.
+	Announcement bool `json:"announcement"`
+	// SlowMode is the least seconds between two posts of a member; 0: off.
+	SlowMode int `json:"slow_mode"`
 }
 
 // RoomSummary is a room in the caller's room list.
@@ -42,6 +53,8 @@ type RoomSummary struct {
 	// UnreadMentions counts the messages after LastRead that mention the
 	// caller.
 	UnreadMentions int `json:"unread_mentions"`
+	// Role is the caller's role (owner, moderator, member) when a member.
+	Role string `json:"role,omitempty"`
 }
 
 // Member is a member of a room.
@@ -49,6 +62,7 @@ type Member struct {
 	Username string `json:"username"`
 	Online   bool   `json:"online"`
 	JoinedAt int64  `json:"joined_at"` // Unix ms
+	Role     string `json:"role"`      // owner, moderator or member
 }
 
 // PostResult is the answer to a post.
@@ -65,7 +79,9 @@ type Event struct {
 	Ts   int64  `json:"ts"` // Unix ms
 	// Kind is "message", "whisper", "hidden" (a whisper, or a change to
 	// one, seen by others: seq and time only), "join", "leave", or a change
-	// to a message: "edit", "delete", "react", "unreact", "pin", "unpin".
+	// to a message: "edit", "delete", "react", "unreact", "pin", "unpin",
+	// or a moderation event: "role", "invite", "uninvite", "kick", "ban",
+	// "unban", "mute", "unmute", "settings".
 	Kind   string   `json:"kind"`
 	Sender string   `json:"sender,omitempty"`
 	Text   string   `json:"text,omitempty"`
@@ -98,6 +114,15 @@ type EventDetails struct {
 	Target  uint64 `json:"target,omitempty"`
 	Emoji   string `json:"emoji,omitempty"`
 	Message *Event `json:"current,omitempty"`
+	// User is whom a moderation event is about (Sender acted); Role the
+	// role a role event gives; Until when a ban or mute ends (Unix ms, 0:
+	// for good); Reason the moderator's reason; Changed the settings a
+	// settings event changed.
+	User    string   `json:"user,omitempty"`
+	Role    string   `json:"role,omitempty"`
+	Until   int64    `json:"until,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	Changed []string `json:"changed,omitempty"`
 }
 
 // Reaction is the reactions with one emoji to a message: Count is exact,

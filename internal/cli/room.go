@@ -22,6 +22,7 @@ needs a password to join: it is read from the terminal, or with
 --password-stdin from the first line of standard input.`)
 	addClientFlags(fs, &co)
 	fs.BoolVar(&spec.Private, "private", false, "make the room private: joining needs its password")
+	fs.BoolVar(&spec.InviteOnly, "invite-only", false, "make the room private without a password: only invited users join (parley room invite)")
 	fs.BoolVar(&fromStdin, "password-stdin", false, "read the private room's password from the first line of standard input")
 	fs.IntVar(&spec.MaxMembers, "max-members", 0, "most `members` the room admits (0: the server's default)")
 	pos, err := parseClient(fs, &co, e, args, 1, 1)
@@ -30,6 +31,9 @@ needs a password to join: it is read from the terminal, or with
 	}
 	if fromStdin && !spec.Private {
 		return usagef(path, "--password-stdin needs --private: public rooms have no password")
+	}
+	if spec.InviteOnly && (spec.Private || fromStdin) {
+		return usagef(path, "--invite-only rooms are private without a password: drop --private and --password-stdin")
 	}
 	if spec.MaxMembers < 0 {
 		return usagef(path, "--max-members %d: must not be negative", spec.MaxMembers)
@@ -49,7 +53,10 @@ needs a password to join: it is read from the terminal, or with
 		return err
 	}
 	kind := "public"
-	if r.Private {
+	switch {
+	case r.InviteOnly:
+		kind = "invitation-only"
+	case r.Private:
 		kind = "private"
 	}
 	fmt.Fprintf(e.Stdout, "created %s room %s\n", kind, termSafe(r.Name))
@@ -192,7 +199,7 @@ func runRoomLeave(ctx context.Context, e *Env, path string, args []string) error
 func runRoomMembers(ctx context.Context, e *Env, path string, args []string) error {
 	var co clientOptions
 	var asJSON bool
-	fs := newFlagSet(path, "NAME [flags]", "List a room's members, whether each is online, and when each joined.")
+	fs := newFlagSet(path, "NAME [flags]", "List a room's members, each one's role (owner, moderator, member), whether each is online, and when each joined.")
 	addClientFlags(fs, &co)
 	fs.BoolVar(&asJSON, "json", false, "print the members as JSON")
 	pos, err := parseClient(fs, &co, e, args, 1, 1)
@@ -214,9 +221,9 @@ func runRoomMembers(ctx context.Context, e *Env, path string, args []string) err
 		return printJSON(e.Stdout, ms)
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MEMBER\tONLINE\tJOINED")
+	fmt.Fprintln(tw, "MEMBER\tROLE\tONLINE\tJOINED")
 	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", termSafe(m.Username), yesNo(m.Online), formatMs(m.JoinedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termSafe(m.Username), termSafe(m.Role), yesNo(m.Online), formatMs(m.JoinedAt))
 	}
 	return tw.Flush()
 }
@@ -373,6 +380,9 @@ func eventText(ev client.Event) string {
 	}
 	if change := changeText(ev); change != "" {
 		return change
+	}
+	if mod := moderationText(ev); mod != "" {
+		return mod
 	}
 	switch ev.Kind {
 	case "message":

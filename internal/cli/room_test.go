@@ -144,7 +144,7 @@ func TestRoomCommands(t *testing.T) {
 		}
 		members := alice.ok("room", "members", "lobby")
 		for _, m := range []string{"alice", "bob", "carol"} {
-			if !regexp.MustCompile(`(?m)^` + m + `\s+(yes|no)\s`).MatchString(members) {
+			if !regexp.MustCompile(`(?m)^` + m + `\s+(owner|member)\s+(yes|no)\s`).MatchString(members) {
 				t.Errorf("members lack %s:\n%s", m, members)
 			}
 		}
