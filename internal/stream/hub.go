@@ -394,16 +394,25 @@ func (h *Hub) advanceLocked(r *room, pos uint64, ev *encodedEvent) {
 }
 
 // revokeAfter ends sb's subscription with forbidden when e, just
-// delivered, is its user leaving a private room. r.mu must be held; the
-// subscriber keeps its entry for the room until it unsubscribes or
-// disconnects, which forgets the room once nobody else watches it.
+// delivered, is its user leaving or being kicked from a private room, or
+// being banned from any room. r.mu must be held; the subscriber keeps its
+// entry for the room until it unsubscribes or disconnects, which forgets
+// the room once nobody else watches it.
 func (h *Hub) revokeAfter(r *room, sb *sub, e *chat.Event) bool {
-	if !r.private || e.Kind != chat.KindLeave || !strings.EqualFold(e.Sender, sb.s.user) {
+	var why string
+	switch {
+	case r.private && e.Kind == chat.KindLeave && strings.EqualFold(e.Sender, sb.s.user):
+		why = "you left this private room"
+	case r.private && e.Kind == chat.KindKick && strings.EqualFold(e.User, sb.s.user):
+		why = "you were removed from this private room"
+	case e.Kind == chat.KindBan && strings.EqualFold(e.User, sb.s.user):
+		why = "you are banned from this room"
+	default:
 		return false
 	}
 	sb.removed, sb.live = true, false
 	delete(r.subs, sb.s)
-	sb.s.enqueue(EncodeError(r.name, CodeForbidden, "you left this private room"))
+	sb.s.enqueue(EncodeError(r.name, CodeForbidden, why))
 	return true
 }
 

@@ -292,3 +292,44 @@ func TestHub_LeavingPrivateRoomEndsSubscription(t *testing.T) {
 		})
 	}
 }
+
+func TestHub_KickOrBanEndsSubscription(t *testing.T) {
+	cases := []struct {
+		name    string
+		kind    string
+		private bool
+		ends    bool
+	}{
+		{"ban from a public room", chat.KindBan, false, true},
+		{"ban from a private room", chat.KindBan, true, true},
+		{"kick from a private room", chat.KindKick, true, true},
+		{"kick from a public room: may still read", chat.KindKick, false, false},
+		{"mute: may still read", chat.KindMute, true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := newMemSource()
+			h := newTestHub(t, src, Config{})
+			bob, carol := h.Connect("Bob"), h.Connect("carol")
+			h.Subscribe(bob, "r", 0)
+			h.Subscribe(carol, "r", 0)
+			h.SetPrivate("r", tc.private)
+			h.Advance("r", 0)
+			cb, cc := collect(t, bob), collect(t, carol)
+			h.Publish("r", []chat.Event{
+				src.appendEvent("r", chat.Event{Kind: tc.kind, Sender: "carol", User: "bob"}),
+				src.appendEvent("r", chat.Event{Kind: chat.KindMessage, Sender: "carol", Text: "after"}),
+			})
+			checkEvents(t, cc.waitFor(t, 3), "r", 1, 2)
+			if !tc.ends {
+				checkEvents(t, cb.waitFor(t, 3), "r", 1, 2)
+				return
+			}
+			fs := cb.waitFor(t, 3)
+			checkEvents(t, fs, "r", 1, 1)
+			if f := fs[2]; f.Type != TypeError || f.Code != CodeForbidden {
+				t.Fatalf("bob's frames %v, want the event about him then forbidden", fs)
+			}
+		})
+	}
+}
