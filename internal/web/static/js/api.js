@@ -153,6 +153,19 @@ export const thread = (room, seq, after) => request('GET', msgPath(room, seq) + 
 export const mentions = (after) => request('GET', '/api/v1/mentions' + qs({after}));
 export const history = (room, q) =>
   request('GET', `/api/v1/rooms/${enc(room)}/messages` + qs(q)).then((r) => r.messages);
+// Room settings, roles and moderation.
+export const room = (room) => request('GET', `/api/v1/rooms/${enc(room)}`);
+export const updateRoom = (room, patch) => request('PATCH', `/api/v1/rooms/${enc(room)}`, {body: patch, idem: requestId()});
+const memberPath = (room, user) => `/api/v1/rooms/${enc(room)}/members/${enc(user)}`;
+export const setRole = (room, user, role) => request('PUT', memberPath(room, user) + '/role', {body: {role}, idem: requestId()});
+// moderate kicks, bans, unbans, mutes or unmutes user; body may hold
+// duration (seconds) and reason.
+export function moderate(room, user, action, body = {}) {
+  const [method, path] = {unban: ['DELETE', 'ban'], unmute: ['DELETE', 'mute']}[action] || ['POST', action];
+  return request(method, memberPath(room, user) + '/' + path, {body, idem: requestId()});
+}
+export const invite = (room, username) => request('POST', `/api/v1/rooms/${enc(room)}/invites`, {body: {username}, idem: requestId()});
+export const moderation = (room) => request('GET', `/api/v1/rooms/${enc(room)}/moderation`);
 
 // Queues.
 export const queues = (waiting) => request('GET', '/api/v1/queues' + qs({waiting: waiting ? 'true' : ''})).then((r) => r.queues);

@@ -52,9 +52,33 @@ export function eventElement(ev, me, act) {
       return h('li', attrs('notice'), `${ev.sender} joined · `, time);
     case 'leave':
       return h('li', attrs('notice'), `${ev.sender} left · `, time);
+    case 'role': case 'invite': case 'uninvite': case 'kick': case 'ban': case 'unban': case 'mute': case 'unmute': case 'settings':
+      return h('li', attrs('notice moderation'), moderationText(ev), ' · ', time);
     default:
       return null; // hidden, a change to another message, or a kind this app does not know yet
   }
+}
+
+// isModeration reports whether ev is a role, invitation, moderation or
+// settings event.
+export const isModeration = (ev) => ['role', 'invite', 'uninvite', 'kick', 'ban', 'unban', 'mute', 'unmute', 'settings'].includes(ev.kind);
+
+// moderationText says what a moderation event did, who did it and why, as
+// plain text.
+export function moderationText(ev) {
+  const until = ev.until ? ' until ' + new Date(ev.until).toLocaleString() : '';
+  const said = {
+    role: () => ev.role === 'owner' ? `${ev.sender} made ${ev.user} the owner` : `${ev.sender} made ${ev.user} a ${ev.role}`,
+    invite: () => `${ev.sender} invited ${ev.user}`,
+    uninvite: () => `${ev.sender} withdrew the invitation of ${ev.user}`,
+    kick: () => `${ev.sender} removed ${ev.user}`,
+    ban: () => `${ev.sender} banned ${ev.user}` + (until || ' for good'),
+    unban: () => `${ev.sender} lifted the ban of ${ev.user}`,
+    mute: () => `${ev.sender} muted ${ev.user}` + until,
+    unmute: () => `${ev.sender} lifted the mute of ${ev.user}`,
+    settings: () => `${ev.sender} changed the ${(ev.changed || []).join(', ').replace(/_/g, ' ')}`,
+  }[ev.kind];
+  return (said ? said() : ev.kind) + (ev.reason ? ': ' + ev.reason : '');
 }
 
 function mentionsMe(ev, me) {

@@ -7,8 +7,9 @@
 
 import * as api from '../api.js';
 import {h, replace, formError} from '../dom.js';
-import {eventElement, isChange, parseComposer, regroup} from './events.js';
+import {eventElement, isChange, isModeration, parseComposer, regroup} from './events.js';
 import * as thread from './thread.js';
+import {settingsPanel, memberActions, roleTag, showRules, canModerate} from './room_mod.js';
 
 const PAGE = 50;
 const POLL_MS = 2000;
@@ -82,14 +83,34 @@ function buildLayout(v, main) {
   const leave = h('button', {type: 'button', class: 'link-button', onclick: async () => {
     try { await api.leaveRoom(v.room); v.ctx.go('#/rooms'); } catch (e) { v.ctx.notify(e.message, 'error'); }
   }}, 'Leave');
+  v.topic = h('span', {class: 'topic', hidden: true});
+  v.rules = h('div', {class: 'room-rules', role: 'status', hidden: true});
+  v.settings = settingsPanel(v);
+  v.settingsButton = h('button', {type: 'button', class: 'link-button settings-button', hidden: true,
+    onclick: () => { v.settings.fill(v.info || {}); v.settings.form.hidden = !v.settings.form.hidden; }}, 'Settings');
   main.append(h('div', {class: 'room'},
     h('div', {class: 'room-head'}, h('a', {href: '#/rooms', class: 'back', 'aria-label': 'Back to rooms'}, '←'),
-      h('h1', {}, '#' + v.room), v.mode, leave),
+      h('h1', {}, '#' + v.room), v.topic, v.mode, v.settingsButton, leave),
     h('div', {class: 'room-body'},
-      h('div', {class: 'board'}, v.scroller, v.pill),
+      h('div', {class: 'board'}, v.scroller, v.pill, v.settings.form),
       v.thread = thread.panel(v),
       h('aside', {class: 'members'}, h('h2', {}, 'Members'), v.members)),
-    v.typingLine, v.editBar, v.form));
+    v.typingLine, v.editBar, v.rules, v.form));
+}
+
+// refreshInfo reads the room's settings and my role, and shows what they
+// mean for me.
+async function refreshInfo(v) {
+  try {
+    const [info, list] = await Promise.all([api.room(v.room), api.members(v.room)]);
+    v.info = info;
+    v.owner = info.owner;
+    const me = list.find((m) => m.username.toLowerCase() === v.me.toLowerCase());
+    v.role = me ? me.role : '';
+    v.memberList = list;
+    renderMembers(v);
+    showRules(v);
+  } catch (e) { /* keep what is shown */ }
 }
 
 async function start(v) {
@@ -106,7 +127,7 @@ async function start(v) {
   if (!(await loadLatest(v))) return;
   v.stream.subscribe(v.room, v.contiguous);
   poll(v);
-  refreshMembers(v);
+  refreshInfo(v);
   v.timers.push(setInterval(() => refreshMembers(v), MEMBERS_MS));
   v.input.focus();
 }
@@ -257,6 +278,7 @@ function addEvents(v, events) {
     }
     if (ev.seq > v.contiguous) grew = true;
     if (ev.kind === 'join' || ev.kind === 'leave') refreshMembers(v);
+    if (isModeration(ev) && ev.seq > v.contiguous) refreshInfo(v);
     if (el) insertBySeq(v.list, el, ev.seq);
   }
   while (v.seqs.has(v.contiguous + 1)) v.contiguous++;
@@ -291,7 +313,7 @@ function actions(v) {
     remove: (seq) => { if (confirm('Delete this message for everyone?')) run('delete', () => api.deleteMessage(v.room, seq)); },
     edit: (msg) => startEditing(v, msg),
     thread: (seq) => thread.open(v, seq),
-    owner: () => v.owner && v.owner.toLowerCase() === v.me.toLowerCase(),
+    owner: () => canModerate(v), // the owner and moderators delete any message
   };
 }
 
@@ -411,10 +433,11 @@ function setOnline(v, username, online) {
 
 function renderMembers(v) {
   const list = [...v.memberList].sort((a, b) => (b.online - a.online) || a.username.localeCompare(b.username));
-  replace(v.members, list.map((m) => h('li', {},
+  replace(v.members, list.map((m) => h('li', {'data-member': m.username.toLowerCase()},
     h('button', {type: 'button', class: 'member', title: `Whisper to ${m.username}`, onclick: () => {
       v.input.value = `/w ${m.username} ` + parseComposer(v.input.value).text;
       fit(v.input);
       v.input.focus();
-    }}, h('span', {class: 'dot' + (m.online ? ' on' : ''), 'aria-label': m.online ? 'online' : 'offline'}), m.username))));
+    }}, h('span', {class: 'dot' + (m.online ? ' on' : ''), 'aria-label': m.online ? 'online' : 'offline'}), m.username),
+    roleTag(m), memberActions(v, m))));
 }

@@ -92,12 +92,16 @@ export function checkRoomName(v) {
 function createForm(ctx) {
   const name = field('Name', {name: 'room', required: true, autocapitalize: 'none', spellcheck: false});
   const priv = h('input', {type: 'checkbox', name: 'private'});
+  const invite = h('input', {type: 'checkbox', name: 'invite-only'});
   const pw = field('Password', {type: 'password', name: 'room-password', autocomplete: 'new-password'});
   pw.el.hidden = true;
-  priv.addEventListener('change', () => { pw.el.hidden = !priv.checked; });
+  const inviteLabel = h('label', {class: 'check', hidden: true}, invite, ' Invitation only, no password');
+  const sync = () => { inviteLabel.hidden = !priv.checked; pw.el.hidden = !priv.checked || invite.checked; };
+  priv.addEventListener('change', sync);
+  invite.addEventListener('change', sync);
   const form = h('form', {class: 'create-room', novalidate: true},
     h('h2', {}, 'New room'), name.el,
-    h('label', {class: 'check'}, priv, ' Private (members join with a password)'), pw.el,
+    h('label', {class: 'check'}, priv, ' Private (members join with a password or an invitation)'), inviteLabel, pw.el,
     h('button', {type: 'submit', class: 'primary'}, 'Create room'));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -105,9 +109,11 @@ function createForm(ctx) {
     const bad = checkRoomName(name.input.value);
     fieldError(name.input, bad);
     if (bad) return;
-    if (priv.checked && !pw.input.value) { fieldError(pw.input, 'A private room needs a password.'); return; }
+    const inviteOnly = priv.checked && invite.checked;
+    if (priv.checked && !inviteOnly && !pw.input.value) { fieldError(pw.input, 'A private room needs a password (or make it invitation only).'); return; }
     try {
-      const room = await api.createRoom({name: name.input.value, private: priv.checked, password: priv.checked ? pw.input.value : undefined});
+      const room = await api.createRoom(inviteOnly ? {name: name.input.value, invite_only: true}
+        : {name: name.input.value, private: priv.checked, password: priv.checked ? pw.input.value : undefined});
       ctx.go('#/room/' + encodeURIComponent(room.name));
     } catch (err) {
       if (err.status === 409) fieldError(name.input, 'A room with that name exists.');
@@ -117,11 +123,11 @@ function createForm(ctx) {
   return form;
 }
 
-// joinPrivateForm joins a private room by name and password: private rooms
-// are listed only to their members.
+// joinPrivateForm joins a private room by name and password (none when
+// invited): private rooms are listed only to their members.
 function joinPrivateForm(ctx) {
   const name = field('Room', {name: 'join-room', required: true, autocapitalize: 'none', spellcheck: false});
-  const pw = field('Password', {type: 'password', name: 'join-password', autocomplete: 'off'});
+  const pw = field('Password', {type: 'password', name: 'join-password', autocomplete: 'off', placeholder: 'none if invited'});
   const form = h('form', {class: 'join-private', novalidate: true}, h('h2', {}, 'Join a private room'),
     h('div', {class: 'inline-form'}, name.el, pw.el, h('button', {type: 'submit'}, 'Join')));
   form.addEventListener('submit', async (e) => {
@@ -134,7 +140,7 @@ function joinPrivateForm(ctx) {
       const room = await api.joinRoom(name.input.value, pw.input.value);
       ctx.go('#/room/' + encodeURIComponent(room.name));
     } catch (err) {
-      if (err.status === 403) fieldError(pw.input, 'Wrong password.');
+      if (err.status === 403) fieldError(pw.input, pw.input.value ? 'Wrong password.' : err.message);
       else if (err.status === 404) fieldError(name.input, 'There is no such room.');
       else formError(form, err.message);
     }

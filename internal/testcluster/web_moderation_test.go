@@ -1,0 +1,90 @@
+package testcluster_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/parley-chat/parley/client"
+)
+
+// TestWeb_Moderation drives the room view's moderation in headless
+// Chromium: the owner changes the topic and makes the room an announcement
+// room from the settings panel, mutes and bans a member from the members
+// panel (with a reason); the member's own tab shows the events, refuses
+// their post with the server's reason, and turns the composer into the
+// announcement notice.
+func TestWeb_Moderation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	b := newBrowser(t)
+	c := newAPICluster(t, 1, 1)
+	s := screens[0]
+	p := polish{b: b, c: c, base: "http://" + c.Node(0).HTTPAddr(), s: s}
+	ctx := apiCtx(t)
+	olga := signUp(t, c, 0, 0, "olga")
+	bob := signUp(t, c, 0, 0, "bob")
+	if _, err := olga.CreateRoom(ctx, client.RoomSpec{Name: "town"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.JoinRoom(ctx, "town", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Post(ctx, "town", "hello town", client.PostOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	owner := p.open(t, "olga", olga, "#/room/town")
+	owner.waitFor("the owner's Settings button", `!document.querySelector('.settings-button').hidden`)
+	owner.waitFor("bob's moderation buttons", `document.querySelector('[data-member=bob] .mod-mute') !== null`)
+	owner.do("open the settings", clickJS(`.settings-button`))
+	owner.waitFor("the settings panel", `!document.querySelector('.room-settings').hidden`)
+	owner.do("set the topic", clear(`.room-settings input[name=topic]`),
+		chromedp.SendKeys(chromedp.CSS(`.room-settings input[name=topic]`), "<i>Town</i> news"),
+		clickJS(`.room-settings button[type=submit]`))
+	owner.waitFor("the topic in the head, as text", hasText(".room-head .topic", "<i>Town</i> news")+
+		` && document.querySelector('.room-head .topic i') === null`)
+	owner.waitFor("the settings event", `[...document.querySelectorAll('.events .notice.moderation')].some((e) => e.textContent.startsWith('olga changed the topic'))`)
+
+	// bob's tab is in a browser context of its own: tabs of one context
+	// share localStorage, where the app keeps its session.
+	pb := p
+	pb.b = p.b.isolated(t)
+	member := pb.open(t, "bob", bob, "#/room/town")
+	member.waitFor("bob sees the topic", hasText(".room-head .topic", "<i>Town</i> news"))
+	member.waitFor("no Settings button for a member", `document.querySelector('.settings-button').hidden`)
+	member.waitFor("no moderation buttons for a member", `document.querySelector('.mod-actions') === null`)
+
+	owner.do("mute bob with a reason", chromedp.Evaluate[chromedp.Void](`window.prompt = () => 'flooding'`),
+		clickJS(`[data-member=bob] .mod-mute`))
+	member.waitFor("bob sees his mute", `[...document.querySelectorAll('.events .notice.moderation')].some((e) => /^olga muted bob until .*: flooding/.test(e.textContent))`)
+	member.do("bob tries to post", chromedp.SendKeys(chromedp.CSS("textarea[name=text]"), "let me talk\n"))
+	member.waitFor("the refusal names the mute", `(document.querySelector('.composer .form-error')?.textContent || '').includes('muted')`)
+
+	owner.do("make it an announcement room", clickJS(`.settings-button`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('.room-settings input[name=announcement]').click()`),
+		clickJS(`.room-settings button[type=submit]`))
+	member.waitFor("bob's composer gives way to the notice", `document.querySelector('.composer').hidden &&
+		document.querySelector('.room-rules').textContent.includes('announcement room')`)
+
+	owner.do("ban bob", chromedp.Evaluate[chromedp.Void](`window.prompt = () => ''`), clickJS(`[data-member=bob] .mod-ban`))
+	owner.waitFor("bob gone from the members", `document.querySelector('[data-member=bob]') === null`)
+	owner.waitFor("the ban event", `[...document.querySelectorAll('.events .notice.moderation')].some((e) => e.textContent.startsWith('olga banned bob for good'))`)
+	_, err := bob.History(ctx, "town", client.HistoryOptions{})
+	mustStatus(t, err, http.StatusForbidden, "forbidden")
+	owner.screenshot(fmt.Sprintf("room-moderation-%s", s.name))
+	owner.checkConsole()
+	member.checkConsole()
+}
+
+// isolated opens a tab in a new browser context of b's Chromium (its own
+// cookies and storage), so that it can be signed in as another user.
+func (b *browser) isolated(t *testing.T) *browser {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	return watch(ctx, t, "open a tab in a new browser context")
+}
