@@ -141,4 +141,3 @@ func TestModeration_SurvivesLeaderChange(t *testing.T) {
 	})
 	c.VerifyReplicas(time.Minute)
 }
-

@@ -165,7 +165,8 @@ async function loadLatest(v) {
       await api.joinRoom(v.room);
       page = await api.history(v.room, {limit: PAGE});
     } catch (e2) {
-      return fail(v, e2.status === 403 ? new Error('This room is private: join it with its password from the rooms list.') : e2);
+      const priv = e2.status === 403 && /password|invitation/.test(e2.message);
+      return fail(v, priv ? new Error('This room is private: join it with its password or an invitation from the rooms list.') : e2);
     }
   }
   try {
