@@ -5,7 +5,9 @@ package testcluster_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -276,6 +278,35 @@ func TestUpgrade_RollingFromThePreviousReleaseUnderLoad(t *testing.T) {
 		}
 		if st.Protocol < 1 {
 			t.Errorf("cluster protocol %d", st.Protocol)
+		}
+		// A command new at protocol 2 (room settings) is refused, retryably,
+		// while a node of the previous release remains: its replica could
+		// not apply it.
+		if step < 2 {
+			topic := fmt.Sprintf("step %d", step)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err := load.clients[i].UpdateRoomSettings(ctx, "upgrade", client.RoomSettings{Topic: &topic})
+			cancel()
+			var e *client.Error
+			if !errors.As(err, &e) || e.Status != http.StatusServiceUnavailable || e.Code != "upgrade_in_progress" || !e.Retryable {
+				t.Errorf("room settings with %d node(s) upgraded = %v, want a retryable 503 upgrade_in_progress", step+1, err)
+			}
+		}
+	}
+	// Once every node runs this build, the same call goes through.
+	topic := "after the upgrade"
+	if !load.write(0, "room settings", func(ctx context.Context, c *client.Client) error {
+		_, err := c.UpdateRoomSettings(ctx, "upgrade", client.RoomSettings{Topic: &topic})
+		return err
+	}) {
+		t.Fatalf("room settings after the upgrade: %q", load.failures)
+	}
+	for i, c := range load.clients {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r, err := c.GetRoom(ctx, "upgrade")
+		cancel()
+		if err != nil || r.Topic != topic {
+			t.Errorf("n%d: room after the upgrade = %+v, %v", i+1, r, err)
 		}
 	}
 	close(load.stop)
