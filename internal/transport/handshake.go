@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"github.com/parley-chat/parley/internal/compat"
@@ -21,6 +22,7 @@ const (
 	ackOK       byte = 0 // followed by the receiver's node id
 	ackMismatch byte = 1 // cluster ids differ or are missing: ErrClusterMismatch
 	ackRefused  byte = 2 // isolated, unsupported version or protocol: ErrUnreachable
+	ackStale    byte = 3 // the sender's data went back in time: ErrStaleData
 )
 
 // hello is the handshake a dialer sends after the protocol byte. version is
@@ -33,6 +35,7 @@ type hello struct {
 	addr       string // the sender's advertised listen address
 	clusterID  string
 	minVersion byte
+	boot       Boot // zero from builds that do not send it
 }
 
 // ourHello is this build's handshake, with its protocol range.
@@ -50,6 +53,9 @@ func appendHello(dst []byte, h hello) []byte {
 	dst = appendString(dst, h.addr)
 	dst = appendString(dst, h.clusterID)
 	dst = append(dst, h.minVersion)
+	dst = appendString(dst, h.boot.Incarnation)
+	dst = binary.AppendUvarint(dst, h.boot.Generation)
+	dst = appendString(dst, h.boot.ID)
 	putFrameHeader(dst[start:], len(dst)-start-frameHeaderLen)
 	return dst
 }
@@ -70,6 +76,14 @@ func decodeHello(p []byte) (hello, error) {
 	h.minVersion = h.version
 	if len(d.p) > 0 {
 		h.minVersion = d.byte1()
+	}
+	if len(d.p) > 0 {
+		h.boot.Incarnation = string(d.bytes())
+		h.boot.Generation = d.uvarint()
+		h.boot.ID = string(d.bytes())
+	}
+	if d.err != nil {
+		return hello{}, d.err
 	}
 	return h, nil
 }
@@ -106,6 +120,11 @@ func (t *Transport) admit(proto byte, h hello, p peer) (byte, string) {
 	}
 	if t.faults.isolated(h.addr, h.nodeID) {
 		return ackRefused, "isolated by fault injection"
+	}
+	if t.cfg.CheckBoot != nil && !p.candidate && h.boot.Incarnation != "" {
+		if err := t.cfg.CheckBoot(h.nodeID, h.boot); err != nil {
+			return ackStale, err.Error()
+		}
 	}
 	local := t.cfg.ClusterID()
 	switch proto {
