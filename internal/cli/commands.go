@@ -120,6 +120,7 @@ func rootCommand() *command {
 				{name: "chat-post", summary: "durable room posts", action: runBenchChat},
 				{name: "chat-fanout", summary: "post-to-delivery latency with many subscribers", action: runBenchFanout},
 				{name: "queue", summary: "durable queue send, leased receive and ack", action: runBenchQueue},
+				{name: "queue-delay", summary: "how late delayed queue messages are delivered", action: runBenchQueueDelay},
 				{name: "links", summary: "short link creation and redirects", action: runBenchLinks},
 			}},
 		},
