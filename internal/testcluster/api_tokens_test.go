@@ -11,6 +11,7 @@ import (
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/poll"
+	"github.com/parley-chat/parley/internal/testcluster"
 )
 
 // Personal API tokens on a cluster where some nodes hold no replica of a
@@ -99,18 +100,7 @@ func TestAPI_Tokens(t *testing.T) {
 		if err := as(c, 2, alice).RevokeAPIToken(ctx, "", tok.ID); err != nil {
 			t.Fatal(err)
 		}
-		for i := 0; i < c.Len(); i++ {
-			cl := anonAt(c, i, client.WithToken(tok.Token))
-			took := poll.Until(t, time.Second, fmt.Sprintf("token refused on n%d", i+1), func() error {
-				_, err := cl.ListRooms(ctx)
-				if err == nil {
-					return fmt.Errorf("still accepted")
-				}
-				mustStatus(t, err, http.StatusUnauthorized, "unauthorized")
-				return nil
-			})
-			t.Logf("n%d refused the revoked token %v after the check began", i+1, took)
-		}
+		refusedEverywhere(t, c, tok.Token, time.Second)
 		if _, err := alice.ListRooms(ctx); err != nil {
 			t.Fatalf("alice's session stopped too: %v", err)
 		}
@@ -120,17 +110,7 @@ func TestAPI_Tokens(t *testing.T) {
 		if tok.ExpiresAt-tok.CreatedAt != 2000 {
 			t.Fatalf("lifetime %d ms, want 2000", tok.ExpiresAt-tok.CreatedAt)
 		}
-		for i := 0; i < c.Len(); i++ {
-			cl := anonAt(c, i, client.WithToken(tok.Token))
-			poll.Until(t, 30*time.Second, fmt.Sprintf("expired token refused on n%d", i+1), func() error {
-				_, err := cl.ListRooms(ctx)
-				if err == nil {
-					return fmt.Errorf("still accepted")
-				}
-				mustStatus(t, err, http.StatusUnauthorized, "unauthorized")
-				return nil
-			})
-		}
+		refusedEverywhere(t, c, tok.Token, 30*time.Second)
 		list, err := as(c, 0, alice).APITokens(ctx, "")
 		if err != nil {
 			t.Fatal(err)
@@ -141,4 +121,23 @@ func TestAPI_Tokens(t *testing.T) {
 			}
 		}
 	})
+}
+
+// refusedEverywhere waits up to within for every node of c to refuse token
+// with 401.
+func refusedEverywhere(t *testing.T, c *testcluster.Cluster, token string, within time.Duration) {
+	t.Helper()
+	ctx := apiCtx(t)
+	for i := 0; i < c.Len(); i++ {
+		cl := anonAt(c, i, client.WithToken(token))
+		took := poll.Until(t, within, fmt.Sprintf("token refused on n%d", i+1), func() error {
+			_, err := cl.ListRooms(ctx)
+			if err == nil {
+				return fmt.Errorf("still accepted")
+			}
+			mustStatus(t, err, http.StatusUnauthorized, "unauthorized")
+			return nil
+		})
+		t.Logf("n%d refused the token %v after the check began", i+1, took)
+	}
 }
