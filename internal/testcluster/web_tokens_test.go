@@ -55,6 +55,8 @@ func TestWeb_Tokens(t *testing.T) {
 	b.waitFor("the secret, once, with a copy button", `(document.querySelector('.token-secret code.secret') || {}).textContent?.startsWith('pat_ada.') &&
 		document.querySelector('.token-secret button.copy') !== null`)
 	b.waitFor("the token listed", hasText(".tokens-mine td .tag", "read:room/deploys"))
+	b.do("show the secret and the list", chromedp.Evaluate[chromedp.Void](`document.querySelector('.token-secret').scrollIntoView({block: 'center'})`))
+	b.screenshot("tokens")
 	secret, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.querySelector('.token-secret code.secret').textContent`))
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +72,6 @@ func TestWeb_Tokens(t *testing.T) {
 	if err != nil || shown {
 		t.Fatalf("the secret is shown again after a reload (err %v)", err)
 	}
-	b.screenshot("tokens")
 
 	b.do("revoke", chromedp.Click(S(".tokens-mine tr[data-id] button.revoke")))
 	b.waitFor("the list empties", hasText(".tokens-mine p", "You have no API tokens."))

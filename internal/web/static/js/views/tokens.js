@@ -36,15 +36,16 @@ function createForm(refresh) {
   for (const [v, label] of [['read', 'read: only reads'], ['write', 'write: reads and writes'], ['admin', 'admin: also admin routes (admins only)']]) {
     scope.input.append(h('option', {value: v}, label));
   }
-  const rooms = field('Only these rooms (optional, comma-separated)', {name: 'rooms', autocapitalize: 'none', spellcheck: false});
-  const queues = field('Only these queues (optional, comma-separated)', {name: 'queues', autocapitalize: 'none', spellcheck: false});
+  const rooms = field('Only these rooms (comma-separated)', {name: 'rooms', autocapitalize: 'none', spellcheck: false});
+  const queues = field('Only these queues (comma-separated)', {name: 'queues', autocapitalize: 'none', spellcheck: false});
   const expires = field('Expires in', {name: 'expires'}, 'select');
   for (const [days, label] of [[7, '7 days'], [30, '30 days'], [90, '90 days'], [365, '1 year']]) {
     expires.input.append(h('option', {value: String(days * DAY), selected: days === 90}, label));
   }
   const result = h('div', {class: 'token-result', 'aria-live': 'polite'});
-  const form = h('form', {class: 'stack', novalidate: true},
-    name.el, scope.el, rooms.el, queues.el, expires.el, h('button', {type: 'submit', class: 'primary'}, 'Make token'), result);
+  const form = h('form', {class: 'stack tokens-form', novalidate: true},
+    name.el, h('div', {class: 'row'}, scope.el, expires.el), h('div', {class: 'row'}, rooms.el, queues.el),
+    h('button', {type: 'submit', class: 'primary'}, 'Make token'), result);
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     formError(form, '');
