@@ -24,6 +24,7 @@ var statusOf = map[errs.Code]int{
 	errs.Unavailable:         http.StatusServiceUnavailable,
 	errs.Timeout:             http.StatusServiceUnavailable,
 	errs.InsufficientStorage: http.StatusInsufficientStorage,
+	errs.UpgradeInProgress:   http.StatusServiceUnavailable,
 	// Events after the seq asked for were removed by retention: the caller
 	// must reload the latest page instead of resuming.
 	chat.CodeHistoryCompacted: http.StatusGone,
@@ -35,6 +36,8 @@ var retryAfter = map[errs.Code]bool{
 	errs.Unavailable: true,
 	errs.Timeout:     true,
 	errs.RateLimited: true,
+	// Until every node runs the build that introduced the request.
+	errs.UpgradeInProgress: true,
 }
 
 // errorBody is the JSON shape of every error response.

@@ -26,7 +26,10 @@ const MinDataFormat = 2
 // Protocol is the newest internal protocol this build speaks.
 //
 //   - 1: the protocol of every build before versions were negotiated.
-const Protocol = 1
+//   - 2: personal API tokens: the account commands CreateToken, RevokeToken
+//     and TouchTokens (account.TokenProtocol), proposed only once the
+//     cluster speaks 2.
+const Protocol = 2
 
 // MinProtocol is the oldest internal protocol this build still speaks: the
 // protocol of the previous release, so that a cluster can be upgraded one

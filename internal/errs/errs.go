@@ -27,6 +27,7 @@ const (
 	Timeout             Code = "timeout"              // the outcome is unknown; retry with the same idempotency key (503)
 	Internal            Code = "internal"             // anything unexpected (500)
 	HistoryCompacted    Code = "history_compacted"    // a resume point older than the history kept (410)
+	UpgradeInProgress   Code = "upgrade_in_progress"  // a node runs an older build that cannot apply this; retry after the upgrade (503)
 )
 
 // Error is an error with a stable code and a message safe to show to users.
@@ -53,7 +54,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // New returns an *Error with the given code and a formatted message.
 func New(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Retryable: code == Unavailable || code == Timeout}
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Retryable: code == Unavailable || code == Timeout || code == UpgradeInProgress}
 }
 
 // Wrap returns an *Error with the given code and message that keeps err as its cause.
