@@ -22,15 +22,21 @@ func TestDecodeHello(t *testing.T) {
 		}
 	})
 	t.Run("a hello without a protocol range speaks one version", func(t *testing.T) {
-		// What builds from before the range was sent send: no minVersion
-		// byte, no boot.
-		p := append([]byte(helloMagic), compat.Protocol)
+		// What builds from before the range was sent send: one version
+		// byte, no maxVersion, no boot.
+		p := append([]byte(helloMagic), 1)
 		for _, s := range []string{"n1", "a:1", "c"} {
 			p = appendString(p, s)
 		}
 		got, err := decodeHello(p)
-		if err != nil || got.version != compat.Protocol || got.minVersion != compat.Protocol {
-			t.Fatalf("got %+v, %v; want version and minVersion %d", got, err, compat.Protocol)
+		if err != nil || got.minVersion != 1 || got.maxVersion != 1 {
+			t.Fatalf("got %+v, %v; want protocol 1 to 1", got, err)
+		}
+		// And such a build, which accepts its own version only in that
+		// byte, reads ours as the oldest we speak.
+		ours := appendHello(nil, ourHello("n1", "a:1", "c"))[frameHeaderLen:]
+		if v := ours[len(helloMagic)]; v != compat.MinProtocol {
+			t.Fatalf("our version byte %d, want MinProtocol %d", v, compat.MinProtocol)
 		}
 	})
 	bad := []struct {
@@ -39,7 +45,7 @@ func TestDecodeHello(t *testing.T) {
 	}{
 		{"empty", nil},
 		{"bad magic", []byte("XXXX\x01")},
-		{"truncated", appendHello(nil, hello{version: 1, nodeID: "node"})[frameHeaderLen : frameHeaderLen+7]},
+		{"truncated", appendHello(nil, hello{minVersion: 1, nodeID: "node"})[frameHeaderLen : frameHeaderLen+7]},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,7 +57,7 @@ func TestDecodeHello(t *testing.T) {
 }
 
 func FuzzDecodeHello(f *testing.F) {
-	f.Add(appendHello(nil, hello{version: 1, nodeID: "a", addr: "b", clusterID: "c"})[frameHeaderLen:])
+	f.Add(appendHello(nil, hello{minVersion: 1, maxVersion: 1, nodeID: "a", addr: "b", clusterID: "c"})[frameHeaderLen:])
 	f.Fuzz(func(t *testing.T, p []byte) {
 		h, err := decodeHello(p)
 		if err != nil {
