@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/compat"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -189,7 +190,9 @@ func (l *upgradeLoad) ackedAtLeast(t *testing.T, more int, within time.Duration)
 // nodes. No write fails with an error that is not retryable, every
 // acknowledged write is there afterwards on every node (chat posts exactly
 // once), the status shows which build each node runs while the cluster is
-// mixed, and `parley cluster verify` passes at the end.
+// mixed and the cluster protocol rises only with the last node (API tokens,
+// new at protocol 2, answer a retryable upgrade_in_progress until then), and
+// `parley cluster verify` passes at the end.
 func TestUpgrade_RollingFromThePreviousReleaseUnderLoad(t *testing.T) {
 	oldBin := buildOldParley(t)
 	newBin, err := buildParley()
@@ -264,18 +267,39 @@ func TestUpgrade_RollingFromThePreviousReleaseUnderLoad(t *testing.T) {
 
 		// The status says which nodes run which build while the cluster is
 		// mixed: the previous release gossips none.
-		st, err := load.clients[i].Cluster(context.Background())
+		// The cluster's protocol stays the old release's until the last
+		// node runs the new one (gossip may take a moment to tell).
+		wantProtocol := 1
+		if step == 2 {
+			wantProtocol = compat.Protocol
+		}
+		var st *client.ClusterStatus
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			st, err = load.clients[i].Cluster(context.Background())
+			if err == nil && st.Protocol == wantProtocol || time.Now().After(deadline) {
+				break
+			}
+		}
 		if err != nil {
 			t.Fatal(err)
+		}
+		if st.Protocol != wantProtocol {
+			t.Errorf("after upgrading %d node(s): cluster protocol %d, want %d", step+1, st.Protocol, wantProtocol)
+		}
+		// A feature with new replicated commands (API tokens, protocol 2)
+		// waits for the whole cluster: retryable until then, then works.
+		_, terr := load.clients[i].CreateAPIToken(context.Background(), fmt.Sprintf("bot%d", step), []string{"read"}, time.Hour)
+		switch {
+		case step < 2 && (terr == nil || !client.IsRetryable(terr) || !strings.Contains(terr.Error(), "upgrade_in_progress")):
+			t.Errorf("after upgrading %d node(s): creating an API token: %v, want a retryable upgrade_in_progress", step+1, terr)
+		case step == 2 && terr != nil:
+			t.Errorf("after the upgrade: creating an API token: %v", terr)
 		}
 		for _, n := range st.Nodes {
 			upgraded := n.ID == "n3" || n.ID == "n2" && step >= 1 || n.ID == "n1" && step >= 2
 			if upgraded != (n.Build != "") {
 				t.Errorf("after upgrading %d node(s): node %s reports build %q", step+1, n.ID, n.Build)
 			}
-		}
-		if st.Protocol < 1 {
-			t.Errorf("cluster protocol %d", st.Protocol)
 		}
 	}
 	close(load.stop)
