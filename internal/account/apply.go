@@ -18,7 +18,9 @@ const maxPurgePerApply = 8
 //
 // Keys (relative to the partition, all under "a/"): "a/u/"+lowercased name
 // holds a user, "a/s/"+token digest a session, "a/x/"+expiry+digest indexes
-// sessions by expiry for purging, and "a/admin" (only in the partition of
+// sessions by expiry for purging, "a/t/"+token digest a personal API token
+// and "a/k/"+lowercased name+"/"+id indexes a user's tokens
+// (record_token.go), and "a/admin" (only in the partition of
 // AdminClaimRoutingKey) the admin seat.
 type StateMachine struct{}
 
@@ -45,6 +47,12 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 		return applyCreateSession(w, meta, c)
 	case DeleteSession:
 		return applyDeleteSession(w, c)
+	case CreateToken:
+		return applyCreateToken(w, meta, c)
+	case RevokeToken:
+		return applyRevokeToken(w, c)
+	case TouchTokens:
+		return applyTouchTokens(w, c)
 	default:
 		return invalidResult(fmt.Errorf("account: unhandled command %T", c)), nil
 	}

@@ -38,6 +38,10 @@ type cachedSession struct {
 	admin     bool
 	expiresMs int64 // the session's own expiry
 	untilNs   int64 // the entry's expiry, Unix ns
+	// tokenID and scopes describe a personal API token; "" and nil for a
+	// login session.
+	tokenID string
+	scopes  Scopes
 }
 
 // newSessionCache returns a cache whose entries live ttl and that holds at

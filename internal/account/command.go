@@ -139,6 +139,12 @@ func DecodeCommand(cmd []byte) (Command, error) {
 			return nil, fmt.Errorf("%w: token hash of %d bytes", errMalformed, len(rest))
 		}
 		return DeleteSession{TokenHash: [TokenHashLen]byte(rest)}, nil
+	case opCreateToken:
+		return decodeCreateToken(rest)
+	case opRevokeToken:
+		return decodeRevokeToken(rest)
+	case opTouchTokens:
+		return decodeTouchTokens(rest)
 	default:
 		return nil, fmt.Errorf("%w: unknown op %#x", errMalformed, op)
 	}

@@ -25,6 +25,12 @@ func encode(t testing.TB, c Command) []byte {
 		return EncodeCreateSession(c)
 	case DeleteSession:
 		return EncodeDeleteSession(c)
+	case CreateToken:
+		return EncodeCreateToken(c)
+	case RevokeToken:
+		return EncodeRevokeToken(c)
+	case TouchTokens:
+		return EncodeTouchTokens(c)
 	}
 	t.Fatalf("unexpected command %T", c)
 	return nil
@@ -41,6 +47,10 @@ func TestEncode_DecodeCommand(t *testing.T) {
 		{"session", CreateSession{Username: "alice", TokenHash: digestOf(1), TTLMs: 7 * 24 * 3600 * 1000}},
 		{"session ttl 1", CreateSession{Username: "b", TokenHash: digestOf(9), TTLMs: 1}},
 		{"delete session", DeleteSession{TokenHash: digestOf(3)}},
+		{"create token", CreateToken{Username: "alice", TokenHash: digestOf(4), ID: "0123456789abcdef", Name: "ci bot",
+			Scopes: Scopes{{Level: LevelRead}, {Level: LevelWrite, Kind: KindQueue, Name: "jobs"}}, TTLMs: 3600_000}},
+		{"revoke token", RevokeToken{Username: "alice", ID: "0123456789abcdef"}},
+		{"touch tokens", TouchTokens{Uses: []TokenUse{{TokenHash: digestOf(5), AtMs: 1}, {TokenHash: digestOf(6), AtMs: 1 << 40}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,6 +67,12 @@ func TestEncode_DecodeCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tokenHead is a CreateToken encoding up to its scopes.
+func tokenHead(d [TokenHashLen]byte) []byte {
+	b := append(append([]byte{Tag, opCreateToken}, d[:]...), 10)
+	return append(b, 1, 'a', 2, 'i', 'd', 1, 'n')
 }
 
 func TestDecodeCommand_Errors(t *testing.T) {
@@ -82,6 +98,14 @@ func TestDecodeCommand_Errors(t *testing.T) {
 		{"session no name", append(append([]byte{Tag, opCreateSession}, d[:]...), 5)},
 		{"delete short", append([]byte{Tag, opDeleteSession}, d[:31]...)},
 		{"delete trailing", append(append([]byte{Tag, opDeleteSession}, d[:]...), 'x')},
+		{"token no scopes", append(tokenHead(d), 0)},
+		{"token bad scope", append(tokenHead(d), 1, 4, 'r', 'o', 'o', 't')},
+		{"token scopes out of order", append(tokenHead(d), 2, 5, 'w', 'r', 'i', 't', 'e', 4, 'r', 'e', 'a', 'd')},
+		{"token duplicate scopes", append(tokenHead(d), 2, 4, 'r', 'e', 'a', 'd', 4, 'r', 'e', 'a', 'd')},
+		{"token trailing", append(tokenHead(d), 1, 4, 'r', 'e', 'a', 'd', 'x')},
+		{"revoke no id", []byte{Tag, opRevokeToken, 1, 'a'}},
+		{"touch empty", []byte{Tag, opTouchTokens}},
+		{"touch short", append([]byte{Tag, opTouchTokens}, d[:31]...)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,6 +122,9 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(EncodeCreateSession(CreateSession{Username: "alice", TokenHash: digestOf(1), TTLMs: 300}))
 	f.Add(EncodeDeleteSession(DeleteSession{TokenHash: digestOf(2)}))
 	f.Add([]byte{Tag, opCreateUser, 0xff})
+	f.Add(EncodeCreateToken(CreateToken{Username: "a", TokenHash: digestOf(3), ID: "i", Name: "n", Scopes: Scopes{{Level: LevelRead}}, TTLMs: 1}))
+	f.Add(EncodeRevokeToken(RevokeToken{Username: "a", ID: "i"}))
+	f.Add(EncodeTouchTokens(TouchTokens{Uses: []TokenUse{{TokenHash: digestOf(4), AtMs: 9}}}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := DecodeCommand(in)
 		if err != nil {
@@ -123,6 +150,9 @@ func FuzzDecodeResult(f *testing.F) {
 		_, _ = decodeClaimResult(in)
 		_, _, _, _ = decodeSessionResult(in)
 		_ = decodeDeleteResult(in)
+		_, _, _ = decodeTokenResult(in)
+		_, _ = decodeRevokeTokenResult(in)
+		_ = decodeTouchResult(in)
 	})
 }
 
@@ -131,12 +161,16 @@ func FuzzDecodeResult(f *testing.F) {
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add(encodeUser(userRecord{name: "Alice", admin: true, createdMs: 7, passwordHash: "h"}))
 	f.Add(encodeSession(sessionRecord{username: "alice", expiresMs: 9, createdMs: 1}))
+	f.Add(encodeToken(tokenRecord{username: "alice", id: "i", name: "n", scopes: Scopes{{Level: LevelWrite, Kind: KindRoom, Name: "r"}}, createdMs: 1, expiresMs: 2, lastUsedMs: 3}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if u, err := decodeUser(in); err == nil && !bytes.Equal(encodeUser(u), in) {
 			t.Fatalf("user % x re-encodes to % x", in, encodeUser(u))
 		}
 		if s, err := decodeSession(in); err == nil && !bytes.Equal(encodeSession(s), in) {
 			t.Fatalf("session % x re-encodes to % x", in, encodeSession(s))
+		}
+		if tok, err := decodeToken(in); err == nil && !bytes.Equal(encodeToken(tok), in) {
+			t.Fatalf("token % x re-encodes to % x", in, encodeToken(tok))
 		}
 	})
 }

@@ -1,4 +1,4 @@
-// Package account holds Parley's users and sessions: the binary commands, the
+// Package account holds Parley's users, sessions and personal API tokens: the binary commands, the
 // deterministic state machine that applies them to one partition's state,
 // pure reads over that state, password hashing, and the Service that turns
 // API calls (register, login, logout, authenticate) into proposals through a
@@ -62,4 +62,20 @@
 // recheck their tokens through Session (internal/api, stream.Guard).
 // Expired sessions are refused at once and purged a few at a time by later
 // commands of the same partition.
+//
+// # Personal API tokens
+//
+// A personal API token ("pat_<lowercased name>.<random>", scope.go,
+// token.go) is a credential of its own for scripts and bots: stored, like a
+// session, only as its digest in its owner's partition, with an id, a name,
+// scopes (read, write or admin, each optionally narrowed to one room or
+// queue) and an expiry (90 days by default, at most a year). Session
+// answers for it as for a session, through the same cache, so a revocation
+// (RevokeToken) is seen on every node within CacheTTL; the caller
+// (internal/api) enforces the scopes. A token's last use is noted in
+// memory by every Session and written by FlushTokenUses in one TouchTokens
+// command per partition (RunTokenUseFlusher, once a minute), never a Raft
+// write per request. The token commands are new at TokenProtocol: the
+// Service refuses them (errs.UpgradeInProgress) while Config.ClusterProtocol
+// says some node runs an older build.
 package account

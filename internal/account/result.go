@@ -11,9 +11,10 @@ import (
 // Result status bytes, the first byte of every result Apply returns.
 const (
 	statusOK       byte = 0 // payload depends on the command
-	statusConflict byte = 1 // CreateUser: the name is taken; no payload
-	statusNotFound byte = 2 // CreateSession: no such user; DeleteSession: no such session
+	statusConflict byte = 1 // CreateUser: the name is taken; CreateToken: the id or digest is taken; no payload
+	statusNotFound byte = 2 // CreateSession, CreateToken: no such user; DeleteSession, RevokeToken: no such session or token
 	statusInvalid  byte = 3 // payload: message
+	statusTooMany  byte = 4 // CreateToken: the user holds MaxTokensPerUser tokens; no payload
 )
 
 // errBadResult is the cause of result decoding errors on malformed results.
@@ -62,7 +63,7 @@ func resultStatus(res []byte) (byte, []byte, error) {
 	if res[0] == statusInvalid {
 		return 0, nil, errs.New(errs.Invalid, "rejected command: %s", res[1:])
 	}
-	if res[0] > statusInvalid {
+	if res[0] > statusTooMany {
 		return 0, nil, fmt.Errorf("%w: unknown status %d", errBadResult, res[0])
 	}
 	return res[0], res[1:], nil
@@ -142,4 +143,56 @@ func decodeDeleteResult(res []byte) error {
 	default:
 		return fmt.Errorf("%w: status %d for delete session", errBadResult, st)
 	}
+}
+
+// CreateToken OK: status, created ms, expires ms (8 bytes BE each).
+func tokenResult(t tokenRecord) []byte {
+	b := binary.BigEndian.AppendUint64([]byte{statusOK}, uint64(t.createdMs))
+	return binary.BigEndian.AppendUint64(b, uint64(t.expiresMs))
+}
+
+// decodeTokenResult decodes the result of CreateToken: when the token was
+// created and when it expires.
+func decodeTokenResult(res []byte) (createdMs, expiresMs int64, err error) {
+	st, p, err := resultStatus(res)
+	if err != nil {
+		return 0, 0, err
+	}
+	switch {
+	case st == statusOK && len(p) == 16:
+		return int64(binary.BigEndian.Uint64(p)), int64(binary.BigEndian.Uint64(p[8:])), nil
+	case st == statusNotFound:
+		return 0, 0, errs.New(errs.NotFound, "user not found")
+	case st == statusTooMany:
+		return 0, 0, errs.New(errs.Conflict, "a user holds at most %d API tokens: revoke one first", MaxTokensPerUser)
+	case st == statusConflict:
+		return 0, 0, errs.New(errs.Conflict, "token id taken; try again")
+	default:
+		return 0, 0, fmt.Errorf("%w: status %d, %d bytes for create token", errBadResult, st, len(p))
+	}
+}
+
+// decodeRevokeTokenResult decodes the result of RevokeToken: the revoked
+// token's digest, errs.NotFound when there was no such token.
+func decodeRevokeTokenResult(res []byte) ([TokenHashLen]byte, error) {
+	st, p, err := resultStatus(res)
+	switch {
+	case err != nil:
+		return [TokenHashLen]byte{}, err
+	case st == statusOK && len(p) == TokenHashLen:
+		return [TokenHashLen]byte(p), nil
+	case st == statusNotFound:
+		return [TokenHashLen]byte{}, errs.New(errs.NotFound, "token not found")
+	default:
+		return [TokenHashLen]byte{}, fmt.Errorf("%w: status %d, %d bytes for revoke token", errBadResult, st, len(p))
+	}
+}
+
+// decodeTouchResult checks the result of TouchTokens.
+func decodeTouchResult(res []byte) error {
+	st, _, err := resultStatus(res)
+	if err == nil && st != statusOK {
+		err = fmt.Errorf("%w: status %d for touch tokens", errBadResult, st)
+	}
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
@@ -71,6 +72,14 @@ type Config struct {
 	Now func() time.Time
 	// Rand is the source of session tokens (crypto/rand.Reader).
 	Rand io.Reader
+	// ClusterProtocol returns the internal protocol every node of the
+	// cluster speaks (compat.ClusterProtocol). Personal API token commands
+	// are refused with errs.UpgradeInProgress while it is below
+	// TokenProtocol. Nil: every node speaks this build's protocol.
+	ClusterProtocol func() int
+	// TokenUseFlush is how often FlushTokenUses runs under
+	// RunTokenUseFlusher, the most a token's last use may lag (1 minute).
+	TokenUseFlush time.Duration
 }
 
 // Limiter refuses attempts past a limit. The node's limiter counts them
@@ -108,6 +117,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Rand == nil {
 		c.Rand = rand.Reader
+	}
+	if c.TokenUseFlush <= 0 {
+		c.TokenUseFlush = DefaultTokenUseFlush
 	}
 	return c
 }
@@ -162,6 +174,10 @@ type Service struct {
 	cfg    Config
 	hasher *password.Hasher
 	cache  *sessionCache // nil when disabled
+	// uses holds the token uses not yet written; flushMu lets one
+	// FlushTokenUses run at a time (token_use.go).
+	uses    *useTracker
+	flushMu sync.Mutex
 }
 
 // NewService returns a Service that replicates through r. Without
@@ -179,7 +195,7 @@ func NewService(r state.Replicator, cfg Config) (*Service, error) {
 		}
 		cfg.Hasher = h
 	}
-	s := &Service{r: r, cfg: cfg, hasher: cfg.Hasher}
+	s := &Service{r: r, cfg: cfg, hasher: cfg.Hasher, uses: newUseTracker()}
 	if cfg.CacheTTL > 0 {
 		s.cache = newSessionCache(cfg.CacheTTL, cfg.CacheSize)
 	}
@@ -372,15 +388,27 @@ type SessionInfo struct {
 	// Service's clock (Config.Now): what a caller timing the expiry with
 	// its own clock should count down from.
 	Left time.Duration
+	// TokenID is the id of the personal API token, "" for a login session.
+	TokenID string
+	// Scopes are what the personal API token may do; nil for a login
+	// session, which may do everything its user may.
+	Scopes Scopes
 }
 
-// Session returns the session a token opens. It answers from the
+// Session returns the session a token opens: a login session's, or a
+// personal API token's (with its id and scopes). It answers from the
 // node-local cache when it holds an answer younger than CacheTTL, and
 // otherwise reads the session linearizably from its partition. An unknown,
 // malformed, expired or revoked token is errs.Unauthorized; a revoked one is
-// refused on every node within CacheTTL of the Logout returning.
+// refused on every node within CacheTTL of the Logout or RevokeToken
+// returning. A use of an API token is noted for FlushTokenUses.
 func (s *Service) Session(ctx context.Context, token string) (SessionInfo, error) {
 	lower, digest, ok := parseToken(token)
+	api := false
+	if !ok {
+		lower, digest, ok = parseAPIToken(token)
+		api = ok
+	}
 	if !ok {
 		return SessionInfo{}, errs.New(errs.Unauthorized, "invalid session token")
 	}
@@ -391,7 +419,7 @@ func (s *Service) Session(ctx context.Context, token string) (SessionInfo, error
 	}
 	if !hit {
 		var err error
-		if e, err = s.readSession(ctx, lower, digest); err != nil {
+		if e, err = s.readSession(ctx, lower, digest, api); err != nil {
 			return SessionInfo{}, err
 		}
 		if s.cache != nil {
@@ -399,10 +427,16 @@ func (s *Service) Session(ctx context.Context, token string) (SessionInfo, error
 		}
 	}
 	if e.username == "" || now.UnixMilli() >= e.expiresMs {
+		if api {
+			return SessionInfo{}, errs.New(errs.Unauthorized, "invalid, revoked or expired API token")
+		}
 		return SessionInfo{}, errs.New(errs.Unauthorized, "invalid or expired session token")
 	}
+	if api {
+		s.uses.note(digest, lower, e.tokenID, now.UnixMilli())
+	}
 	expires := time.UnixMilli(e.expiresMs)
-	return SessionInfo{Username: e.username, Admin: e.admin, ExpiresAt: expires, Left: expires.Sub(now)}, nil
+	return SessionInfo{Username: e.username, Admin: e.admin, ExpiresAt: expires, Left: expires.Sub(now), TokenID: e.tokenID, Scopes: e.scopes}, nil
 }
 
 // Lookup returns the user named username, in any case; errs.NotFound when
@@ -459,12 +493,16 @@ func (s *Service) readUser(ctx context.Context, lower string) (u userRecord, fou
 	return u, found, nil
 }
 
-// readSession reads the session of digest and its user; the zero entry (no
-// username) means unknown.
-func (s *Service) readSession(ctx context.Context, lower string, digest [TokenHashLen]byte) (e cachedSession, err error) {
+// readSession reads the session (api: the personal API token) of digest
+// and its user; the zero entry (no username) means unknown.
+func (s *Service) readSession(ctx context.Context, lower string, digest [TokenHashLen]byte, api bool) (e cachedSession, err error) {
 	p := s.r.PartitionOf(lower)
+	get := getSession
+	if api {
+		get = getAPIToken
+	}
 	read := func(r state.Reader) error {
-		e, err = getSession(r, digest)
+		e, err = get(r, digest)
 		return err
 	}
 	lctx, cancel := context.WithTimeout(ctx, sessionQuorumBudget)

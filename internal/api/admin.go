@@ -15,11 +15,15 @@ import (
 // answer's status), so a route registered here needs no audit code of its
 // own.
 func (s *Server) handleAdmin(pattern, what string, h http.HandlerFunc) {
-	s.addRoute(pattern, AdminOnly, func(w http.ResponseWriter, r *http.Request) {
+	rt := newRoute(pattern, AdminOnly)
+	s.addRouteOf(rt, func(w http.ResponseWriter, r *http.Request) {
 		e := audit.Event{Kind: audit.KindAdmin, Remote: s.clientIP(r), Target: r.Pattern}
-		id, err := s.auth(r)
+		id, err := s.authorize(r, rt)
 		if err != nil {
 			e.Outcome, e.Detail = audit.Refused, "not signed in: "+string(errs.CodeOf(err))
+			if errs.Is(err, errs.Forbidden) {
+				e.Actor, e.Detail = id.User, "the API token's scopes do not allow it"
+			}
 			s.audit.Record(e)
 			s.writeError(w, r, err)
 			return

@@ -45,6 +45,9 @@ type Config struct {
 	Admin ClusterAdmin
 	// Tokens serves /api/v1/cluster/tokens (join tokens, admin only).
 	Tokens JoinTokens
+	// APITokens serves /api/v1/tokens, the users' personal API tokens
+	// (tokens.go); Accounts checks them as bearer tokens.
+	APITokens TokenService
 	// Audit records logins, logouts, the first admin's registration and
 	// every call of an admin-only route. Default: audit.Discard.
 	Audit audit.Recorder
@@ -116,6 +119,8 @@ type Server struct {
 	presence PresenceService
 	admin    ClusterAdmin
 	tokens   JoinTokens
+	// apiTokens is the Config's APITokens.
+	apiTokens TokenService
 	// limitAudits throttles the audit of limit refusals (limits.go).
 	limitAudits limitAudits
 	audit       audit.Recorder
@@ -159,6 +164,7 @@ func New(cfg Config) *Server {
 		presence:  cfg.Presence,
 		admin:     cfg.Admin,
 		tokens:    cfg.Tokens,
+		apiTokens: cfg.APITokens,
 		audit:     cfg.Audit,
 		publicURL: trimSlash(cfg.PublicURL),
 		log:       cfg.Logger,
@@ -222,7 +228,10 @@ func (s *Server) routes() {
 	if s.accounts != nil {
 		s.handle("POST /api/v1/users", s.register)
 		s.handle("POST /api/v1/sessions", s.login)
-		s.handleAuth("DELETE /api/v1/sessions/current", s.logout)
+		s.handleSession("DELETE /api/v1/sessions/current", s.logout)
+	}
+	if s.apiTokens != nil {
+		s.apiTokenRoutes() // tokens.go
 	}
 	if s.presence != nil {
 		s.handleAuth("GET /api/v1/users/online", s.usersOnline)
@@ -270,8 +279,13 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 // addRoute adds h to the mux under pattern, records the route with its
 // access in the table, and notes the pattern on the recorder for Observe.
 func (s *Server) addRoute(pattern string, access Access, h http.HandlerFunc) {
-	s.table = append(s.table, Route{Pattern: pattern, Access: access})
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.addRouteOf(newRoute(pattern, access), h)
+}
+
+// addRouteOf is addRoute for a route already made.
+func (s *Server) addRouteOf(rt Route, h http.HandlerFunc) {
+	s.table = append(s.table, rt)
+	s.mux.HandleFunc(rt.Pattern, func(w http.ResponseWriter, r *http.Request) {
 		if rec, ok := w.(*recorder); ok {
 			rec.route = r.Pattern
 		}
@@ -280,10 +294,23 @@ func (s *Server) addRoute(pattern string, access Access, h http.HandlerFunc) {
 }
 
 // handleAuth registers h under pattern behind authentication: h runs only
-// for a signed-in request, whose Identity is in its context.
+// for a signed-in request that its token's scopes allow (authorize), whose
+// Identity is in its context.
 func (s *Server) handleAuth(pattern string, h http.HandlerFunc) {
-	s.addRoute(pattern, SignedIn, func(w http.ResponseWriter, r *http.Request) {
-		id, err := s.auth(r)
+	s.handleSignedIn(newRoute(pattern, SignedIn), h)
+}
+
+// handleSession is handleAuth for a route that only a login session may
+// call, never a personal API token (Route.SessionOnly).
+func (s *Server) handleSession(pattern string, h http.HandlerFunc) {
+	rt := newRoute(pattern, SignedIn)
+	rt.Token, rt.SessionOnly = 0, true
+	s.handleSignedIn(rt, h)
+}
+
+func (s *Server) handleSignedIn(rt Route, h http.HandlerFunc) {
+	s.addRouteOf(rt, func(w http.ResponseWriter, r *http.Request) {
+		id, err := s.authorize(r, rt)
 		if err != nil {
 			s.writeError(w, r, err)
 			return

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ident"
 )
 
 // Identity is who a request acts for.
@@ -22,6 +24,13 @@ type Identity struct {
 	// Expires is when the token's session ends, by this process's clock;
 	// zero when unknown. Streams end then.
 	Expires time.Time
+	// TokenID is the id of the personal API token the request carried; ""
+	// for a login session.
+	TokenID string
+	// Scopes are what that token may do (authorize enforces them); nil for
+	// a login session, which may do all its user may. Admin is true only
+	// for an admin's token that has the admin scope.
+	Scopes account.Scopes
 }
 
 type identityKey struct{}
@@ -85,7 +94,53 @@ func (s *Server) bearer(r *http.Request) (Identity, error) {
 	}
 	// The account service counts the time left by its own clock; counting
 	// it down from now keeps expiries right whatever clock that is.
-	return Identity{User: sess.Username, Admin: sess.Admin, Token: token, Expires: time.Now().Add(sess.Left)}, nil
+	return Identity{
+		User: sess.Username, Token: token, Expires: time.Now().Add(sess.Left),
+		// An admin's token without the admin scope acts as a plain user,
+		// for the admin routes and for the domains' admin overrides alike.
+		Admin:   sess.Admin && sess.Scopes.Has(account.LevelAdmin),
+		TokenID: sess.TokenID, Scopes: sess.Scopes,
+	}, nil
+}
+
+// authorize authenticates r and checks that its credentials may call the
+// route rt: the one place where personal API token scopes are enforced for
+// routes (the stream checks its frames with permit). A refusal by scope is
+// errs.Forbidden naming the scopes and what the route needs; the identity
+// is returned with it, for the audit.
+func (s *Server) authorize(r *http.Request, rt Route) (Identity, error) {
+	id, err := s.auth(r)
+	if err != nil {
+		return Identity{}, err
+	}
+	if id.Scopes == nil { // a login session
+		return id, nil
+	}
+	if rt.SessionOnly {
+		return id, errs.New(errs.Forbidden, "an API token cannot call %s: tokens are managed, and sessions ended, from a signed-in session (parley user login)", rt.Pattern)
+	}
+	kind, name := "", ""
+	if room := r.PathValue("room"); room != "" {
+		kind, name = account.KindRoom, room
+	} else if q := r.PathValue("queue"); q != "" {
+		kind, name = account.KindQueue, q
+	}
+	return id, permit(id, rt.Token, kind, name, rt.Pattern)
+}
+
+// permit checks that id's token scopes allow level on the room or queue
+// kind/name (kind "": not about one room or queue); what names the request
+// in the refusal.
+func permit(id Identity, level account.Level, kind, name, what string) error {
+	if id.Scopes.Allows(level, kind, name) {
+		return nil
+	}
+	need := "the " + level.String() + " scope"
+	if kind != "" {
+		need += " or " + account.Scope{Level: level, Kind: kind, Name: ident.Fold(name)}.String()
+	}
+	return errs.New(errs.Forbidden, "this API token's scopes (%s) do not allow %s: it needs %s",
+		strings.Join(id.Scopes.Strings(), ", "), what, need)
 }
 
 // optionalIdentity authenticates r when it carries credentials: ok is false

@@ -33,9 +33,10 @@ var statusOf = map[errs.Code]int{
 // retryAfter lists the codes answered with a Retry-After: the wait the
 // error names (limits.go), else 1 s.
 var retryAfter = map[errs.Code]bool{
-	errs.Unavailable:       true,
-	errs.Timeout:           true,
-	errs.RateLimited:       true,
+	errs.Unavailable: true,
+	errs.Timeout:     true,
+	errs.RateLimited: true,
+	// Until every node runs the build that introduced the request.
 	errs.UpgradeInProgress: true,
 }
 

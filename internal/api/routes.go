@@ -1,6 +1,12 @@
 package api
 
-import "slices"
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/parley-chat/parley/internal/account"
+)
 
 // Access says who may call a route.
 type Access int
@@ -41,6 +47,32 @@ func (a Access) String() string {
 type Route struct {
 	Pattern string
 	Access  Access
+	// Token is the level a personal API token needs to call the route
+	// (newRoute): read for safe methods and the stream, write for other
+	// methods, admin for admin routes; 0 for public routes, which need no
+	// token, and for SessionOnly ones.
+	Token account.Level
+	// SessionOnly routes refuse personal API tokens whatever their scopes:
+	// managing tokens and signing out need a login session.
+	SessionOnly bool
+}
+
+// newRoute returns the route of pattern with access, and the token level
+// it needs: the one rule of what each scope may call.
+func newRoute(pattern string, access Access) Route {
+	rt := Route{Pattern: pattern, Access: access}
+	switch access {
+	case InStream:
+		rt.Token = account.LevelRead
+	case AdminOnly:
+		rt.Token = account.LevelAdmin
+	case SignedIn:
+		rt.Token = account.LevelWrite
+		if method, _, _ := strings.Cut(pattern, " "); method == http.MethodGet || method == http.MethodHead {
+			rt.Token = account.LevelRead
+		}
+	}
+	return rt
 }
 
 // Routes returns every route the server registered, in registration order:

@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -15,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/audit"
 	"github.com/parley-chat/parley/internal/presence"
 	"github.com/parley-chat/parley/internal/state/statetest"
@@ -112,7 +115,7 @@ func registeredPatterns(t *testing.T) []string {
 				return true
 			}
 			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || !slices.Contains([]string{"handle", "handleAuth", "handleAdmin", "addRoute"}, sel.Sel.Name) {
+			if !ok || !slices.Contains([]string{"handle", "handleAuth", "handleSession", "handleAdmin", "addRoute"}, sel.Sel.Name) {
 				return true
 			}
 			if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
@@ -216,6 +219,102 @@ func TestRoutes_PermissionMatrix(t *testing.T) {
 		})
 		if after := e.stored(); after != before {
 			t.Fatalf("%s %s: a refused or read-only request changed state: %s, then %s", method, target, before, after)
+		}
+	}
+}
+
+// tokenNeeds is the rule the token matrix checks the table against, written
+// out again: what a personal API token needs for a route.
+func tokenNeeds(r Route) (level account.Level, sessionOnly bool) {
+	method, path := sample(r.Pattern)
+	switch {
+	case strings.HasPrefix(path, "/api/v1/tokens") || r.Pattern == "DELETE /api/v1/sessions/current":
+		return 0, true
+	case r.Access == Public:
+		return 0, false
+	case r.Access == AdminOnly:
+		return account.LevelAdmin, false
+	case method == http.MethodGet || method == http.MethodHead || r.Access == InStream:
+		return account.LevelRead, false
+	default:
+		return account.LevelWrite, false
+	}
+}
+
+// The permission matrix for personal API tokens, generated from the route
+// table: every route that needs a token is called with a token of each
+// scope (the admin's, so that only the scope decides) and with tokens
+// narrowed to the sample room and queue "x" and to other ones; a token
+// whose scopes do not cover the route gets 403 naming its scopes and
+// changes nothing, one whose scopes do is let through; no token may manage
+// tokens or sign out.
+func TestRoutes_TokenScopeMatrix(t *testing.T) {
+	e := newMatrixEnv(t)
+	admin := e.signUp(t, "alice") // the first user: admin
+	token := func(scopes ...string) string {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"name": strings.Join(scopes, " "), "scopes": scopes})
+		var tok apiTokenJSON
+		mustJSON(t, e.call(t, admin, http.MethodPost, "/api/v1/tokens", string(body)), http.StatusCreated, &tok)
+		return tok.Token
+	}
+	type holder struct {
+		scopes []string
+		token  string
+		// allows says whether the scopes cover a route needing level on
+		// the sample's room or queue (kind "": on neither).
+		allows func(level account.Level, kind string) bool
+	}
+	level := func(l account.Level) func(account.Level, string) bool {
+		return func(need account.Level, _ string) bool { return need <= l }
+	}
+	holders := []holder{
+		{scopes: []string{"read"}, allows: level(account.LevelRead)},
+		{scopes: []string{"write"}, allows: level(account.LevelWrite)},
+		{scopes: []string{"admin"}, allows: level(account.LevelAdmin)},
+		{scopes: []string{"read:queue/x", "write:room/x"}, allows: func(need account.Level, kind string) bool {
+			return kind == account.KindRoom && need <= account.LevelWrite || kind == account.KindQueue && need <= account.LevelRead
+		}},
+		{scopes: []string{"write:queue/other", "write:room/other"}, allows: func(account.Level, string) bool { return false }},
+	}
+	for i := range holders {
+		holders[i].token = token(holders[i].scopes...)
+	}
+	for _, r := range e.srv.Routes() {
+		want, sessionOnly := tokenNeeds(r)
+		if r.Token != want || r.SessionOnly != sessionOnly {
+			t.Errorf("%s needs token level %v (session only %v), want %v (%v)", r.Pattern, r.Token, r.SessionOnly, want, sessionOnly)
+		}
+		if r.Access == Public || r.Access == InStream { // the stream: stream_token_test.go
+			continue
+		}
+		method, target := sample(r.Pattern)
+		kind := ""
+		if strings.Contains(r.Pattern, "{room}") {
+			kind = account.KindRoom
+		} else if strings.Contains(r.Pattern, "{queue}") {
+			kind = account.KindQueue
+		}
+		for _, h := range holders {
+			t.Run(fmt.Sprintf("%s %v", r.Pattern, h.scopes), func(t *testing.T) {
+				before := e.stored()
+				w := e.call(t, h.token, method, target, "{}")
+				refusedByScope := w.Code == http.StatusForbidden && strings.Contains(w.Body.String(), "API token")
+				switch allowed := !sessionOnly && h.allows(want, kind); {
+				case w.Code == http.StatusUnauthorized:
+					t.Fatalf("%s %s with a valid token = 401 %s", method, target, w.Body)
+				case allowed && refusedByScope:
+					t.Fatalf("%s %s with scopes %v refused: %s", method, target, h.scopes, w.Body)
+				case !allowed:
+					mustError(t, w, http.StatusForbidden, "forbidden", "API token")
+					if !sessionOnly && !strings.Contains(w.Body.String(), h.scopes[0]) {
+						t.Fatalf("the refusal does not name the scopes %v: %s", h.scopes, w.Body)
+					}
+					if after := e.stored(); after != before {
+						t.Fatalf("a refused request changed state: %s, then %s", before, after)
+					}
+				}
+			})
 		}
 	}
 }

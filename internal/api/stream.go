@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/parley-chat/parley/internal/account"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/ratelimit"
 	"github.com/parley-chat/parley/internal/stream"
@@ -250,17 +251,22 @@ func (s *Server) runStream(base context.Context, c *websocket.Conn, id Identity,
 	go func() {
 		defer close(readerDone)
 		defer cancel()
-		if err := s.streams.SubscribeInbox(ctx, sub); err != nil && ctx.Err() == nil {
-			s.log.Debug("mention inbox unavailable", "user", id.User, "err", err)
+		// Mentions come from every room: not for a token narrowed to some.
+		if id.Scopes.Has(account.LevelRead) {
+			if err := s.streams.SubscribeInbox(ctx, sub); err != nil && ctx.Err() == nil {
+				s.log.Debug("mention inbox unavailable", "user", id.User, "err", err)
+			}
 		}
 		for _, room := range params.rooms {
 			var after *uint64
 			if a, ok := params.after[strings.ToLower(room)]; ok {
 				after = &a
 			}
-			s.streamSubscribe(ctx, sub, room, after)
+			if streamPermit(sub, id, account.LevelRead, account.KindRoom, room) {
+				s.streamSubscribe(ctx, sub, room, after)
+			}
 		}
-		s.streamRead(ctx, c, sub, token)
+		s.streamRead(ctx, c, sub, id, token)
 	}()
 	go s.streamPing(ctx, c, cancel)
 	err := s.streamWrite(ctx, c, sub)
@@ -315,8 +321,9 @@ func isClosed(sub *stream.Subscriber) bool {
 }
 
 // streamRead applies the client's frames until the connection ends. Each
-// subscribe frame checks token again first.
-func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.Subscriber, token string) {
+// frame must be allowed by the token's scopes (id), and each subscribe
+// frame checks token again first.
+func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.Subscriber, id Identity, token string) {
 	kvs := s.newKVStreams(ctx, sub)
 	defer kvs.close()
 	for {
@@ -331,7 +338,7 @@ func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.
 		}
 		switch {
 		case f.KV != nil && f.Type == stream.TypeSubscribe:
-			if s.recheckSubscribe(ctx, sub, token, f.KV.Name()) {
+			if streamPermit(sub, id, account.LevelRead, "", "") && s.recheckSubscribe(ctx, sub, token, f.KV.Name()) {
 				kvs.subscribe(*f.KV)
 			}
 			continue
@@ -341,17 +348,33 @@ func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.
 		}
 		switch f.Type {
 		case stream.TypeSubscribe:
-			if s.recheckSubscribe(ctx, sub, token, f.Room) {
+			if streamPermit(sub, id, account.LevelRead, account.KindRoom, f.Room) && s.recheckSubscribe(ctx, sub, token, f.Room) {
 				s.streamSubscribe(ctx, sub, f.Room, f.After)
 			}
 		case stream.TypeUnsubscribe:
 			s.streams.Unsubscribe(sub, f.Room)
 		case stream.TypeTyping:
-			s.streams.Typing(sub, f.Room)
+			if streamPermit(sub, id, account.LevelWrite, account.KindRoom, f.Room) {
+				s.streams.Typing(sub, f.Room)
+			}
 		case stream.TypeAuth:
 			sub.Send(stream.EncodeError("", stream.CodeInvalid, "already authenticated"))
 		}
 	}
+}
+
+// streamPermit checks a stream frame against the token's scopes (permit)
+// and reports a refusal as the room's (or the connection's) error frame.
+func streamPermit(sub *stream.Subscriber, id Identity, level account.Level, kind, name string) bool {
+	what := "kv watches"
+	if kind != "" {
+		what = "room " + name
+	}
+	if err := permit(id, level, kind, name, what); err != nil {
+		sub.Send(stream.ErrorFrameFor(name, err))
+		return false
+	}
+	return true
 }
 
 // streamSubscribe subscribes and reports a refusal as the room's error frame.

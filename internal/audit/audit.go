@@ -37,6 +37,7 @@ const (
 	KindAdmin          = "admin_action"          // an admin-only call
 	KindRateLimited    = "rate_limited"          // a per-user or per-address limit refused a request
 	KindUserCreated    = "user_created"          // the first user (the admin) registered, or an admin created a user
+	KindAPIToken       = "api_token"             // a personal API token created or revoked (Detail: which)
 )
 
 // Event is one audited occurrence.

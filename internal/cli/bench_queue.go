@@ -26,6 +26,9 @@ type BenchQueueOptions struct {
 	Wait time.Duration
 	// QueuePrefix starts every queue name the benchmark creates.
 	QueuePrefix string
+	// DeadLettersPriorities gives every queue a dead-letter queue and a
+	// delivery limit, and sends with priorities 0 to 9.
+	DeadLettersPriorities bool
 }
 
 // runBenchQueue is the action of `parley bench queue`.
@@ -58,6 +61,7 @@ each queue holds about two messages per consumer.`)
 	fs.DurationVar(&o.AckTimeout, "ack-timeout", 30*time.Second, "lease of a received message before it is delivered again")
 	fs.DurationVar(&o.Wait, "wait", 5*time.Second, "how long a receive waits for a message (none in time is an error)")
 	fs.StringVar(&o.QueuePrefix, "queue-prefix", "bench-", "`prefix` of the queue names (a run id follows)")
+	fs.BoolVar(&o.DeadLettersPriorities, "dead-letters-priorities", false, "give every queue a dead-letter queue and a delivery limit of 5, and send with priorities 0 to 9 in turn (the features' cost, against a run without)")
 	if err := parseBench(fs, path, args, getenv, &o.BenchOptions); err != nil {
 		return o, err
 	}
@@ -88,7 +92,7 @@ func BenchQueue(ctx context.Context, o BenchQueueOptions, stdout, stderr io.Writ
 	}
 	w, err := bench.NewQueue(bench.QueueOptions{
 		Clients: clients, Queues: o.Queues, Producers: o.Producers, Size: o.Size,
-		AckTimeout: o.AckTimeout, Wait: o.Wait, QueuePrefix: o.QueuePrefix,
+		AckTimeout: o.AckTimeout, Wait: o.Wait, QueuePrefix: o.QueuePrefix, DeadLettersPriorities: o.DeadLettersPriorities,
 	})
 	if err != nil {
 		return err
@@ -99,6 +103,9 @@ func BenchQueue(ctx context.Context, o BenchQueueOptions, stdout, stderr io.Writ
 		"queues":    strconv.Itoa(o.Queues),
 		"producers": strconv.Itoa(o.Producers),
 		"size":      strconv.Itoa(o.Size) + " characters",
+	}
+	if o.DeadLettersPriorities {
+		params["features"] = "dead-letter queues, delivery limit 5, priorities 0-9"
 	}
 	return runBenchThen(ctx, w, o.BenchOptions, params, stdout, stderr, func(rep *bench.Report) {
 		_ = w.Close()

@@ -61,3 +61,44 @@ func TestParseBenchQueue_Invalid(t *testing.T) {
 		}
 	}
 }
+
+// Delayed messages arrive, each once, none before its due time by more
+// than the documented clock tolerance (one node here: none early at all),
+// and the report says how late they were; the queue feature flags of
+// `bench queue` create the dead-letter queues.
+func TestBenchQueueDelay_EveryMessageOnTime(t *testing.T) {
+	url, _ := startServe(t)
+	token := signUp(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := mustRun(t, ctx, "bench", "queue-delay", "--servers", url, "--token", token, "--clients", "2",
+		"--messages", "40", "--rate", "50", "--delay", "300ms", "-q")
+	if !strings.Contains(out, "sent 40, received 40, early 0 (at most 0.0 ms), duplicates 0") || !strings.Contains(out, "99%") {
+		t.Fatalf("report:\n%s", out)
+	}
+
+	o, err := ParseBenchQueue("parley bench queue", []string{
+		"--servers", url, "--clients", "2", "--queues", "1", "--requests", "20", "--dead-letters-priorities",
+		"--token", token, "--queue-prefix", "dlqbench-", "--json", filepath.Join(t.TempDir(), "queue.json"), "-q",
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runBenchFunc(t, o.JSON, func(ctx context.Context, out *bytes.Buffer) error { return BenchQueue(ctx, o, out, out) })
+	if rep.Ops != 20 || rep.Errors != 0 || rep.Params["features"] == "" {
+		t.Fatalf("report: ops %d, errors %d, params %v", rep.Ops, rep.Errors, rep.Params)
+	}
+	qs, err := client.New(url, client.WithToken(token)).ListQueues(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dlqs := 0
+	for _, q := range qs {
+		if strings.HasPrefix(q.Name, "dlqbench-") && strings.HasSuffix(q.Name, "-dlq") {
+			dlqs++
+		}
+	}
+	if dlqs != 1 {
+		t.Errorf("%d dead-letter queues, want 1: %+v", dlqs, qs)
+	}
+}

@@ -34,6 +34,11 @@ func rootCommand() *command {
 				{name: "logout", summary: "end the session and forget the stored login", action: runUserLogout},
 				{name: "whoami", summary: "print the stored login's username", action: runUserWhoami},
 			}},
+			{name: "token", section: clients, summary: "personal API tokens for scripts and bots: create, list, revoke", subs: []*command{
+				{name: "create", summary: "make a token with a scope, shown once", action: runTokenCreate},
+				{name: "list", summary: "your tokens with their scopes, expiry and last use", action: runTokenList},
+				{name: "revoke", summary: "revoke a token on every node", action: runTokenRevoke},
+			}},
 			{name: "room", section: clients, summary: "chat rooms: create, list, join, leave, members, post, history, moderation", subs: []*command{
 				{name: "create", summary: "create a room (public, or private with a password)", action: runRoomCreate},
 				{name: "list", summary: "rooms you can see, with members online and unread events", action: runRoomList},
@@ -127,6 +132,7 @@ func rootCommand() *command {
 				{name: "chat-post", summary: "durable room posts", action: runBenchChat},
 				{name: "chat-fanout", summary: "post-to-delivery latency with many subscribers", action: runBenchFanout},
 				{name: "queue", summary: "durable queue send, leased receive and ack", action: runBenchQueue},
+				{name: "queue-delay", summary: "how late delayed queue messages are delivered", action: runBenchQueueDelay},
 				{name: "links", summary: "short link creation and redirects", action: runBenchLinks},
 			}},
 		},

@@ -232,7 +232,12 @@ func Serve(ctx context.Context, o ServeOptions, stdout, stderr io.Writer) error 
 				joinAddr, tok, filepath.Join(cfg.DataDir, node.JoinTokenFile))
 		}
 	}
-	<-ctx.Done()
+	var fatal error
+	select {
+	case <-ctx.Done():
+	case fatal = <-n.Fatal(): // the node cannot go on safely (a stale data dir)
+		log.Error("stopping", "err", fatal)
+	}
 	timeout := o.ShutdownTimeout
 	if timeout <= 0 {
 		timeout = defaultShutdownTimeout
@@ -242,7 +247,7 @@ func Serve(ctx context.Context, o ServeOptions, stdout, stderr io.Writer) error 
 	defer cancel()
 	n.Shutdown(sctx)
 	log.Info("stopped")
-	return nil
+	return fatal
 }
 
 // loadTLS reads the certificate files named in o into cfg.

@@ -26,7 +26,10 @@ const MinDataFormat = 2
 // Protocol is the newest internal protocol this build speaks.
 //
 //   - 1: the protocol of every build before versions were negotiated.
-//   - 2: room roles, invitations, moderation and settings: the chat
+//   - 2: personal API tokens: the account commands CreateToken, RevokeToken
+//     and TouchTokens (account.TokenProtocol), proposed only once the
+//     cluster speaks 2;
+//     and room roles, invitations, moderation and settings: the chat
 //     commands SetRole, Invite, Moderate and Settings, invitation-only
 //     rooms, and the rules they bring to joins and posts
 //     (chat.ModerationProtocol).

@@ -3,6 +3,7 @@ package jepsen
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/parley-chat/parley/internal/nemesis"
@@ -56,13 +57,21 @@ func StaleDataDir(dir string, step time.Duration) Fault {
 			return fmt.Sprintf("%s restarted from its old copy; %s lagging; leader %s cut off", fn.ID, c.Nodes[lag].ID, c.Nodes[l].ID), nil
 		},
 		Heal: func(c *nemesis.Cluster) error {
-			if !c.Nodes[f].Running() {
-				// Refused to start from the old copy: that is allowed; put it
-				// back in service as an operator would (a fresh start from its
-				// peers is beyond this row).
-				return fmt.Errorf("%s did not start from its old copy:\n%s", c.Nodes[f].ID, c.Nodes[f].Log(3000))
+			fn := c.Nodes[f]
+			if err := c.HealAll(); err != nil {
+				return err
 			}
-			return c.HealAll()
+			if fn.Running() {
+				// Parley did not find the old copy out: the checkers show
+				// whether it served old state or lost acknowledged writes.
+				return nil
+			}
+			// Refused as stale, as promised: rebuild it as an operator
+			// would, on an empty data directory joined to its peers.
+			if log := fn.Log(20000); !strings.Contains(log, "stale") {
+				return fmt.Errorf("%s stopped, but not because its data was found stale:\n%s", fn.ID, log)
+			}
+			return c.Rebuild(fn)
 		},
 	}
 }

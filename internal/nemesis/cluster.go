@@ -157,6 +157,33 @@ func (c *Cluster) start() {
 	c.WaitHealthy(2 * time.Minute)
 }
 
+// Rebuild does what an operator does with a node whose data directory was
+// refused as stale (or lost): it stops the node, moves its data directory
+// away, removes the node from the cluster once the cluster sees it dead
+// (parley cluster remove), and starts it on an empty data directory
+// joining through another node, which gives it its replicas again.
+func (c *Cluster) Rebuild(n *Node) error {
+	n.Kill()
+	if err := os.Rename(n.DataDir, n.DataDir+".stale"); err != nil {
+		return err
+	}
+	via := c.Nodes[(c.index(n)+1)%len(c.Nodes)]
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := via.Client(c.AdminToken).RemoveNode(ctx, n.ID)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("remove %s: %w", n.ID, err)
+		}
+		time.Sleep(time.Second)
+	}
+	return n.start([]string{"PARLEY_JOIN_TOKEN=" + c.JoinToken}, "--join", via.ClusterAddr())
+}
+
 // stopAll kills every node; when the test failed it keeps their logs.
 func (c *Cluster) stopAll() {
 	all := append(append([]*Node(nil), c.Nodes...), c.others...)

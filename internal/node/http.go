@@ -51,6 +51,7 @@ func (n *Node) startHTTP() error {
 		StreamConnected: n.presence.Connected,
 		Admin:           n,
 		Tokens:          n,
+		APITokens:       svc.accounts,
 		Audit:           n.Audit(),
 		AuditSource:     n,
 	})

@@ -96,6 +96,14 @@ type Node struct {
 	created bool // this start created the cluster
 	// heard is when Raft traffic last came from each node (heard.go).
 	heard heardLog
+
+	// Stale data detection (boot.go): this start's random id, the boots
+	// seen of each peer, and the stop of a node found stale.
+	bootID    string
+	announced atomic.Bool // every reachable peer was told of this start
+	boots     bootGuard
+	staleOnce sync.Once
+	fatal     chan error
 }
 
 // nodeRecord is what a node keeps about itself in its store.
@@ -106,6 +114,11 @@ type nodeRecord struct {
 	ID          string `json:"id"`
 	ClusterID   string `json:"cluster_id"`
 	Incarnation string `json:"incarnation"`
+	// Boots counts the starts of this data directory (boot.go); Stale,
+	// once set, is why a peer found it went back in time, and no start
+	// uses it again.
+	Boots       uint64 `json:"boots,omitempty"`
+	Stale       string `json:"stale,omitempty"`
 	MetaReplica uint64 `json:"meta_replica"`
 	// Creator is set on the node that created the cluster until the
 	// creation command is applied, so a crash in between finishes it.
@@ -184,6 +197,7 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		cfg:       cfg,
 		log:       log.With("node", cfg.ID),
 		reconcile: make(chan struct{}, 1),
+		fatal:     make(chan error, 1),
 	}
 	n.dir = directory{view: &n.cmap, partitions: cfg.Partitions}
 	n.audit = audit.NewLog(cfg.ID, n.log)
@@ -233,8 +247,9 @@ func (n *Node) Map() *placement.Map {
 }
 
 // Ready reports whether the node can serve requests: it knows the cluster
-// map and its engine runs.
-func (n *Node) Ready() bool { return n.ready.Load() && n.engine.Err() == nil }
+// map, its engine runs, and every reachable peer was told of this start
+// (boot.go).
+func (n *Node) Ready() bool { return n.ready.Load() && n.announced.Load() && n.engine.Err() == nil }
 
 // Start opens the store, joins or creates the cluster (or resumes), and
 // starts serving. It returns once the node can serve requests or ctx ends.
@@ -250,7 +265,12 @@ func (n *Node) Start(ctx context.Context) error {
 		return fmt.Errorf("open store in %s: %w", n.cfg.DataDir, err)
 	}
 	n.db = db
+	n.boots.db = db
 	if err := n.loadRecord(); err != nil {
+		n.Close()
+		return err
+	}
+	if err := n.countBoot(); err != nil {
 		n.Close()
 		return err
 	}
@@ -269,6 +289,9 @@ func (n *Node) Start(ctx context.Context) error {
 		TLS:           tlsCfg,
 		Identify:      identify,
 		OnRefused:     n.transportRefused,
+		Boot:          n.boot,
+		CheckBoot:     n.boots.check,
+		OnStale:       n.staleRefused,
 		ClusterID:     n.clusterID,
 		NodeID:        n.cfg.ID,
 		Logger:        n.log,
@@ -304,6 +327,11 @@ func (n *Node) Start(ctx context.Context) error {
 		n.Close()
 		return err
 	}
+	if err := n.announceBoot(ctx); err != nil {
+		n.Close()
+		return fmt.Errorf("data dir %s is stale: %w", n.cfg.DataDir, err)
+	}
+	n.announced.Store(true)
 	if err := n.startGossip(); err != nil {
 		n.Close()
 		return err
@@ -430,12 +458,22 @@ func (n *Node) loadRecord() error {
 	if err := compat.CheckDataFormat(n.cfg.DataDir, r.Format); err != nil {
 		return err
 	}
+	if r.Stale != "" {
+		return fmt.Errorf("data dir %s was found stale and may not be used again (%s); "+
+			"move it away, remove this node from the cluster (parley cluster remove %s, once the cluster sees it dead) and start it on an empty data dir with --join and --join-token: it joins again and copies its replicas from its peers", n.cfg.DataDir, r.Stale, n.cfg.ID)
+	}
 	n.rec.Store(&r)
 	return nil
 }
 
 func (n *Node) saveRecord(r *nodeRecord) error {
 	r.Format = compat.DataFormat
+	// The start count never goes down, whatever copy of the record a
+	// caller edited (boot.go).
+	r.Boots = max(r.Boots, 1)
+	if cur := n.rec.Load(); cur != nil && cur.Incarnation == r.Incarnation {
+		r.Boots = max(r.Boots, cur.Boots)
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ const (
 	methodStats    = "stats"    // nothing -> api.NodeStats (stats.go)
 	methodAudit    = "audit"    // audit.Filter -> []audit.Event (audit.go)
 	methodLimit    = "limit"    // limitRequest -> limitReply (limits.go)
+	methodBoot     = "boot"     // nothing -> nothing: a start announced (boot.go)
 )
 
 // callHandler answers one internal call method. from is the caller's node id
@@ -52,6 +53,7 @@ func (n *Node) callTable() map[string]callHandler {
 		methodStatus:   n.callStatus,
 		methodEvents:   n.callEvents,
 		methodTransfer: n.callTransfer,
+		methodBoot:     n.callBoot,
 		// Operator endpoints.
 		methodChecksum: n.callOps(methodChecksum),
 		methodLag:      n.callOps(methodLag),

@@ -30,7 +30,7 @@ func TestCallTable_EveryMethod(t *testing.T) {
 	methods := []string{
 		partition.MethodPropose, partition.MethodGet, partition.MethodScan, partition.MethodRelease, partition.MethodTail,
 		methodJoin, methodStatus, methodEvents, methodTransfer, methodChecksum, methodLag, methodStats, methodAudit, methodLimit,
-		methodTyping,
+		methodTyping, methodBoot,
 	}
 	for _, m := range methods {
 		if n.calls[m] == nil {

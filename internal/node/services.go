@@ -54,6 +54,8 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 		Limiter:      limits,
 		SessionTTL:   n.cfg.SessionTTL,
 		Hasher:       hasher,
+		// Token commands wait until every node applies them.
+		ClusterProtocol: n.ClusterProtocol,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("accounts: %w", err)
@@ -99,6 +101,15 @@ func (n *Node) chatConfig(hasher *password.Hasher) chat.Config {
 // retention, room history compaction.
 func (n *Node) startServices(s *services) {
 	n.goBackground(func() { s.links.RunFlusher(n.ctx, linkFlushInterval) })
+	n.goBackground(func() {
+		var lastWarn time.Time
+		s.accounts.RunTokenUseFlusher(n.ctx, func(err error) {
+			if time.Since(lastWarn) >= time.Minute {
+				lastWarn = time.Now()
+				n.log.Warn("recording API token uses failed; will retry", "err", err)
+			}
+		})
+	})
 	n.goBackground(func() { n.presence.Run(n.ctx) })
 	n.startQueues(s.queues.Service)
 	n.goBackground(func() {

@@ -77,6 +77,25 @@ func (n *Node) nodeStatus(ctx context.Context, nd placement.Node) ([]multiraft.G
 	return sts, json.Unmarshal(rep.Result, &sts)
 }
 
+// ClusterProtocol returns the internal protocol every node of the cluster
+// speaks, as this node knows it: compat.ClusterProtocol over the newest
+// protocol of every node in the cluster map, as gossip tells it (a node
+// gossip does not know, or that does not say, counts as protocol 1). It is
+// what buildStatus reports, without asking the nodes for their replicas.
+// Before the node has a map it is this build's protocol.
+func (n *Node) ClusterProtocol() int {
+	m := n.Map()
+	if m == nil {
+		return compat.Protocol
+	}
+	protocols := make([]int, 0, len(m.Nodes))
+	for _, nd := range m.Nodes {
+		_, p := n.memberBuild(nd.ID)
+		protocols = append(protocols, p)
+	}
+	return compat.ClusterProtocol(protocols)
+}
+
 // buildStatus joins the map with the replicas' reported progress.
 // gossip gives each node's state as this node's gossip sees it, and build
 // the binary it runs and the newest protocol it speaks.

@@ -199,6 +199,36 @@ func (db *DB) SaveNodeRecord(b []byte) error {
 	return nil
 }
 
+// LoadNodeBlob returns the node blob saved under name by SaveNodeBlob, and
+// false if there is none.
+func (db *DB) LoadNodeBlob(name string) ([]byte, bool, error) {
+	if db.closed.Load() {
+		return nil, false, ErrClosed
+	}
+	return db.getCopy(nodeBlobKey(name))
+}
+
+// SaveNodeBlob durably replaces the node blob saved under name (non-empty):
+// small records a node keeps about itself or its peers, beside the node
+// record and, like it, never replicated.
+func (db *DB) SaveNodeBlob(name string, b []byte) error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	if name == "" {
+		return fmt.Errorf("storage: save node blob: empty name")
+	}
+	pb := db.pdb.NewBatch()
+	defer pb.Close()
+	if err := pb.Set(nodeBlobKey(name), b, nil); err != nil {
+		return fmt.Errorf("storage: save node blob %s: %w", name, err)
+	}
+	if err := db.commit(pb, true); err != nil {
+		return fmt.Errorf("storage: save node blob %s: %w", name, err)
+	}
+	return nil
+}
+
 // Groups lists, in ascending order, the ids of every group with anything stored (raft
 // metadata, log entries or partition state).
 func (db *DB) Groups() ([]uint64, error) {

@@ -31,6 +31,10 @@ const (
 // nodeKey is the key of the node record.
 var nodeKey = []byte{tagNode}
 
+// nodeBlobKey is the key of the node blob called name: the node record's
+// key followed by the name.
+func nodeBlobKey(name string) []byte { return append([]byte{tagNode}, name...) }
+
 // groupPrefix returns tag <group>.
 func groupPrefix(tag byte, group uint64) []byte {
 	k := make([]byte, groupPrefixLen)

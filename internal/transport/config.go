@@ -53,10 +53,39 @@ type Config struct {
 	// the TLS or protocol handshake (the audit log). It must not block.
 	OnRefused func(Refusal)
 
+	// Boot, when set, returns this node's boot identity, sent in every
+	// handshake it dials (called once per handshake).
+	Boot func() Boot
+
+	// CheckBoot, when set, judges the boot identity of every peer that
+	// dials in with one (not joining candidates, not builds that send
+	// none): an error refuses the connection as stale, and its text is
+	// the reason the peer is given. It must be quick and safe for
+	// concurrent use.
+	CheckBoot func(nodeID string, b Boot) error
+
+	// OnStale, when set, is told when a peer refused this node as stale,
+	// with the peer's reason. It must not block.
+	OnStale func(reason string)
+
 	// MaxQueuedMessages bounds each peer's Raft send queue. Messages beyond
 	// it are dropped (Raft retransmits) and counted in Stats.RaftDropped.
 	// Zero means DefaultMaxQueuedMessages.
 	MaxQueuedMessages int
+}
+
+// Boot says which run of which data directory a node is: a node that
+// starts from an old copy of its data directory repeats a Generation with
+// another ID, or goes back to an older one, which its peers can tell.
+type Boot struct {
+	// Incarnation is the data directory's: random, made when the node
+	// first joined a cluster with it.
+	Incarnation string
+	// Generation counts the starts of the data directory, stored in it
+	// before the node talks to anyone.
+	Generation uint64
+	// ID is random for each start.
+	ID string
 }
 
 // Refusal describes an incoming connection the transport refused.

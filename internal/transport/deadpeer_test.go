@@ -156,14 +156,14 @@ func TestTransport_DeadPeer(t *testing.T) {
 	})
 	t.Run("a protocol range that does not meet ours is refused", func(t *testing.T) {
 		b := mustNew(t, node{id: "b", cluster: "c1"}, newTestHandler())
-		_, _, status := mustRawDial(t, b.Addr(), protoCall, hello{version: 99, minVersion: 98, nodeID: "x", clusterID: "c1"})
+		_, _, status := mustRawDial(t, b.Addr(), protoCall, hello{minVersion: 98, maxVersion: 99, nodeID: "x", clusterID: "c1"})
 		if status != ackRefused {
 			t.Fatalf("status %d, want refused", status)
 		}
 	})
 	t.Run("a newer peer that still speaks our protocol is accepted", func(t *testing.T) {
 		b := mustNew(t, node{id: "b", cluster: "c1"}, newTestHandler())
-		c, _, status := mustRawDial(t, b.Addr(), protoCall, hello{version: compat.Protocol + 1, minVersion: compat.Protocol, nodeID: "x", clusterID: "c1"})
+		c, _, status := mustRawDial(t, b.Addr(), protoCall, hello{minVersion: compat.Protocol, maxVersion: compat.Protocol + 1, nodeID: "x", clusterID: "c1"})
 		if status != ackOK {
 			t.Fatalf("status %d, want accepted", status)
 		}

@@ -12,6 +12,12 @@ var ErrUnreachable = errors.New("peer unreachable")
 // snapshot stream was attempted while one side had no cluster id yet.
 var ErrClusterMismatch = errors.New("cluster id mismatch")
 
+// ErrStaleData is wrapped by errors reporting that a peer refused the
+// handshake because this node's Boot shows its data went back in time
+// (Config.CheckBoot on the peer): it was restarted from an old copy of its
+// data directory.
+var ErrStaleData = errors.New("stale data")
+
 // ErrClosed is returned by operations on a Transport after Close.
 var ErrClosed = errors.New("transport closed")
 

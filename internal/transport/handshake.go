@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"github.com/parley-chat/parley/internal/compat"
@@ -21,23 +22,28 @@ const (
 	ackOK       byte = 0 // followed by the receiver's node id
 	ackMismatch byte = 1 // cluster ids differ or are missing: ErrClusterMismatch
 	ackRefused  byte = 2 // isolated, unsupported version or protocol: ErrUnreachable
+	ackStale    byte = 3 // the sender's data went back in time: ErrStaleData
 )
 
-// hello is the handshake a dialer sends after the protocol byte. version is
-// the newest protocol the sender speaks and minVersion the oldest; builds
-// from before the range was sent leave minVersion out (decoded as version),
-// and ignore it when they receive it, as they ignore any trailing bytes.
+// hello is the handshake a dialer sends after the protocol byte. minVersion
+// is the oldest protocol the sender speaks, in the one version byte every
+// build sends, and maxVersion the newest, after the fields every build
+// sends. Builds from before the range leave maxVersion out (decoded as
+// minVersion), ignore it when they receive it, as they ignore any trailing
+// bytes, and accept only their own version in that byte: a build that
+// still speaks their protocol is let in.
 type hello struct {
-	version    byte
+	minVersion byte
 	nodeID     string
 	addr       string // the sender's advertised listen address
 	clusterID  string
-	minVersion byte
+	maxVersion byte
+	boot       Boot // zero from builds that do not send it
 }
 
 // ourHello is this build's handshake, with its protocol range.
 func ourHello(nodeID, addr, clusterID string) hello {
-	return hello{version: compat.Protocol, minVersion: compat.MinProtocol, nodeID: nodeID, addr: addr, clusterID: clusterID}
+	return hello{minVersion: compat.MinProtocol, maxVersion: compat.Protocol, nodeID: nodeID, addr: addr, clusterID: clusterID}
 }
 
 // appendHello appends the handshake frame (header included).
@@ -45,11 +51,14 @@ func appendHello(dst []byte, h hello) []byte {
 	start := len(dst)
 	dst = appendFrameHeader(dst, 0)
 	dst = append(dst, helloMagic...)
-	dst = append(dst, h.version)
+	dst = append(dst, h.minVersion)
 	dst = appendString(dst, h.nodeID)
 	dst = appendString(dst, h.addr)
 	dst = appendString(dst, h.clusterID)
-	dst = append(dst, h.minVersion)
+	dst = append(dst, h.maxVersion)
+	dst = appendString(dst, h.boot.Incarnation)
+	dst = binary.AppendUvarint(dst, h.boot.Generation)
+	dst = appendString(dst, h.boot.ID)
 	putFrameHeader(dst[start:], len(dst)-start-frameHeaderLen)
 	return dst
 }
@@ -60,16 +69,24 @@ func decodeHello(p []byte) (hello, error) {
 		return hello{}, fmt.Errorf("%w: bad handshake magic", errCorrupt)
 	}
 	d := decoder{p: p[len(helloMagic):]}
-	h := hello{version: d.byte1()}
+	h := hello{minVersion: d.byte1()}
 	h.nodeID = string(d.bytes())
 	h.addr = string(d.bytes())
 	h.clusterID = string(d.bytes())
 	if d.err != nil {
 		return hello{}, d.err
 	}
-	h.minVersion = h.version
+	h.maxVersion = h.minVersion
 	if len(d.p) > 0 {
-		h.minVersion = d.byte1()
+		h.maxVersion = d.byte1()
+	}
+	if len(d.p) > 0 {
+		h.boot.Incarnation = string(d.bytes())
+		h.boot.Generation = d.uvarint()
+		h.boot.ID = string(d.bytes())
+	}
+	if d.err != nil {
+		return hello{}, d.err
 	}
 	return h, nil
 }
@@ -100,12 +117,17 @@ func (t *Transport) admit(proto byte, h hello, p peer) (byte, string) {
 	case p.verified && !p.candidate && h.nodeID != p.id:
 		return ackRefused, fmt.Sprintf("certificate names node %q, the handshake claims %q", p.id, h.nodeID)
 	}
-	if !compat.Compatible(int(h.minVersion), int(h.version)) {
+	if !compat.Compatible(int(h.minVersion), int(h.maxVersion)) {
 		return ackRefused, fmt.Sprintf("node %s speaks protocol versions %d to %d, node %s speaks %d to %d: upgrade one release at a time (docs/UPGRADE.md)",
-			h.nodeID, h.minVersion, h.version, t.cfg.NodeID, compat.MinProtocol, compat.Protocol)
+			h.nodeID, h.minVersion, h.maxVersion, t.cfg.NodeID, compat.MinProtocol, compat.Protocol)
 	}
 	if t.faults.isolated(h.addr, h.nodeID) {
 		return ackRefused, "isolated by fault injection"
+	}
+	if t.cfg.CheckBoot != nil && !p.candidate && h.boot.Incarnation != "" {
+		if err := t.cfg.CheckBoot(h.nodeID, h.boot); err != nil {
+			return ackStale, err.Error()
+		}
 	}
 	local := t.cfg.ClusterID()
 	switch proto {

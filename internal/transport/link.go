@@ -100,7 +100,11 @@ func (t *Transport) clientHandshake(ctx context.Context, l *link, proto byte) er
 		l.Conn = tc
 	}
 	buf := append(make([]byte, 0, 128), proto)
-	buf = appendHello(buf, ourHello(t.cfg.NodeID, t.advertiseAddr(), t.cfg.ClusterID()))
+	h := ourHello(t.cfg.NodeID, t.advertiseAddr(), t.cfg.ClusterID())
+	if t.cfg.Boot != nil {
+		h.boot = t.cfg.Boot()
+	}
+	buf = appendHello(buf, h)
 	if _, err := l.Write(buf); err != nil {
 		return fmt.Errorf("%w: send handshake: %w", ErrUnreachable, err)
 	}
@@ -121,6 +125,11 @@ func (t *Transport) clientHandshake(ctx context.Context, l *link, proto byte) er
 		}
 	case ackMismatch:
 		return fmt.Errorf("%w: %s", ErrClusterMismatch, reason)
+	case ackStale:
+		if t.cfg.OnStale != nil {
+			t.cfg.OnStale(reason)
+		}
+		return fmt.Errorf("%w: %s", ErrStaleData, reason)
 	default:
 		return fmt.Errorf("%w: refused: %s", ErrUnreachable, reason)
 	}

@@ -183,6 +183,12 @@ export const createLink = (url, code) =>
 export const myLinks = (filter = {}) =>
   request('GET', '/api/v1/links' + qs({mine: 'true', ...filter})).then((r) => r.links);
 export const deleteLink = (code) => request('DELETE', `/api/v1/links/${enc(code)}`);
+// Personal API tokens: made, listed and revoked with the session; the
+// secret comes only in createToken's answer.
+export const createToken = (name, scopes, expiresIn) =>
+  request('POST', '/api/v1/tokens', {body: expiresIn ? {name, scopes, expires_in: expiresIn} : {name, scopes}});
+export const tokens = () => request('GET', '/api/v1/tokens').then((r) => r.tokens);
+export const revokeToken = (id) => request('DELETE', `/api/v1/tokens/${enc(id)}`);
 export const linkInfo = (code) => request('GET', `/api/v1/links/${enc(code)}`);
 export const updateLink = (code, patch) =>
   request('PATCH', `/api/v1/links/${enc(code)}`, {body: patch, idem: requestId()});

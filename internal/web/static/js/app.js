@@ -1,6 +1,6 @@
 // app.js: the web app's entry point. It keeps the session, routes by the
 // URL fragment (#/rooms, #/room/NAME, #/queues, #/kv, #/links, #/link/CODE, #/cluster,
-// #/login, #/signup) and owns the one live stream shared by the views.
+// #/tokens, #/login, #/signup) and owns the one live stream shared by the views.
 
 import * as api from './api.js';
 import {Stream} from './stream.js';
@@ -12,6 +12,7 @@ import {kvView} from './views/kv.js';
 import {linksView} from './views/links.js';
 import {linkView} from './views/link.js';
 import {clusterView} from './views/cluster.js';
+import {tokensView} from './views/tokens.js';
 
 // NODES_MS is how often the failover candidates are learned again from the
 // cluster map (also whenever the stream comes up), so a member that died
@@ -79,6 +80,7 @@ const routes = {
   links: (el) => linksView(el, ctx),
   link: (el, arg) => linkView(el, ctx, arg),
   cluster: (el) => clusterView(el, ctx),
+  tokens: (el) => tokensView(el, ctx),
 };
 
 // route renders the view the fragment names.

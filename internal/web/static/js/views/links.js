@@ -64,7 +64,7 @@ function shortenForm(refresh) {
 
 // copyButton copies text to the clipboard (with a fallback for pages not
 // served over HTTPS, where navigator.clipboard is missing).
-function copyButton(text) {
+export function copyButton(text) {
   const b = h('button', {type: 'button', class: 'copy'}, 'Copy');
   b.addEventListener('click', async () => {
     let ok = false;
