@@ -45,7 +45,11 @@ its role, applied index and lag behind the leader.`)
 // one row per replica.
 func writeClusterStatus(w io.Writer, st *client.ClusterStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "cluster %s: %s, %s, protocol %d\n\n", st.ClusterID, plural(len(st.Nodes), "node"), plural(len(st.Partitions), "partition"), st.Protocol)
+	fmt.Fprintf(tw, "cluster %s: %s, %s", st.ClusterID, plural(len(st.Nodes), "node"), plural(len(st.Partitions), "partition"))
+	if st.Protocol > 0 { // 0: a server from before protocols were reported
+		fmt.Fprintf(tw, ", protocol %d", st.Protocol)
+	}
+	fmt.Fprint(tw, "\n\n")
 	fmt.Fprintln(tw, "NODE\tHTTP\tZONE\tSTATE\tSTANDBY\tREPLICAS\tLEADERS\tBUILD")
 	for _, n := range st.Nodes {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", n.ID, n.Addr, dash(n.Zone), n.State, yesNo(n.Standby), n.Replicas, n.Leaders, dash(termSafe(n.Build)))

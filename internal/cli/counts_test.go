@@ -19,14 +19,14 @@ import (
 
 func TestWriteClusterStatus_Counts(t *testing.T) {
 	for _, tc := range []struct {
-		nodes, partitions int
-		want              string
+		nodes, partitions, protocol int
+		want                        string
 	}{
-		{1, 1, "cluster c1: 1 node, 1 partition\n"},
-		{3, 16, "cluster c1: 3 nodes, 16 partitions\n"},
-		{0, 0, "cluster c1: 0 nodes, 0 partitions\n"},
+		{1, 1, 0, "cluster c1: 1 node, 1 partition\n"},
+		{3, 16, 2, "cluster c1: 3 nodes, 16 partitions, protocol 2\n"},
+		{0, 0, 0, "cluster c1: 0 nodes, 0 partitions\n"},
 	} {
-		st := &client.ClusterStatus{ClusterID: "c1"}
+		st := &client.ClusterStatus{ClusterID: "c1", Protocol: tc.protocol}
 		for i := range tc.nodes {
 			st.Nodes = append(st.Nodes, client.NodeStatus{ID: "n" + string(rune('1'+i))})
 		}
