@@ -60,6 +60,12 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 		return applyNotify(w, meta, c)
 	case Compact:
 		return applyCompact(w, meta, c)
+	case CreateHook: // hooks.go
+		return applyCreateHook(w, meta, c)
+	case RevokeHook:
+		return applyRevokeHook(w, c)
+	case HookPost:
+		return applyHookPost(w, meta, c)
 	default:
 		return refuse(statusInvalid, "chat: unhandled command %T", c), nil
 	}
@@ -199,6 +205,9 @@ func applyDelete(w state.Writer, c DeleteRoom) ([]byte, error) {
 		if err := w.Delete(k); err != nil {
 			return nil, fmt.Errorf("chat: delete %q: %w", k, err)
 		}
+	}
+	if err := deleteHooks(w, c.Room); err != nil { // hooks.go
+		return nil, err
 	}
 	rec.deleted, rec.members, rec.passwordHash = true, 0, ""
 	rec.firstRetained = rec.lastSeq + 1

@@ -34,6 +34,12 @@ func encode(t testing.TB, c Command) []byte {
 		return EncodePin(c)
 	case Notify:
 		return EncodeNotify(c)
+	case CreateHook: // hooks.go
+		return EncodeCreateHook(c)
+	case RevokeHook:
+		return EncodeRevokeHook(c)
+	case HookPost:
+		return EncodeHookPost(c)
 	}
 	t.Fatalf("unexpected command %T", c)
 	return nil

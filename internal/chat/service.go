@@ -46,6 +46,11 @@ type Config struct {
 	// names given (the presence tracker's Online); @here mentions those
 	// members. Nil: @here mentions nobody.
 	Online func(ctx context.Context, users []string) (map[string]bool, error)
+	// ClusterProtocol returns the internal protocol every node of the
+	// cluster speaks (compat.ClusterProtocol). Hook commands are refused
+	// with errs.UpgradeInProgress while it is below HookProtocol. Nil:
+	// every node speaks this build's protocol.
+	ClusterProtocol func() int
 	// Hasher hashes and verifies room passwords, bounding how many run at
 	// once. Give every service of a node the same Hasher so that the bound is
 	// the node's. Nil: NewService builds one with password.DefaultParams and
