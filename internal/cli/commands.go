@@ -56,6 +56,12 @@ func rootCommand() *command {
 				{name: "pin", summary: "pin a message (again: unpin it)", action: runRoomPin},
 				{name: "pins", summary: "print a room's pinned messages", action: runRoomPins},
 				{name: "mentions", summary: "messages that mention you, across your rooms", action: runRoomMentions},
+				{name: "export", summary: "download a room's history as JSON Lines (owner or admin)", action: runRoomExport},
+				{name: "hook", summary: "incoming webhooks that post as a bot: create, list, revoke", subs: []*command{
+					{name: "create", summary: "make a webhook URL that posts to a room, shown once", action: runRoomHookCreate},
+					{name: "list", summary: "a room's webhooks", action: runRoomHookList},
+					{name: "revoke", summary: "revoke a webhook: its URL stops working", action: runRoomHookRevoke},
+				}},
 			}},
 			{name: "chat", section: clients, summary: "interactive terminal chat in rooms (/who, /wsp, /join, /rooms, /put, /get, /help)", action: runChat},
 			{name: "queue", section: clients, summary: "message queues", subs: []*command{
