@@ -29,6 +29,9 @@ const MinDataFormat = 2
 //   - 2: personal API tokens: the account commands CreateToken, RevokeToken
 //     and TouchTokens (account.TokenProtocol), proposed only once the
 //     cluster speaks 2.
+//     Also incoming webhooks: the chat commands CreateHook, RevokeHook and
+//     HookPost (chat.HookProtocol), proposed only once the cluster speaks
+//     2.
 const Protocol = 2
 
 // MinProtocol is the oldest internal protocol this build still speaks: the
