@@ -35,6 +35,12 @@ type Config struct {
 	Accounts AccountService
 	// Rooms serves /api/v1/rooms.
 	Rooms RoomService
+	// Export serves GET /api/v1/rooms/{room}/export (rooms_export.go);
+	// nil leaves the route out.
+	Export ExportService
+	// Hooks serves the incoming webhooks of rooms (hooks.go); nil leaves
+	// their routes out.
+	Hooks HookService
 	// Queues serves /api/v1/queues.
 	Queues QueueService
 	// Links serves /api/v1/links and the redirects of /s/{code}.
@@ -114,6 +120,8 @@ type Server struct {
 	status   StatusSource
 	accounts AccountService
 	rooms    RoomService
+	export   ExportService // the Config's Export (rooms_export.go)
+	hooks    HookService   // the Config's Hooks (hooks.go)
 	queues   QueueService
 	links    LinkService
 	presence PresenceService
@@ -159,6 +167,8 @@ func New(cfg Config) *Server {
 		status:    cfg.Status,
 		accounts:  cfg.Accounts,
 		rooms:     cfg.Rooms,
+		export:    cfg.Export,
+		hooks:     cfg.Hooks,
 		queues:    cfg.Queues,
 		links:     cfg.Links,
 		presence:  cfg.Presence,
@@ -248,6 +258,12 @@ func (s *Server) routes() {
 		s.handleAuth("GET /api/v1/rooms/{room}/messages", s.roomHistory)
 		s.messageRoutes()
 		s.moderationRoutes() // rooms_mod.go
+	}
+	if s.export != nil {
+		s.handleAuth("GET /api/v1/rooms/{room}/export", s.roomExport)
+	}
+	if s.hooks != nil {
+		s.hookRoutes() // hooks.go
 	}
 	if s.streams != nil {
 		s.addRoute("GET /api/v1/stream", InStream, s.streamHandler)

@@ -68,6 +68,12 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 		return applyModerate(w, meta, c)
 	case Settings:
 		return applySettings(w, meta, c)
+	case CreateHook: // hooks.go
+		return applyCreateHook(w, meta, c)
+	case RevokeHook:
+		return applyRevokeHook(w, c)
+	case HookPost:
+		return applyHookPost(w, meta, c)
 	default:
 		return refuse(statusInvalid, "chat: unhandled command %T", c), nil
 	}
@@ -199,6 +205,9 @@ func applyDelete(w state.Writer, c DeleteRoom) ([]byte, error) {
 		return refuse(statusForbidden, "only the owner of room %q or an admin may delete it", c.Room), nil
 	}
 	if err := deleteRoomKeys(w, c.Room, 'm', banPrefix, mutePrefix, invitePrefix); err != nil {
+		return nil, err
+	}
+	if err := deleteHooks(w, c.Room); err != nil { // hooks.go
 		return nil, err
 	}
 	rec.deleted, rec.members, rec.passwordHash, rec.settings = true, 0, "", roomSettings{}

@@ -260,7 +260,9 @@ func DecodeCommand(cmd []byte) (Command, error) {
 	default:
 		var ok bool
 		if c, ok = decodeMessageCommand(cmd[1], &d); !ok {
-			c, ok = decodeModCommand(cmd[1], &d)
+			if c, ok = decodeModCommand(cmd[1], &d); !ok {
+				c, ok = decodeHookCommand(cmd[1], &d) // hooks.go
+			}
 		}
 		if !ok {
 			return nil, fmt.Errorf("%w: unknown operation %#x", errMalformed, cmd[1])

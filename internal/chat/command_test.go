@@ -42,6 +42,12 @@ func encode(t testing.TB, c Command) []byte {
 		return EncodeModerate(c)
 	case Settings:
 		return EncodeSettings(c)
+	case CreateHook: // hooks.go
+		return EncodeCreateHook(c)
+	case RevokeHook:
+		return EncodeRevokeHook(c)
+	case HookPost:
+		return EncodeHookPost(c)
 	}
 	t.Fatalf("unexpected command %T", c)
 	return nil

@@ -53,8 +53,9 @@ type Config struct {
 	Hasher *password.Hasher
 	// ClusterProtocol returns the internal protocol every node of the
 	// cluster speaks (compat.ClusterProtocol). Commands new at
-	// ModerationProtocol are refused with errs.UpgradeInProgress while it
-	// is lower. Nil: every node speaks this build's protocol.
+	// ModerationProtocol or HookProtocol are refused with
+	// errs.UpgradeInProgress while it is lower (needProtocol). Nil: every
+	// node speaks this build's protocol.
 	ClusterProtocol func() int
 }
 

@@ -23,13 +23,23 @@ const (
 )
 
 // upgradeGate refuses a command new at ModerationProtocol while some node
-// of the cluster speaks an older protocol: its replicas could not apply it.
+// of the cluster speaks an older protocol.
 func (s *Service) upgradeGate() error {
-	if s.cfg.ClusterProtocol == nil || s.cfg.ClusterProtocol() >= ModerationProtocol {
+	return s.needProtocol(ModerationProtocol, "room roles, invitations, moderation and settings")
+}
+
+// needProtocol refuses a command new at protocol need, of the feature
+// named, while some node of the cluster speaks an older protocol: its
+// replicas could not apply it, and their state would part from the others'.
+func (s *Service) needProtocol(need int, feature string) error {
+	if s.cfg.ClusterProtocol == nil {
 		return nil
 	}
-	return errs.New(errs.UpgradeInProgress,
-		"room roles, invitations, moderation and settings need every node to run a build that speaks protocol %d; retry when the upgrade is done", ModerationProtocol)
+	if p := s.cfg.ClusterProtocol(); p < need {
+		return errs.New(errs.UpgradeInProgress,
+			"%s need every node upgraded (the cluster speaks protocol %d, they need %d); retry when the upgrade is done", feature, p, need)
+	}
+	return nil
 }
 
 // SetRole gives target the role (RoleMember, RoleModerator, or RoleOwner

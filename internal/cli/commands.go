@@ -63,6 +63,12 @@ func rootCommand() *command {
 				{name: "ban", summary: "ban a user from a room, for a while or for good (--lift: unban)", action: runRoomBan},
 				{name: "mute", summary: "mute a user in a room for a while (--lift: unmute)", action: runRoomMute},
 				{name: "moderation", summary: "a room's bans, mutes, invitations and moderation events", action: runRoomModeration},
+				{name: "export", summary: "download a room's history as JSON Lines (owner or admin)", action: runRoomExport},
+				{name: "hook", summary: "incoming webhooks that post as a bot: create, list, revoke", subs: []*command{
+					{name: "create", summary: "make a webhook URL that posts to a room, shown once", action: runRoomHookCreate},
+					{name: "list", summary: "a room's webhooks", action: runRoomHookList},
+					{name: "revoke", summary: "revoke a webhook: its URL stops working", action: runRoomHookRevoke},
+				}},
 			}},
 			{name: "chat", section: clients, summary: "interactive terminal chat in rooms (/who, /wsp, /join, /rooms, /put, /get, /help)", action: runChat},
 			{name: "queue", section: clients, summary: "message queues", subs: []*command{

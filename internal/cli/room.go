@@ -374,7 +374,7 @@ func writeEvent(w io.Writer, ev client.Event, asJSON bool) error {
 // indented lines (termSafeLines), so no event can act on the terminal or
 // pass for another.
 func eventText(ev client.Event) string {
-	sender, msg := termSafe(ev.Sender), termSafeLines(ev.Text)
+	sender, msg := senderText(ev.Sender), termSafeLines(ev.Text) // room_hook.go
 	if ev.Deleted {
 		msg = "(message deleted)"
 	}

@@ -29,10 +29,13 @@ const MinDataFormat = 2
 //   - 2: personal API tokens: the account commands CreateToken, RevokeToken
 //     and TouchTokens (account.TokenProtocol), proposed only once the
 //     cluster speaks 2;
-//     and room roles, invitations, moderation and settings: the chat
+//     room roles, invitations, moderation and settings: the chat
 //     commands SetRole, Invite, Moderate and Settings, invitation-only
 //     rooms, and the rules they bring to joins and posts
-//     (chat.ModerationProtocol).
+//     (chat.ModerationProtocol);
+//     and incoming webhooks: the chat commands CreateHook, RevokeHook and
+//     HookPost (chat.HookProtocol), proposed only once the cluster speaks
+//     2.
 const Protocol = 2
 
 // MinProtocol is the oldest internal protocol this build still speaks: the

@@ -35,6 +35,8 @@ func (n *Node) startHTTP() error {
 		Status:          n,
 		Accounts:        svc.accounts,
 		Rooms:           n.apiRooms(svc),
+		Export:          svc.rooms,
+		Hooks:           svc.rooms,
 		Presence:        n.presence,
 		Queues:          svc.queues,
 		Links:           svc.links,

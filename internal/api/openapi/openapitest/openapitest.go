@@ -27,6 +27,9 @@ import (
 // Spec returns the document, loaded once and checked to be a valid OpenAPI
 // 3.1 document.
 var Spec = sync.OnceValues(func() (*openapi3.T, error) {
+	// JSON Lines (room exports) are checked line by line: the document
+	// describes them as an array of the lines.
+	openapi3filter.RegisterBodyDecoder("application/x-ndjson", decodeJSONLines)
 	doc, err := openapi3.NewLoader().LoadFromData(openapi.Document())
 	if err != nil {
 		return nil, fmt.Errorf("openapi.json does not load: %w", err)
@@ -223,4 +226,19 @@ func (rec *recorder) check(r *http.Request) error {
 		return Report(r, status, body, err)
 	}
 	return nil
+}
+
+// decodeJSONLines decodes a JSON Lines body into the array of its lines.
+func decodeJSONLines(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	lines := []any{}
+	sc := bufio.NewScanner(body)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var v any
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			return nil, fmt.Errorf("line %d is not JSON: %w", len(lines)+1, err)
+		}
+		lines = append(lines, v)
+	}
+	return lines, sc.Err()
 }

@@ -38,7 +38,7 @@ export function eventElement(ev, me, act) {
         (mentionsMe(ev, me) ? ' mentions-me' : '');
       return h('li', attrs(cls), avatar(ev.sender),
         h('div', {class: 'msg-body'},
-          h('div', {class: 'msg-head'}, h('span', {class: 'sender'}, ev.sender), tag, time,
+          h('div', {class: 'msg-head'}, senderName(ev.sender), tag, time,
             ev.pinned ? h('span', {class: 'pin-tag', title: 'Pinned'}, pinIcon()) : null),
           ev.reply_to ? h('div', {class: 'reply-tag'}, '↳ in a thread') : null,
           ev.deleted ? h('div', {class: 'text tombstone'}, 'This message was deleted.')
@@ -79,6 +79,16 @@ export function moderationText(ev) {
     settings: () => `${ev.sender} changed the ${(ev.changed || []).join(', ').replace(/_/g, ' ')}`,
   }[ev.kind];
   return (said ? said() : ev.kind) + (ev.reason ? ': ' + ev.reason : '');
+}
+
+// senderName is a message's sender: a bot (an incoming webhook's post,
+// sender "hook:NAME"; ':' is in no username) shows its NAME with a "bot"
+// badge, so it cannot pass for the user of that name.
+function senderName(sender) {
+  if (sender && sender.startsWith('hook:')) {
+    return h('span', {class: 'sender bot', title: 'Posted through an incoming webhook'}, sender.slice(5), h('span', {class: 'tag bot-tag'}, 'bot'));
+  }
+  return h('span', {class: 'sender'}, sender);
 }
 
 function mentionsMe(ev, me) {
