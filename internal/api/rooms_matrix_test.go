@@ -88,6 +88,10 @@ var roomMatrix = map[string]roomRow{
 	"POST /api/v1/rooms/{room}/invites":                            {private: true, body: `{"username":"ivy"}`, allow: moderators},
 	"DELETE /api/v1/rooms/{room}/invites/{user}":                   {private: true, user: invitee, allow: moderators},
 	"GET /api/v1/rooms/{room}/moderation":                          {allow: moderators},
+	"GET /api/v1/rooms/{room}/export":                              {allow: owners},
+	"POST /api/v1/rooms/{room}/hooks":                              {body: `{"name":"matrix-bot"}`, allow: owners},
+	"GET /api/v1/rooms/{room}/hooks":                               {allow: owners},
+	"DELETE /api/v1/rooms/{room}/hooks/{id}":                       {allow: owners},
 }
 
 // TestRooms_PermissionMatrix calls every room route, taken from the route
@@ -130,9 +134,9 @@ func TestRooms_PermissionMatrix(t *testing.T) {
 		for _, id := range roomIdentities {
 			n++
 			room := fmt.Sprintf("m%d", n)
-			seq := setupMatrixRoom(t, e.Rooms, room, row.private)
+			seq, hook := setupMatrixRoom(t, e.Rooms, room, row.private)
 			method, path, _ := strings.Cut(pattern, " ")
-			path = strings.NewReplacer("{room}", room, "{seq}", fmt.Sprint(seq), "{emoji}", ":tada:", "{user}", row.user).Replace(path)
+			path = strings.NewReplacer("{room}", room, "{seq}", fmt.Sprint(seq), "{emoji}", ":tada:", "{user}", row.user, "{id}", hook).Replace(path)
 			t.Run(fmt.Sprintf("%s as %s", pattern, id), func(t *testing.T) {
 				before := e.stored()
 				var w = e.do(t, method, path, row.body)
@@ -159,9 +163,9 @@ func TestRooms_PermissionMatrix(t *testing.T) {
 
 // setupMatrixRoom creates room (private: with matrixPass) owned by olga
 // with moderator mona, members mel and tess, muki muted for an hour, bane
-// banned, ivan invited (private rooms), and a message by mel whose seq it
-// returns.
-func setupMatrixRoom(t *testing.T, rooms *chat.Service, room string, private bool) uint64 {
+// banned, ivan invited (private rooms), an incoming webhook, and a message
+// by mel; it returns the message's seq and the hook's id.
+func setupMatrixRoom(t *testing.T, rooms *chat.Service, room string, private bool) (uint64, string) {
 	t.Helper()
 	ctx := t.Context()
 	req := chat.CreateRequest{Name: room}
@@ -191,7 +195,9 @@ func setupMatrixRoom(t *testing.T, rooms *chat.Service, room string, private boo
 		_, err = rooms.Invite(ctx, "olga", room, invitee, false, false, "")
 		must(err)
 	}
+	hook, err := rooms.CreateHook(ctx, "olga", room, "matrix-hook", false)
+	must(err)
 	res, err := rooms.Post(ctx, "mel", room, "the matrix message", nil, "")
 	must(err)
-	return res.Seq
+	return res.Seq, hook.ID
 }
