@@ -39,3 +39,23 @@ func TestMetrics_Handler(t *testing.T) {
 		}
 	}
 }
+
+func TestProposalPhases_Observe(t *testing.T) {
+	m := New(Source{})
+	p := NewProposalPhases(m)
+	p.Observe(PhaseTimes{Queue: time.Millisecond, Append: 400 * time.Microsecond, Quorum: 2 * time.Millisecond,
+		Apply: 30 * time.Microsecond, Answer: 100 * time.Microsecond, Total: 3530 * time.Microsecond})
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`parley_raft_proposal_phase_seconds_count{phase="queue"} 1`,
+		`parley_raft_proposal_phase_seconds_sum{phase="quorum"} 0.002`,
+		`parley_raft_proposal_phase_seconds_sum{phase="apply"} 3e-05`,
+		`parley_raft_proposal_phase_seconds_count{phase="total"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

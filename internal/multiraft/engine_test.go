@@ -203,3 +203,24 @@ func TestEngine_LaggingReplicaCatchesUpBySnapshot(t *testing.T) {
 		t.Fatal("no group storage")
 	}
 }
+
+// Every proposal a leader answers reports where its time went: the phases
+// follow one another, so they add up to the whole, and the leader's append
+// (an fsync) is never free.
+func TestEngine_ProposalPhases(t *testing.T) {
+	tn := newTestNet(t, 3, 0)
+	for i := 0; i < 20; i++ {
+		tn.propose(NewProposalID(), 1)
+	}
+	tn.phaseMu.Lock()
+	defer tn.phaseMu.Unlock()
+	if len(tn.phases) < 20 {
+		t.Fatalf("%d proposals reported their phases, want 20", len(tn.phases))
+	}
+	for i, pt := range tn.phases {
+		sum := pt.Queue + pt.Append + pt.Quorum + pt.Apply + pt.Answer
+		if sum != pt.Total || pt.Append <= 0 {
+			t.Errorf("proposal %d: phases %+v: sum %v, total %v", i, pt, sum, pt.Total)
+		}
+	}
+}

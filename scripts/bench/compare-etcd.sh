@@ -27,6 +27,8 @@
 #   PARLEY_BIN           use this parley binary instead of building one
 #   PARLEY_BENCH_BIN     use this parley-bench binary (etcd-kv) likewise
 #   KEEP_DATA [0]        1: keep the temporary data directories
+#   PPROF [0]            1: serve each Parley node's Go profiles on 127.0.0.1
+#                        at its HTTP port + 5 (see lib.sh's start_parley)
 set -euo pipefail
 
 DURATION=${DURATION:-10s}
