@@ -257,7 +257,9 @@ func (e *Engine) processReady() error {
 		}
 	}
 	e.flushOutbox()
-	durable := e.takeDurable(readies)
+	if err := e.applyDurable(readies); err != nil {
+		return err
+	}
 
 	rb := &roundBatch{batch: e.cfg.DB.NewBatch(), readies: readies}
 	ls.cur = rb
@@ -283,61 +285,48 @@ func (e *Engine) processReady() error {
 		rb.took = time.Since(start)
 		e.commits <- rb // buffered for maxInflightBatches: never blocks
 	}()
-	return e.applyDurable(durable)
+	return nil
 }
 
-// durableApply is the committed entries of one group that are all durable
-// in this node's log already, set aside from its Ready by takeDurable.
-type durableApply struct {
-	g    *group
-	ents []raftpb.Entry
-}
-
-// takeDurable takes out of the Readies the committed entries of every
-// group whose committed entries are all durable in this node's log
-// (persisted by an earlier round): they are applied by applyDurable while
-// this round's batch commits. A group with a snapshot, or with committed
-// entries that arrive in this same Ready (a follower), keeps them all in the
-// round batch, applied in log order after its append.
-func (e *Engine) takeDurable(readies []groupReady) []durableApply {
-	var out []durableApply
+// applyDurable applies, in a small unsynced batch committed first, the
+// committed entries that are already durable in this node's log (persisted
+// by an earlier round), and hands out their results at once: they need not
+// wait for this round's fsync. A crash may keep this batch without the
+// round's: its entries were synced before, so the applied index never runs
+// ahead of the durable log. Entries that arrive in the same Ready stay in
+// the round batch.
+func (e *Engine) applyDurable(readies []groupReady) error {
+	ls := e.ls()
+	var early *roundBatch
 	for i := range readies {
 		r := &readies[i]
 		ents := r.rd.CommittedEntries
-		if len(ents) == 0 || !raft.IsEmptySnap(r.rd.Snapshot) || ents[len(ents)-1].Index > r.g.durable {
+		if len(ents) == 0 || !raft.IsEmptySnap(r.rd.Snapshot) {
 			continue
 		}
-		out = append(out, durableApply{g: r.g, ents: ents})
-		r.rd.CommittedEntries = nil // Advance ignores its argument
+		n := 0
+		for n < len(ents) && ents[n].Index <= r.g.durable {
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		if early == nil {
+			early = &roundBatch{batch: e.cfg.DB.NewBatch()}
+			ls.cur = early
+		}
+		if err := e.applyEntries(early.batch, r.g, ents[:n]); err != nil {
+			ls.cur = nil
+			early.batch.Close()
+			return fmt.Errorf("apply group %d: %w", r.g.id, err)
+		}
+		r.rd.CommittedEntries = ents[n:] // Advance ignores its argument
 	}
-	return out
-}
-
-// applyDurable applies, in a small unsynced batch, committed entries that
-// are already durable in this node's log, and hands out their results at
-// once: they need not wait for this round's fsync, which runs meanwhile on
-// the commit goroutine (the apply's CPU overlaps the disk). A crash may keep
-// this batch without the round's or the other way round: its entries were
-// synced before, so the applied index never runs ahead of the durable log,
-// and the round batch holds no apply of these groups. The two batches change
-// disjoint parts of a group's in-memory state (the log's end and hard state;
-// the applied state and truncation point), which storage installs part by
-// part, so their commits may complete in either order.
-func (e *Engine) applyDurable(todo []durableApply) error {
-	if len(todo) == 0 {
+	if early == nil {
 		return nil
 	}
-	ls := e.ls()
-	early := &roundBatch{batch: e.cfg.DB.NewBatch()}
-	defer early.batch.Close()
-	ls.cur = early
-	for _, d := range todo {
-		if err := e.applyEntries(early.batch, d.g, d.ents); err != nil {
-			ls.cur = nil
-			return fmt.Errorf("apply group %d: %w", d.g.id, err)
-		}
-	}
 	ls.cur = nil
+	defer early.batch.Close()
 	if err := early.batch.Commit(false); err != nil {
 		return fmt.Errorf("commit applied entries: %w", err)
 	}

@@ -29,22 +29,12 @@ type cacheOp struct {
 	index uint64
 }
 
-// Parts of a group's in-memory state a batch changes (groupDelta.changed).
-const (
-	changedLast    uint8 = 1 << iota // the log's end (Append)
-	changedHS                        // the hard state
-	changedApplied                   // the applied state
-	changedTrunc                     // the truncation point (Compact)
-	changedAll                       // everything (ApplySnapshot)
-)
-
 // groupDelta is a batch's pending view of one group.
 type groupDelta struct {
-	g       *GroupStorage
-	st      groupState
-	changed uint8 // which parts of st the batch changed: only those are installed
-	ops     []cacheOp
-	state   *StateWriter // allocated per batch so a stale writer can never reach a reused delta
+	g     *GroupStorage
+	st    groupState
+	ops   []cacheOp
+	state *StateWriter // allocated per batch so a stale writer can never reach a reused delta
 }
 
 // Batch collects one driver round's writes for any number of groups and commits them
@@ -54,10 +44,7 @@ type groupDelta struct {
 //
 // Operations on one group are checked against the group's state as left by the batch's
 // earlier operations, and the in-memory state of every touched group changes only when
-// Commit succeeds. Commit installs only the parts of a group's state the batch changed, so
-// two batches may be in flight for one group when they change disjoint parts and their
-// cache operations commute: one appending to the log (end, hard state), the other applying
-// (applied state, compaction of entries both batches agree are applied).
+// Commit succeeds.
 type Batch struct {
 	db        *DB
 	pb        *pebble.Batch
@@ -117,7 +104,6 @@ func (b *Batch) delta(g *GroupStorage) (*groupDelta, error) {
 	b.n++
 	d.g = g
 	d.st = g.state()
-	d.changed = 0
 	b.byGroup[g] = d
 	return d, nil
 }
@@ -167,7 +153,6 @@ func (b *Batch) Append(g *GroupStorage, ents []raftpb.Entry) error {
 		}
 	}
 	st.last = newLast
-	d.changed |= changedLast
 	d.ops = append(d.ops, cacheOp{kind: cacheAppend, ents: ents})
 	return nil
 }
@@ -205,7 +190,6 @@ func (b *Batch) SetHardState(g *GroupStorage, hs raftpb.HardState) error {
 		return fmt.Errorf("storage: group %d: set hard state: %w", g.id, err)
 	}
 	d.st.hs = hs
-	d.changed |= changedHS
 	return nil
 }
 
@@ -230,7 +214,6 @@ func (b *Batch) SetApplied(g *GroupStorage, st AppliedState) error {
 		st.ConfState = d.st.applied.ConfState
 	}
 	d.st.applied = st
-	d.changed |= changedApplied
 	return nil
 }
 
@@ -269,7 +252,6 @@ func (b *Batch) Compact(g *GroupStorage, index uint64) error {
 		return err
 	}
 	st.truncIndex, st.truncTerm = index, e.Term
-	d.changed |= changedTrunc
 	d.ops = append(d.ops, cacheOp{kind: cacheCompact, index: index})
 	return nil
 }
@@ -314,7 +296,7 @@ func (b *Batch) Commit(sync bool) error {
 	}
 	b.committed = true
 	for _, d := range b.deltas[:b.n] {
-		d.g.install(&d.st, d.changed, d.ops)
+		d.g.install(&d.st, d.ops)
 	}
 	return nil
 }

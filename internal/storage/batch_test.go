@@ -2,12 +2,8 @@ package storage
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"reflect"
 	"testing"
-
-	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -253,63 +249,6 @@ func TestBatch_Commit(t *testing.T) {
 			t.Fatalf("caller's change reached the stored conf state: %v", got)
 		}
 	})
-}
-
-// The engine appends a group's new entries in one batch while another
-// applies (and compacts) its entries that are durable already; the two
-// commit in either order and the group ends with both changes, in memory
-// and after a reopen.
-func TestBatch_Commit_AppendAndApplyInFlight(t *testing.T) {
-	for _, applyFirst := range []bool{false, true} {
-		t.Run(fmt.Sprintf("apply committed first %v", applyFirst), func(t *testing.T) {
-			fs := vfs.NewMem()
-			db := mustOpen(t, "a", Options{FS: fs})
-			g := mustGroup(t, db, 1)
-			mustWrite(t, db, func(b *Batch) error { return b.Append(g, makeEntries(1, 20, 1)) })
-
-			appendB := db.NewBatch() // the round: new entries and hard state
-			defer appendB.Close()
-			if err := appendB.Append(g, makeEntries(21, 25, 2)); err != nil {
-				t.Fatal(err)
-			}
-			if err := appendB.SetHardState(g, raftpb.HardState{Term: 2, Vote: 1, Commit: 20}); err != nil {
-				t.Fatal(err)
-			}
-			applyB := db.NewBatch() // the apply of durable entries
-			defer applyB.Close()
-			if err := applyB.SetApplied(g, AppliedState{Index: 20, Term: 1}); err != nil {
-				t.Fatal(err)
-			}
-			if err := applyB.Compact(g, 10); err != nil {
-				t.Fatal(err)
-			}
-			first, second := appendB, applyB
-			if applyFirst {
-				first, second = applyB, appendB
-			}
-			if err := first.Commit(true); err != nil {
-				t.Fatal(err)
-			}
-			if err := second.Commit(true); err != nil {
-				t.Fatal(err)
-			}
-			check := func(when string, g *GroupStorage) {
-				t.Helper()
-				fi, _ := g.FirstIndex()
-				li, _ := g.LastIndex()
-				hs, _, _ := g.InitialState()
-				ents, err := g.Entries(11, 26, math.MaxUint64)
-				if fi != 11 || li != 25 || hs.Commit != 20 || g.Applied().Index != 20 || err != nil || len(ents) != 15 {
-					t.Errorf("%s: first %d last %d commit %d applied %d, %d entries (%v); want 11 25 20 20, 15 entries",
-						when, fi, li, hs.Commit, g.Applied().Index, len(ents), err)
-				}
-			}
-			check("in memory", g)
-			mustClose(t, db)
-			db = mustOpen(t, "a", Options{FS: fs})
-			check("reopened", mustGroup(t, db, 1))
-		})
-	}
 }
 
 func TestDB_DestroyGroup(t *testing.T) {

@@ -249,28 +249,11 @@ func (g *GroupStorage) Snapshot() (raftpb.Snapshot, error) {
 	return raftpb.Snapshot{Metadata: meta}, nil
 }
 
-// install sets the parts of the in-memory state a committed batch changed (changed, bits of
-// changedLast...) and replays its cache operations.
-func (g *GroupStorage) install(st *groupState, changed uint8, ops []cacheOp) {
+// install replaces the committed in-memory state after a batch committed.
+func (g *GroupStorage) install(st *groupState, ops []cacheOp) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch {
-	case changed&changedAll != 0:
-		g.st = *st
-	default:
-		if changed&changedLast != 0 {
-			g.st.last = st.last
-		}
-		if changed&changedHS != 0 {
-			g.st.hs = st.hs
-		}
-		if changed&changedApplied != 0 {
-			g.st.applied = st.applied
-		}
-		if changed&changedTrunc != 0 {
-			g.st.truncIndex, g.st.truncTerm = st.truncIndex, st.truncTerm
-		}
-	}
+	g.st = *st
 	for i := range ops {
 		op := &ops[i]
 		switch op.kind {

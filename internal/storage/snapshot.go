@@ -278,7 +278,6 @@ func (b *Batch) ApplySnapshot(g *GroupStorage, p *PreparedSnapshot) error {
 	}
 	d.st.truncIndex, d.st.truncTerm, d.st.last = p.meta.Index, p.meta.Term, p.meta.Index
 	d.st.applied = AppliedState{Index: p.meta.Index, Term: p.meta.Term, ConfState: p.meta.ConfState}
-	d.changed |= changedAll
 	d.ops = append(d.ops, cacheOp{kind: cacheReset})
 	return nil
 }
