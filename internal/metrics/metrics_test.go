@@ -14,6 +14,7 @@ func TestMetrics_Handler(t *testing.T) {
 		Transport:       func() TransportStats { return TransportStats{RaftSent: 11, CallsSent: 5, CallsFailed: 1} },
 		Applied:         func() map[uint64]uint64 { return map[uint64]uint64{0: 4, 3: 42} },
 		UnderReplicated: func() int { return 2 },
+		Storage:         func() StorageStats { return StorageStats{WALBytesWritten: 4096, WALFsyncs: 9, Flushes: 1} },
 	})
 	m.ObserveHTTP("PUT /api/v1/kv/{key...}", 200, 3*time.Millisecond)
 	m.ObserveHTTP("PUT /api/v1/kv/{key...}", 503, time.Millisecond)
@@ -32,6 +33,9 @@ func TestMetrics_Handler(t *testing.T) {
 		`parley_transport_calls_total{outcome="ok"} 4`,
 		`parley_transport_calls_total{outcome="failed"} 1`,
 		`parley_partitions_under_replicated 2`,
+		`parley_storage_wal_bytes_total 4096`,
+		`parley_storage_wal_fsyncs_total 9`,
+		`parley_storage_flushes_total 1`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(string(body), want) {

@@ -67,3 +67,12 @@ func (n *Node) startPprof() error {
 	n.log.Info("serving Go profiles", "addr", ln.Addr().String())
 	return nil
 }
+
+// storageStats reads the database's figures for /metrics.
+func (n *Node) storageStats() metrics.StorageStats {
+	s := n.db.PebbleStats()
+	return metrics.StorageStats{
+		WALBytesWritten: s.WALBytesWritten, WALFsyncs: s.WALFsyncs, WALFsyncSeconds: s.WALFsyncSeconds,
+		Flushes: s.Flushes, Compactions: s.Compactions, TableBytesWritten: s.TableBytesWritten,
+	}
+}

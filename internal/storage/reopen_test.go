@@ -137,3 +137,15 @@ func TestDB_Group(t *testing.T) {
 		t.Fatalf("Group on a closed DB = %v; want ErrClosed", err)
 	}
 }
+
+// PebbleStats counts what a synced commit wrote to the WAL and its fsync.
+func TestDB_PebbleStats(t *testing.T) {
+	db := mustOpen(t, t.TempDir(), Options{})
+	g := mustGroup(t, db, 1)
+	before := db.PebbleStats()
+	mustWrite(t, db, func(b *Batch) error { return b.Append(g, makeEntries(1, 10, 1)) })
+	after := db.PebbleStats()
+	if after.WALBytesWritten <= before.WALBytesWritten || after.WALFsyncs <= before.WALFsyncs {
+		t.Fatalf("stats before %+v, after %+v: want more WAL bytes and fsyncs", before, after)
+	}
+}
