@@ -24,12 +24,13 @@ type PebbleStats struct {
 // Pebble's metrics: meant for a scrape, not for a hot path.
 func (db *DB) PebbleStats() PebbleStats {
 	m := db.pdb.Metrics()
-	total := m.Total()
 	st := PebbleStats{
-		WALBytesWritten:   m.WAL.BytesWritten,
-		Flushes:           m.Flush.Count,
-		Compactions:       m.Compact.Count,
-		TableBytesWritten: total.TableBytesFlushed + total.TableBytesCompacted,
+		WALBytesWritten: m.WAL.BytesWritten,
+		Flushes:         m.Flush.Count,
+		Compactions:     m.Compact.Count,
+	}
+	for i := range m.Levels { // not m.Total(), which counts the WAL as flushed
+		st.TableBytesWritten += m.Levels[i].TableBytesFlushed + m.Levels[i].TableBytesCompacted
 	}
 	if h := m.LogWriter.FsyncLatency; h != nil {
 		var pb dto.Metric
