@@ -176,7 +176,19 @@ func BenchKV(ctx context.Context, o BenchKVOptions, stdout, stderr io.Writer) er
 		"value_size": strconv.Itoa(o.ValueSize),
 		"keys":       strconv.Itoa(o.Keys),
 	}
-	return runBench(ctx, w, o.BenchOptions, params, stdout, stderr)
+	// Where the proposals spent their time, from the servers' histograms.
+	before, err := scrapePhases(ctx, hc, o.Servers)
+	if err != nil {
+		fmt.Fprintf(stderr, "no proposal phases in the report: %v\n", err)
+	}
+	return runBenchThen(ctx, w, o.BenchOptions, params, stdout, stderr, func(rep *bench.Report) {
+		if before == nil {
+			return
+		}
+		if after, err := scrapePhases(ctx, hc, o.Servers); err == nil {
+			addPhaseParams(rep.Params, before, after)
+		}
+	})
 }
 
 // runBench measures w and writes the report; the part every workload

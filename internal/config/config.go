@@ -73,6 +73,10 @@ type Config struct {
 	RateLimit int
 	// Limits are the per-user limits, counted across the cluster.
 	Limits Limits
+	// PprofAddr, when set, serves Go's profiles (/debug/pprof/) there,
+	// without authentication; a host:port with an empty host binds to
+	// 127.0.0.1. Empty (the default): no profiles.
+	PprofAddr string
 	// AllowedOrigins are extra Origins accepted for WebSocket streams.
 	AllowedOrigins []string
 	// HTTPTLS, when set, serves HTTPS.
@@ -219,6 +223,11 @@ func (c *Config) Validate() error {
 	for name, addr := range map[string]string{"http": c.HTTPAddr, "cluster": c.ClusterAddr} {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: want host:port", name, addr))
+		}
+	}
+	if c.PprofAddr != "" {
+		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
+			errs = append(errs, fmt.Errorf("pprof %q: want host:port (or :port for loopback)", c.PprofAddr))
 		}
 	}
 	if c.Partitions < 1 || c.Partitions > 4096 {

@@ -29,12 +29,24 @@ type TransportStats struct {
 	SnapshotsSent, SnapshotsReceived    uint64
 }
 
+// StorageStats are the node's Pebble figures (storage.PebbleStats):
+// cumulative WAL bytes and fsyncs, flushes and compactions.
+type StorageStats struct {
+	WALBytesWritten      uint64
+	WALFsyncs            uint64
+	WALFsyncSeconds      float64
+	Flushes, Compactions int64
+	TableBytesWritten    uint64
+}
+
 // Source supplies the figures read at scrape time.
 type Source struct {
 	// Engine returns the engine's counters.
 	Engine func() EngineStats
 	// Transport returns the transport's counters.
 	Transport func() TransportStats
+	// Storage returns the database's figures.
+	Storage func() StorageStats
 	// Applied returns the applied index of every local replica by group.
 	Applied func() map[uint64]uint64
 	// ClusterEvents returns how many cluster events of each kind (node_dead,
@@ -99,7 +111,14 @@ var (
 	descSnapshots  = prometheus.NewDesc("parley_transport_snapshots_total", "Snapshot streams by direction.", []string{"direction"}, nil)
 	descEvents     = prometheus.NewDesc("parley_cluster_events_total", "Cluster events this node recorded, by kind (its gossip view and, as metadata leader, placement decisions).", []string{"kind"}, nil)
 	descUnderRepl  = prometheus.NewDesc("parley_partitions_under_replicated", "Partitions this node leads with fewer recently active, caught-up voters than the replication factor (or a membership change in flight); summed over the nodes, the cluster's count of led partitions not fully replicated.", nil, nil)
-	scrapedMetrics = []*prometheus.Desc{descRounds, descSyncs, descApplied, descDropped, descCommitSec, descSyncSec, descIndex, descRaftMsgs, descBytes, descCalls, descSnapshots, descEvents, descUnderRepl}
+	descWALBytes   = prometheus.NewDesc("parley_storage_wal_bytes_total", "Bytes written to the database's write-ahead log (a sync makes every byte since the previous one durable).", nil, nil)
+	descWALSyncs   = prometheus.NewDesc("parley_storage_wal_fsyncs_total", "Fsyncs of the write-ahead log.", nil, nil)
+	descWALSyncSec = prometheus.NewDesc("parley_storage_wal_fsync_seconds_total", "Time spent in fsyncs of the write-ahead log.", nil, nil)
+	descFlushes    = prometheus.NewDesc("parley_storage_flushes_total", "Memtable flushes.", nil, nil)
+	descCompacts   = prometheus.NewDesc("parley_storage_compactions_total", "Compactions.", nil, nil)
+	descTableBytes = prometheus.NewDesc("parley_storage_table_bytes_written_total", "Bytes flushes and compactions wrote to tables.", nil, nil)
+	scrapedMetrics = []*prometheus.Desc{descRounds, descSyncs, descApplied, descDropped, descCommitSec, descSyncSec, descIndex, descRaftMsgs, descBytes, descCalls, descSnapshots, descEvents, descUnderRepl,
+		descWALBytes, descWALSyncs, descWALSyncSec, descFlushes, descCompacts, descTableBytes}
 )
 
 // Describe implements prometheus.Collector.
@@ -122,6 +141,15 @@ func (s *scraped) Collect(ch chan<- prometheus.Metric) {
 		counter(descDropped, float64(e.ProposalsDropped))
 		counter(descCommitSec, float64(e.CommitNanos)/1e9)
 		counter(descSyncSec, float64(e.SyncNanos)/1e9)
+	}
+	if s.src.Storage != nil {
+		st := s.src.Storage()
+		counter(descWALBytes, float64(st.WALBytesWritten))
+		counter(descWALSyncs, float64(st.WALFsyncs))
+		counter(descWALSyncSec, st.WALFsyncSeconds)
+		counter(descFlushes, float64(st.Flushes))
+		counter(descCompacts, float64(st.Compactions))
+		counter(descTableBytes, float64(st.TableBytesWritten))
 	}
 	if s.src.Applied != nil {
 		for g, idx := range s.src.Applied() {

@@ -14,6 +14,7 @@ func TestMetrics_Handler(t *testing.T) {
 		Transport:       func() TransportStats { return TransportStats{RaftSent: 11, CallsSent: 5, CallsFailed: 1} },
 		Applied:         func() map[uint64]uint64 { return map[uint64]uint64{0: 4, 3: 42} },
 		UnderReplicated: func() int { return 2 },
+		Storage:         func() StorageStats { return StorageStats{WALBytesWritten: 4096, WALFsyncs: 9, Flushes: 1} },
 	})
 	m.ObserveHTTP("PUT /api/v1/kv/{key...}", 200, 3*time.Millisecond)
 	m.ObserveHTTP("PUT /api/v1/kv/{key...}", 503, time.Millisecond)
@@ -32,7 +33,30 @@ func TestMetrics_Handler(t *testing.T) {
 		`parley_transport_calls_total{outcome="ok"} 4`,
 		`parley_transport_calls_total{outcome="failed"} 1`,
 		`parley_partitions_under_replicated 2`,
+		`parley_storage_wal_bytes_total 4096`,
+		`parley_storage_wal_fsyncs_total 9`,
+		`parley_storage_flushes_total 1`,
 		`go_goroutines`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func TestProposalPhases_Observe(t *testing.T) {
+	m := New(Source{})
+	p := NewProposalPhases(m)
+	p.Observe(PhaseTimes{Queue: time.Millisecond, Append: 400 * time.Microsecond, Quorum: 2 * time.Millisecond,
+		Apply: 30 * time.Microsecond, Answer: 100 * time.Microsecond, Total: 3530 * time.Microsecond})
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`parley_raft_proposal_phase_seconds_count{phase="queue"} 1`,
+		`parley_raft_proposal_phase_seconds_sum{phase="quorum"} 0.002`,
+		`parley_raft_proposal_phase_seconds_sum{phase="apply"} 3e-05`,
+		`parley_raft_proposal_phase_seconds_count{phase="total"} 1`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %s", want)

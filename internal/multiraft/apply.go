@@ -125,7 +125,8 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 // handOut queues a result for the local proposer waiting for it, if any; it
 // gets it once the batch is durable.
 func (e *Engine) handOut(g *group, id, result []byte) {
-	if _, waiting := g.proposals[string(id)]; waiting {
+	if ps, waiting := g.proposals[string(id)]; waiting {
+		e.stampApplied(ps)
 		ls := e.ls()
 		ls.cur.results = append(ls.cur.results, appliedResult{g: g, id: string(id), result: result})
 	}

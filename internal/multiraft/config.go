@@ -81,6 +81,10 @@ type Config struct {
 	// last heard of (0 on the leader). lagMs is valid only during the call.
 	// It must not block.
 	OnLag func(group uint64, leader bool, lagMs []int64, lagEntries uint64)
+	// OnProposal, if set, is called on the proposer's goroutine after each
+	// successful local Propose with where its time went (ProposalTimes),
+	// when the loop saw every phase of it. It must be quick.
+	OnProposal func(ProposalTimes)
 	// OnConfChange, if set, is called on the driver goroutine after a group's
 	// membership changed. It must not block.
 	OnConfChange func(group uint64, removedSelf bool)

@@ -203,3 +203,32 @@ func TestEngine_LaggingReplicaCatchesUpBySnapshot(t *testing.T) {
 		t.Fatal("no group storage")
 	}
 }
+
+// Every proposal a leader answers reports where its time went: the phases
+// follow one another, so they add up to the whole, and the leader's append
+// (an fsync) is never free.
+func TestEngine_ProposalPhases(t *testing.T) {
+	tn := newTestNet(t, 3, 0)
+	answered := 0
+	for i := 0; i < 20; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// A fresh id and one attempt: the answer comes from this proposal's
+		// own entry (a retry may be answered by an earlier attempt's entry,
+		// and reports nothing when its own was not appended yet).
+		if _, err := tn.leader().Propose(ctx, 1, NewProposalID(), []byte{1}); err == nil {
+			answered++
+		}
+		cancel()
+	}
+	tn.phaseMu.Lock()
+	defer tn.phaseMu.Unlock()
+	if answered == 0 || len(tn.phases) < answered {
+		t.Fatalf("%d proposals answered, %d reported their phases", answered, len(tn.phases))
+	}
+	for i, pt := range tn.phases {
+		sum := pt.Queue + pt.Append + pt.Quorum + pt.Apply + pt.Answer
+		if sum != pt.Total || pt.Append <= 0 {
+			t.Errorf("proposal %d: phases %+v: sum %v, total %v", i, pt, sum, pt.Total)
+		}
+	}
+}

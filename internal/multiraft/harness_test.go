@@ -181,6 +181,9 @@ type testNet struct {
 	t   *testing.T
 	net *network
 	dbs map[string]*storage.DB
+
+	phaseMu sync.Mutex
+	phases  []ProposalTimes // every engine's Config.OnProposal reports
 }
 
 func newTestNet(t *testing.T, size int, compaction uint64) *testNet {
@@ -207,6 +210,11 @@ func newTestNet(t *testing.T, size int, compaction uint64) *testNet {
 			cfg.CompactionThreshold = compaction
 		}
 		cfg.Accept = func(group, replica uint64) bool { return group == 1 }
+		cfg.OnProposal = func(pt ProposalTimes) {
+			tn.phaseMu.Lock()
+			tn.phases = append(tn.phases, pt)
+			tn.phaseMu.Unlock()
+		}
 		e, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)

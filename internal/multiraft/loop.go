@@ -25,6 +25,8 @@ type loopState struct {
 	cur *roundBatch
 	// inflight counts round batches whose commit has not completed.
 	inflight int
+	// readyAt is when processReady took this round's Readies.
+	readyAt time.Time
 	// Spare inbox slices, swapped in each round so the inbox does not
 	// regrow from nothing every round.
 	spareMsgs  []transport.GroupMessage
@@ -44,8 +46,11 @@ type roundBatch struct {
 	appliedG []*group
 	// confChanged lists groups whose membership changed.
 	confChanged []*group
-	err         error
-	took        time.Duration
+	// appended are the local proposals whose entries this round appends
+	// (leaders only, when Config.OnProposal is set).
+	appended []*proposal
+	err      error
+	took     time.Duration
 }
 
 type groupReady struct {
@@ -239,6 +244,7 @@ func (e *Engine) processReady() error {
 		return nil
 	}
 	e.stats.Rounds.Add(1)
+	ls.readyAt = time.Now()
 
 	// Leaders send first: their append runs in parallel with replication.
 	for i := range readies {
@@ -267,6 +273,7 @@ func (e *Engine) processReady() error {
 		}
 		rb.sync = rb.sync || s
 		r.g.inFlight = true
+		e.stampAppended(rb, r.g, r.rd.Entries, ls.readyAt)
 	}
 	ls.cur = nil
 	ls.inflight++
@@ -340,6 +347,9 @@ func (e *Engine) finishRound(rb *roundBatch) error {
 	if rb.sync {
 		e.stats.Syncs.Add(1)
 		e.stats.SyncNanos.Add(uint64(rb.took))
+	}
+	if len(rb.appended) > 0 {
+		stampSynced(rb, time.Now())
 	}
 	for i := range rb.readies {
 		r := &rb.readies[i]

@@ -14,16 +14,20 @@ type proposal struct {
 	id    string
 	data  []byte
 	done  chan proposalResult // buffered: the loop never blocks on it
+	// stamps are the loop's phase timestamps (phases.go); loop-owned, the
+	// proposer reads the copy its result carries.
+	stamps phaseStamps
 }
 
 type proposalResult struct {
 	result []byte
 	err    error
+	stamps phaseStamps
 }
 
 func (p *proposal) finish(result []byte, err error) {
 	select {
-	case p.done <- proposalResult{result, err}:
+	case p.done <- proposalResult{result, err, p.stamps}:
 	default:
 	}
 }
@@ -66,7 +70,8 @@ func (e *Engine) Propose(ctx context.Context, groupID uint64, id, cmd []byte) ([
 	if err := e.cfg.DB.CheckSpace(); err != nil {
 		return nil, errs.Wrap(errs.InsufficientStorage, err, "the disk is full: writes are refused until space is freed; reads still work")
 	}
-	env := envelope{id: id, timeMs: nowMs(), windowMs: e.cfg.DedupWindow.Milliseconds(), cmd: cmd}
+	start := time.Now()
+	env := envelope{id: id, timeMs: start.UnixMilli(), windowMs: e.cfg.DedupWindow.Milliseconds(), cmd: cmd}
 	p := &proposal{
 		group: groupID,
 		id:    string(id),
@@ -86,6 +91,12 @@ func (e *Engine) Propose(ctx context.Context, groupID uint64, id, cmd []byte) ([
 	defer timer.Stop()
 	select {
 	case r := <-p.done:
+		if r.err == nil && e.cfg.OnProposal != nil {
+			r.stamps.start = start
+			if t, ok := r.stamps.times(time.Now()); ok {
+				e.cfg.OnProposal(t)
+			}
+		}
 		return r.result, r.err
 	case <-ctx.Done():
 		e.post(func() { e.forgetProposal(p) })

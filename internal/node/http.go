@@ -105,6 +105,7 @@ func (n *Node) newMetrics() *metrics.Metrics {
 				SnapshotsSent: s.SnapshotsSent, SnapshotsReceived: s.SnapshotsReceived,
 			}
 		},
+		Storage:         n.storageStats, // perf.go
 		ClusterEvents:   n.heal.events.Counts,
 		UnderReplicated: n.localUnderReplicated,
 		Applied: func() map[uint64]uint64 {

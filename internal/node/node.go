@@ -312,6 +312,7 @@ func (n *Node) Start(ctx context.Context) error {
 	ecfg.OnApplied = n.onApplied
 	ecfg.OnConfChange = n.onConfChange
 	ecfg.OnLag = n.ops.lag.record
+	ecfg.OnProposal = n.ops.phases.record
 	if n.engine, err = multiraft.New(ecfg); err != nil {
 		n.Close()
 		return err
@@ -320,6 +321,10 @@ func (n *Node) Start(ctx context.Context) error {
 	n.live.Store(n.engine)
 	n.engine.Start()
 	if err := n.startHTTP(); err != nil {
+		n.Close()
+		return err
+	}
+	if err := n.startPprof(); err != nil {
 		n.Close()
 		return err
 	}

@@ -25,6 +25,7 @@ const opsBudget = 2 * time.Second
 type opsState struct {
 	requests requestCounter
 	lag      lagRecorder
+	phases   phaseRecorder          // proposal phase timings (perf.go)
 	links    func() link.CacheStats // nil until the services exist
 	mu       sync.Mutex             // guards links
 }
@@ -36,6 +37,7 @@ func (n *Node) wireOps(s *services) {
 	n.ops.links = s.links.CacheStats
 	n.ops.mu.Unlock()
 	n.ops.lag.setHistogram(metrics.NewApplyLag(n.metrics))
+	n.ops.phases.hist.Store(metrics.NewProposalPhases(n.metrics))
 	metrics.RegisterCache(n.metrics, "link", func() metrics.CacheCounts {
 		st := s.links.CacheStats()
 		return metrics.CacheCounts{Hits: st.Hits, Misses: st.Misses}

@@ -72,7 +72,8 @@ func TestPlacement_LeadersSpreadOverNodes(t *testing.T) {
 }
 
 // /metrics is open and reflects the node's traffic: requests by route and
-// status, Raft rounds and fsyncs, and every replica's applied index.
+// status, Raft rounds and fsyncs, every replica's applied index, where
+// proposals spent their time and the WAL's fsyncs.
 func TestMetrics_ExposedWithoutSignIn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
@@ -97,6 +98,9 @@ func TestMetrics_ExposedWithoutSignIn(t *testing.T) {
 		`parley_raft_fsyncs_total`,
 		`parley_partition_applied_index{group="0"}`,
 		`parley_partition_applied_index{group="2"}`,
+		`parley_raft_proposal_phase_seconds_count{phase="total"}`,
+		`parley_raft_proposal_phase_seconds_count{phase="quorum"}`,
+		`parley_storage_wal_fsyncs_total`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -27,6 +27,8 @@
 #   PARLEY_BIN           use this parley binary instead of building one
 #   PARLEY_BENCH_BIN     use this parley-bench binary (etcd-kv) likewise
 #   KEEP_DATA [0]        1: keep the temporary data directories
+#   PPROF [0]            1: serve each Parley node's Go profiles on 127.0.0.1
+#                        at its HTTP port + 5 (see lib.sh's start_parley)
 set -euo pipefail
 
 DURATION=${DURATION:-10s}
@@ -213,6 +215,15 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/mach
 	done
 	echo "busy %: the whole machine over the run, warm-up included (the load generator runs here too);"
 	echo "server cores: CPU time of the 3 server processes per second of run; server us/op: that over ops/s."
+	echo
+	echo "where a parley put's time went (the leaders' parley_raft_proposal_phase_seconds over the run, ms):"
+	printf '%-8s | %-8s %9s %9s %9s\n' clients phase mean p50 p99
+	for c in $CLIENTS; do
+		jq -r --arg c "$c" '.params as $p | ("queue", "append", "quorum", "apply", "answer", "total")
+			| . as $k | ($p["phase_" + $k] // empty)
+			| [$c, $k, (capture("mean (?<m>[0-9.]+), p50 (?<a>[0-9.]+), p99 (?<b>[0-9.]+)") | .m, .a, .b)]
+			| @tsv' "$OUT/parley-c$c.json" | awk -F '\t' '{ printf "%-8s | %-8s %9s %9s %9s\n", $1, $2, $3, $4, $5 }'
+	done
 	echo
 	echo "targets (docs/PRODUCT.md): parley/etcd ops/s >= 2 and p99 <= 0.5 at 64 and 256 clients;"
 	echo "at 1 client parley p50 <= 2.5 x fsync p50 and < 0.5 x etcd's p50."

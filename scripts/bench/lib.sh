@@ -164,7 +164,8 @@ settled() {
 # the join token n1 wrote), registers and signs in the benchmark user,
 # exports PARLEY_TOKEN, waits until every partition has a leader and three
 # replicas, and sets $parley_urls. PARLEY_SERVE_FLAGS (e.g. --insecure) are
-# given to every node.
+# given to every node. PPROF=1 serves each node's Go profiles
+# (/debug/pprof/) on 127.0.0.1 at its HTTP port + 5 (27075, 27085, 27095).
 # The per-user limits (docs/LIMITS.md) are off for benchmarks: one user
 # posts, sends and streams as fast as the cluster goes.
 PARLEY_BENCH_LIMITS=(--limit-posts off --limit-queue-sends off --limit-room-creates off
@@ -179,7 +180,8 @@ start_parley() {
 	done
 	log "starting parley: 3 nodes on $parley_urls"
 	for i in 0 1 2; do
-		local join=()
+		local join=() pprof=()
+		[[ ${PPROF:-0} == 1 ]] && pprof=(--pprof "127.0.0.1:$((PARLEY_HTTP_PORTS[i] + 5))")
 		if ((i > 0)); then
 			join=(--join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}")
 			[[ -f $tmp/parley/n1/join-token ]] && join+=(--join-token "$(cat "$tmp/parley/n1/join-token")")
@@ -187,7 +189,7 @@ start_parley() {
 		# shellcheck disable=SC2086 # PARLEY_SERVE_FLAGS is a list of flags
 		start "parley-n$((i + 1))" "$parley" serve --id "n$((i + 1))" --data-dir "$tmp/parley/n$((i + 1))" \
 			--http "127.0.0.1:${PARLEY_HTTP_PORTS[i]}" --cluster "127.0.0.1:${PARLEY_CLUSTER_PORTS[i]}" \
-			--log-level warn ${PARLEY_SERVE_FLAGS:-} "${join[@]}" "${PARLEY_BENCH_LIMITS[@]}"
+			--log-level warn ${PARLEY_SERVE_FLAGS:-} "${join[@]}" "${PARLEY_BENCH_LIMITS[@]}" "${pprof[@]}"
 		for ((n = 0; ; n++)); do
 			http_ok "http://127.0.0.1:${PARLEY_HTTP_PORTS[i]}/readyz" && break
 			((n < 120)) || die "parley node $((i + 1)) not ready in 60 s; see $OUT/logs/parley-n$((i + 1)).log"
