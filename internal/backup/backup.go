@@ -49,7 +49,7 @@ type Header struct {
 	// FormatVersion is the layout's version (FormatVersion).
 	FormatVersion int `json:"format_version"`
 	// DataFormat is the data format of the source nodes' state records
-	// (internal/node.DataFormat): a build restores only its own.
+	// (compat.DataFormat): a build restores the formats it reads.
 	DataFormat int `json:"data_format"`
 	// ClusterID is the source cluster's id.
 	ClusterID string `json:"cluster_id"`

@@ -14,7 +14,12 @@ import (
 //   - 2: queues index ready messages by priority and keep dead letters,
 //     delays, expiries and FIFO groups (internal/queue); KV keys with a
 //     {tag} are placed by the tag (kv.RoutingKey).
-const DataFormat = 2
+//   - 3: what protocol 2 brings may be stored: API tokens, room roles,
+//     bans, mutes, invitations and settings, incoming webhooks. A format 2
+//     directory is read as it is (it holds none of them), so an upgrade
+//     from format 2 is a restart; a build of format 2 refuses a format 3
+//     directory instead of misreading it.
+const DataFormat = 3
 
 // MinDataFormat is the oldest format this build opens. A build that raises
 // DataFormat either keeps reading the previous format (and migrates it when

@@ -39,8 +39,9 @@ func Restore(dir string, open func() (io.ReadCloser, error)) (*backup.Summary, e
 	if err != nil {
 		return nil, err
 	}
-	if sum.Header.DataFormat != compat.DataFormat {
-		return nil, fmt.Errorf("the backup holds data format %d and this build reads format %d: restore it with the build that took it", sum.Header.DataFormat, compat.DataFormat)
+	if f := sum.Header.DataFormat; f < compat.MinDataFormat || f > compat.DataFormat {
+		return nil, fmt.Errorf("the backup holds data format %d and this build restores formats %d to %d: restore it with a build that reads it (parley --version names the formats a build reads)",
+			f, compat.MinDataFormat, compat.DataFormat)
 	}
 	existed := true
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
