@@ -112,19 +112,14 @@ func waitReady(t *testing.T, c *client.Client, within time.Duration, logs ...*os
 	}
 }
 
-// Three real processes take writes; one is killed with SIGKILL mid-stream and
-// restarted from its data directory: it catches up, and every acknowledged
-// write is readable from every node.
-func TestProcess_Kill9AndRestartLosesNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real-process test")
-	}
-	bin, err := buildParley()
-	if err != nil {
-		t.Fatal(err)
-	}
+// startProcs starts a cluster of n `parley serve` processes of bin, 8
+// partitions each, in a temporary directory: n1 creates it, the others
+// join it with its token (the last four arguments). Each is killed when the
+// test ends; it returns once every one is ready.
+func startProcs(t *testing.T, bin string, n int) []*proc {
+	t.Helper()
 	dir := t.TempDir()
-	procs := make([]*proc, 3)
+	procs := make([]*proc, n)
 	for i := range procs {
 		id := fmt.Sprintf("n%d", i+1)
 		httpAddr, clusterAddr := testcluster.FreeAddr(t), clusterPort(t)
@@ -140,8 +135,23 @@ func TestProcess_Kill9AndRestartLosesNothing(t *testing.T) {
 		procs[i] = &proc{args: args, http: httpAddr, log: logf}
 		procs[i].start(t, bin)
 		t.Cleanup(procs[i].kill9)
-		waitReady(t, client.New("http://"+httpAddr), 20*time.Second)
+		waitReady(t, client.New("http://"+httpAddr), 30*time.Second, logf)
 	}
+	return procs
+}
+
+// Three real processes take writes; one is killed with SIGKILL mid-stream and
+// restarted from its data directory: it catches up, and every acknowledged
+// write is readable from every node.
+func TestProcess_Kill9AndRestartLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-process test")
+	}
+	bin, err := buildParley()
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := startProcs(t, bin, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	signup := client.New("http://" + procs[0].http)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/compat"
-	"github.com/parley-chat/parley/internal/testcluster"
 )
 
 // upgradeFrom returns the commit testdata/upgrade-from names.
@@ -199,25 +198,7 @@ func TestUpgrade_RollingFromThePreviousReleaseUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	procs := make([]*proc, 3)
-	for i := range procs {
-		id := fmt.Sprintf("n%d", i+1)
-		httpAddr, clusterAddr := testcluster.FreeAddr(t), clusterPort(t)
-		args := []string{"serve", "--id", id, "--data-dir", filepath.Join(dir, id),
-			"--http", httpAddr, "--cluster", clusterAddr, "--partitions", "8", "--tick", "20ms"}
-		if i > 0 {
-			args = append(args, "--join-token", readJoinToken(t, filepath.Join(dir, "n1")), "--join", procs[0].args[8])
-		}
-		logf, err := os.Create(filepath.Join(dir, id+".log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		procs[i] = &proc{args: args, http: httpAddr, log: logf}
-		procs[i].start(t, oldBin)
-		t.Cleanup(procs[i].kill9)
-		waitReady(t, client.New("http://"+httpAddr), 30*time.Second, logf)
-	}
+	procs := startProcs(t, oldBin, 3)
 	admin := adminOfProcess(t, procs[0].http)
 	token := admin.Token()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
