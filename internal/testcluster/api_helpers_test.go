@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -145,3 +146,17 @@ func fmtSeqs(events []client.Event) string {
 
 // errNotYet is what poll.Until's checks return while waiting.
 var errNotYet = errors.New("not yet")
+
+// waitProtocol waits until every node of c sees the whole cluster speak
+// protocol want (by gossip): commands new at it are refused until then.
+func waitProtocol(t *testing.T, c *testcluster.Cluster, want int) {
+	t.Helper()
+	poll.Until(t, 30*time.Second, fmt.Sprintf("every node sees the whole cluster at protocol %d", want), func() error {
+		for i := 0; i < c.Len(); i++ {
+			if p := c.Node(i).ClusterProtocol(); p < want {
+				return fmt.Errorf("n%d sees protocol %d", i+1, p)
+			}
+		}
+		return nil
+	})
+}

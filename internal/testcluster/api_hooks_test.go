@@ -7,11 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/chat"
-	"github.com/parley-chat/parley/internal/poll"
 )
 
 // Incoming webhooks and exports on a cluster where some nodes hold no
@@ -24,14 +22,7 @@ func TestAPI_HooksAndExport(t *testing.T) {
 		t.Skip("cluster test")
 	}
 	c := newAPICluster(t, 4, 3)
-	poll.Until(t, 30*time.Second, "every node sees the whole cluster at the hooks' protocol", func() error {
-		for i := 0; i < c.Len(); i++ {
-			if p := c.Node(i).ClusterProtocol(); p < chat.HookProtocol {
-				return fmt.Errorf("n%d sees protocol %d", i+1, p)
-			}
-		}
-		return nil
-	})
+	waitProtocol(t, c, chat.HookProtocol)
 	ctx := apiCtx(t)
 	bob := signUp(t, c, 0, 0, "bob")
 	if _, err := bob.CreateRoom(ctx, client.RoomSpec{Name: "ops"}); err != nil {

@@ -24,16 +24,7 @@ func TestAPI_Tokens(t *testing.T) {
 		t.Skip("cluster test")
 	}
 	c := newAPICluster(t, 4, 3)
-	// Token commands wait for every node to say (by gossip) it speaks the
-	// protocol that brought them.
-	poll.Until(t, 30*time.Second, "every node sees the whole cluster at protocol 2", func() error {
-		for i := 0; i < c.Len(); i++ {
-			if p := c.Node(i).ClusterProtocol(); p < account.TokenProtocol {
-				return fmt.Errorf("n%d sees protocol %d", i+1, p)
-			}
-		}
-		return nil
-	})
+	waitProtocol(t, c, account.TokenProtocol)
 	ctx := apiCtx(t)
 	alice := signUp(t, c, 0, 3, "alice")
 	if _, err := alice.CreateRoom(ctx, client.RoomSpec{Name: "general"}); err != nil {
