@@ -3,6 +3,7 @@ package testcluster_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -49,6 +50,35 @@ func TestWeb_Moderation(t *testing.T) {
 		` && document.querySelector('.room-head .topic i') === null`)
 	owner.waitFor("the settings event", `[...document.querySelectorAll('.events .notice.moderation')].some((e) => e.textContent.startsWith('olga changed the topic'))`)
 
+	// The owner makes an incoming webhook in the settings panel: its URL,
+	// shown once, posts as a bot that shows as one; once revoked it is gone.
+	owner.do("make a webhook", chromedp.SendKeys(chromedp.CSS(`.room-settings input[name=hook_name]`), "deploy bot"),
+		clickJS(`.hook-create button[type=submit]`))
+	owner.waitFor("the webhook URL, shown once", `(document.querySelector('.hook-url')?.textContent || '').includes('/api/v1/hooks/town.')`)
+	hookURL, err := chromedp.Run(owner.ctx, chromedp.Evaluate[string](`document.querySelector('.hook-url').textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	postHook := func() int {
+		resp, err := http.Post(hookURL, "application/json", strings.NewReader(`{"text":"deployed <b>v2</b>"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := postHook(); code != http.StatusCreated {
+		t.Fatalf("POST to the webhook URL = %d, want 201", code)
+	}
+	owner.waitFor("the bot's post with its badge, as text", `[...document.querySelectorAll('.events .sender.bot')].some((e) => e.textContent.startsWith('deploy bot') && e.querySelector('.bot-tag')) &&
+		[...document.querySelectorAll('.events .msg .text')].some((e) => e.textContent.includes('deployed <b>v2</b>')) && document.querySelector('.events .msg .text b') === null`)
+	owner.screenshot(fmt.Sprintf("room-webhook-%s", s.name))
+	owner.do("revoke the webhook", clickJS(`.revoke-hook`))
+	owner.waitFor("no webhooks listed", hasText(".hooks-list", "No webhooks."))
+	if code := postHook(); code != http.StatusNotFound {
+		t.Fatalf("POST to a revoked webhook = %d, want 404", code)
+	}
+
 	// bob's tab is in a browser context of its own: tabs of one context
 	// share localStorage, where the app keeps its session.
 	pb := p
@@ -73,7 +103,7 @@ func TestWeb_Moderation(t *testing.T) {
 	owner.do("ban bob", chromedp.Evaluate[chromedp.Void](`window.prompt = () => ''`), clickJS(`[data-member=bob] .mod-ban`))
 	owner.waitFor("bob gone from the members", `document.querySelector('[data-member=bob]') === null`)
 	owner.waitFor("the ban event", `[...document.querySelectorAll('.events .notice.moderation')].some((e) => e.textContent.startsWith('olga banned bob for good'))`)
-	_, err := bob.History(ctx, "town", client.HistoryOptions{})
+	_, err = bob.History(ctx, "town", client.HistoryOptions{})
 	mustStatus(t, err, http.StatusForbidden, "forbidden")
 	owner.screenshot(fmt.Sprintf("room-moderation-%s", s.name))
 	owner.checkConsole()

@@ -164,6 +164,11 @@ export function moderate(room, user, action, body = {}) {
   const [method, path] = {unban: ['DELETE', 'ban'], unmute: ['DELETE', 'mute']}[action] || ['POST', action];
   return request(method, memberPath(room, user) + '/' + path, {body, idem: requestId()});
 }
+// Incoming webhooks of a room (owner or admin): the URL, with its secret,
+// comes only in createHook's answer.
+export const createHook = (room, name) => request('POST', `/api/v1/rooms/${enc(room)}/hooks`, {body: {name}});
+export const hooks = (room) => request('GET', `/api/v1/rooms/${enc(room)}/hooks`).then((r) => r.hooks);
+export const revokeHook = (room, id) => request('DELETE', `/api/v1/rooms/${enc(room)}/hooks/${enc(id)}`);
 export const invite = (room, username) => request('POST', `/api/v1/rooms/${enc(room)}/invites`, {body: {username}, idem: requestId()});
 export const moderation = (room) => request('GET', `/api/v1/rooms/${enc(room)}/moderation`);
 

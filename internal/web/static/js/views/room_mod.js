@@ -7,6 +7,7 @@
 
 import * as api from '../api.js';
 import {h, replace, field, fieldError, formError, clearErrors} from '../dom.js';
+import {copyButton} from './links.js';
 
 // MUTE_S is how long the members panel's mute lasts.
 const MUTE_S = 10 * 60;
@@ -37,6 +38,8 @@ export function settingsPanel(v) {
   const inviteName = field('Invite a user', {name: 'invitee', autocomplete: 'off', placeholder: 'username'});
   const inviteForm = h('form', {class: 'invite row'}, inviteName.el, h('button', {type: 'submit'}, 'Invite'));
   form.append(inviteForm);
+  const hooks = hooksSection(v);
+  form.append(hooks.el);
 
   const fill = (info) => {
     topic.input.value = info.topic || '';
@@ -48,6 +51,8 @@ export function settingsPanel(v) {
     password.input.value = '';
     ownerOnly.disabled = v.role !== 'owner';
     inviteForm.hidden = !info.private;
+    hooks.el.hidden = v.role !== 'owner';
+    if (v.role === 'owner') hooks.refresh();
   };
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -90,6 +95,50 @@ export function settingsPanel(v) {
     }
   });
   return {form, fill};
+}
+
+// hooksSection is the owner's part of the settings panel for incoming
+// webhooks: make one (its URL, which holds the secret, shown once with a
+// copy button), and list and revoke the room's.
+function hooksSection(v) {
+  const name = field('Bot name', {name: 'hook_name', maxlength: 64, autocomplete: 'off', placeholder: 'deploy bot'});
+  const result = h('div', {class: 'hook-result', 'aria-live': 'polite'});
+  const list = h('div', {class: 'hooks-list'});
+  const create = h('form', {class: 'row hook-create'}, name.el, h('button', {type: 'submit'}, 'Make webhook'));
+  const el = h('fieldset', {class: 'hooks stack', hidden: true},
+    h('legend', {}, 'Incoming webhooks'),
+    h('p', {class: 'muted'}, 'POST {"text": "..."} (or Slack\'s {"text", "username"}) to the URL to post here as a bot.'),
+    create, result, list);
+  const refresh = async () => {
+    try {
+      const hs = await api.hooks(v.room);
+      replace(list, hs.length ? h('ul', {class: 'plain'}, hs.map((hk) => h('li', {class: 'row', 'data-id': hk.id},
+        h('span', {}, hk.name), h('span', {class: 'muted'}, hk.id),
+        h('button', {type: 'button', class: 'link-button danger revoke-hook', onclick: async () => {
+          try { await api.revokeHook(v.room, hk.id); v.ctx.notify(`Webhook "${hk.name}" revoked.`, 'info'); refresh(); } catch (e) { v.ctx.notify(e.message, 'error'); }
+        }}, 'Revoke')))) : h('p', {class: 'muted'}, 'No webhooks.'));
+    } catch (e) {
+      replace(list, h('p', {class: 'form-error'}, 'Cannot load the webhooks: ' + e.message));
+    }
+  };
+  create.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    e.stopPropagation();
+    const n = name.input.value.trim();
+    fieldError(name.input, n ? '' : 'Name the bot its posts show.');
+    if (!n) return;
+    try {
+      const hk = await api.createHook(v.room, n);
+      name.input.value = '';
+      replace(result, h('div', {class: 'token-secret'},
+        h('p', {}, h('strong', {}, 'Copy this URL now: it holds the secret and is shown only once.')),
+        h('code', {class: 'secret hook-url'}, hk.url), ' ', copyButton(hk.url)));
+      refresh();
+    } catch (err) {
+      fieldError(name.input, err.message);
+    }
+  });
+  return {el, refresh};
 }
 
 // memberActions returns the moderation buttons for member m, or null when
