@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
@@ -51,6 +52,15 @@ type errorJSON struct {
 	Retryable bool      `json:"retryable"`
 }
 
+// loggedPath is r's path as logs may show it: a secret in it (an incoming
+// webhook's URL) is replaced by "{secret}".
+func loggedPath(r *http.Request) string {
+	if secret := r.PathValue("secret"); secret != "" {
+		return strings.ReplaceAll(r.URL.Path, secret, "{secret}")
+	}
+	return r.URL.Path
+}
+
 // writeError sends err as a JSON error. An *errs.Error with a known code is
 // shown as is; anything else is logged and reported as a generic internal
 // error, so details never reach users. A bare context deadline is a timeout.
@@ -65,7 +75,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if !known {
 		if r.Context().Err() == nil {
-			s.log.Error("internal error", "method", r.Method, "route", r.Pattern, "path", r.URL.Path, "err", err)
+			s.log.Error("internal error", "method", r.Method, "route", r.Pattern, "path", loggedPath(r), "err", err)
 		} else {
 			s.log.Debug("request abandoned", "method", r.Method, "route", r.Pattern, "err", err)
 		}

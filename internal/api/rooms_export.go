@@ -86,6 +86,6 @@ func (s *Server) publicError(r *http.Request, err error) errorJSON {
 			return errorJSON{Code: e.Code, Message: e.Message, Retryable: e.Retryable}
 		}
 	}
-	s.log.Error("internal error", "method", r.Method, "route", r.Pattern, "path", r.URL.Path, "err", err)
+	s.log.Error("internal error", "method", r.Method, "route", r.Pattern, "path", loggedPath(r), "err", err)
 	return errorJSON{Code: errs.Internal, Message: "internal error"}
 }
