@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"github.com/parley-chat/parley/internal/compat"
 	"io"
 	"slices"
 	"time"
@@ -181,16 +182,9 @@ func (s *Service) RevokeToken(ctx context.Context, username, id string) error {
 }
 
 // tokensReady refuses token commands until every node of the cluster
-// speaks TokenProtocol: an older replica would not apply them, and its
-// state would part from the others'.
+// speaks TokenProtocol (compat.Require).
 func (s *Service) tokensReady() error {
-	if s.cfg.ClusterProtocol == nil {
-		return nil
-	}
-	if p := s.cfg.ClusterProtocol(); p < TokenProtocol {
-		return errs.New(errs.UpgradeInProgress, "API tokens need every node upgraded (the cluster speaks protocol %d, tokens need %d); retry when the upgrade is done", p, TokenProtocol)
-	}
-	return nil
+	return compat.Require(s.cfg.ClusterProtocol, TokenProtocol, "API tokens")
 }
 
 // checkTokenName validates a token's name.

@@ -48,7 +48,7 @@ var domainImports = map[string][]string{
 }
 
 // sharedHomes are the packages every domain package may import.
-var sharedHomes = []string{"internal/state", "internal/errs", "internal/wire", "internal/ident", "internal/text"}
+var sharedHomes = []string{"internal/state", "internal/errs", "internal/wire", "internal/ident", "internal/text", "internal/compat"}
 
 // forbiddenStd are standard-library packages no domain package may import.
 var forbiddenStd = map[string]bool{"net/http": true, "math/rand": true, "math/rand/v2": true}

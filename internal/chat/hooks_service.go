@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"github.com/parley-chat/parley/internal/compat"
 	"strings"
 
 	"github.com/parley-chat/parley/internal/errs"
@@ -70,7 +71,9 @@ func CheckBotName(field, name string) error {
 
 // hooksReady refuses hook commands until every node of the cluster speaks
 // HookProtocol.
-func (s *Service) hooksReady() error { return s.needProtocol(HookProtocol, "webhooks") }
+func (s *Service) hooksReady() error {
+	return compat.Require(s.cfg.ClusterProtocol, HookProtocol, "webhooks")
+}
 
 // CreateHook adds an incoming webhook to room that posts as the bot name:
 // for the room's owner or, with isAdmin, an administrator (errs.Forbidden).

@@ -54,7 +54,7 @@ type Config struct {
 	// ClusterProtocol returns the internal protocol every node of the
 	// cluster speaks (compat.ClusterProtocol). Commands new at
 	// ModerationProtocol or HookProtocol are refused with
-	// errs.UpgradeInProgress while it is lower (needProtocol). Nil: every
+	// errs.UpgradeInProgress while it is lower (compat.Require). Nil: every
 	// node speaks this build's protocol.
 	ClusterProtocol func() int
 }

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"fmt"
+	"github.com/parley-chat/parley/internal/compat"
 	"time"
 	"unicode/utf8"
 
@@ -23,23 +24,9 @@ const (
 )
 
 // upgradeGate refuses a command new at ModerationProtocol while some node
-// of the cluster speaks an older protocol.
+// of the cluster speaks an older protocol (compat.Require).
 func (s *Service) upgradeGate() error {
-	return s.needProtocol(ModerationProtocol, "room roles, invitations, moderation and settings")
-}
-
-// needProtocol refuses a command new at protocol need, of the feature
-// named, while some node of the cluster speaks an older protocol: its
-// replicas could not apply it, and their state would part from the others'.
-func (s *Service) needProtocol(need int, feature string) error {
-	if s.cfg.ClusterProtocol == nil {
-		return nil
-	}
-	if p := s.cfg.ClusterProtocol(); p < need {
-		return errs.New(errs.UpgradeInProgress,
-			"%s need every node upgraded (the cluster speaks protocol %d, they need %d); retry when the upgrade is done", feature, p, need)
-	}
-	return nil
+	return compat.Require(s.cfg.ClusterProtocol, ModerationProtocol, "room roles, invitations, moderation and settings")
 }
 
 // SetRole gives target the role (RoleMember, RoleModerator, or RoleOwner

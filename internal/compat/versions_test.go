@@ -1,9 +1,12 @@
 package compat
 
 import (
+	"errors"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/parley-chat/parley/internal/errs"
 )
 
 func TestCheckDataFormat_RefusesWhatItCannotRead(t *testing.T) {
@@ -68,5 +71,18 @@ func TestBuildName_NamesVersionAndCommit(t *testing.T) {
 	}
 	if got := buildName(&debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}}, true); got != "v1.2.0" {
 		t.Errorf("no vcs stamp: %q", got)
+	}
+}
+
+func TestRequire_RefusesUntilTheClusterSpeaksIt(t *testing.T) {
+	if err := Require(nil, Protocol, "x"); err != nil {
+		t.Fatalf("no cluster protocol: %v", err)
+	}
+	err := Require(func() int { return 1 }, 2, "widgets")
+	if e, ok := errors.AsType[*errs.Error](err); !ok || e.Code != errs.UpgradeInProgress || !e.Retryable || !strings.Contains(e.Message, "widgets") {
+		t.Fatalf("cluster at 1, need 2: %v, want a retryable upgrade_in_progress naming the feature", err)
+	}
+	if err := Require(func() int { return 2 }, 2, "widgets"); err != nil {
+		t.Fatalf("cluster at 2: %v", err)
 	}
 }
