@@ -54,7 +54,10 @@ func TestRetention_PerRoomRemovesFromEveryReplica(t *testing.T) {
 	}
 	n := int64(keep)
 	for _, room := range []string{held, short} {
-		must("create "+room, func(ctx context.Context) error { _, err := olga.CreateRoom(ctx, client.RoomSpec{Name: room}); return err })
+		must("create "+room, func(ctx context.Context) error {
+			_, err := olga.CreateRoom(ctx, client.RoomSpec{Name: room})
+			return err
+		})
 		must("retention of "+room, func(ctx context.Context) error {
 			_, err := olga.UpdateRoomSettings(ctx, room, client.RoomSettings{RetentionMessages: &n})
 			return err
