@@ -221,13 +221,19 @@ which overrides the cluster's --history-retention.`)
 			return err
 		}
 	}
+	return changeRoomSettings(ctx, e, &co, pos[0], s)
+}
+
+// changeRoomSettings changes the settings of room that s gives, or with
+// none reads them, and prints them.
+func changeRoomSettings(ctx context.Context, e *Env, co *clientOptions, room string, s client.RoomSettings) error {
 	change := s != (client.RoomSettings{})
 	var r client.Room
-	err = callServer(ctx, &co, change, func(ctx context.Context, c *client.Client) (err error) {
+	err := callServer(ctx, co, change, func(ctx context.Context, c *client.Client) (err error) {
 		if change {
-			r, err = c.UpdateRoomSettings(ctx, pos[0], s)
+			r, err = c.UpdateRoomSettings(ctx, room, s)
 		} else {
-			r, err = c.GetRoom(ctx, pos[0])
+			r, err = c.GetRoom(ctx, room)
 		}
 		return err
 	})
