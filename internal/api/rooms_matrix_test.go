@@ -88,6 +88,8 @@ var roomMatrix = map[string]roomRow{
 	"POST /api/v1/rooms/{room}/invites":                            {private: true, body: `{"username":"ivy"}`, allow: moderators},
 	"DELETE /api/v1/rooms/{room}/invites/{user}":                   {private: true, user: invitee, allow: moderators},
 	"GET /api/v1/rooms/{room}/moderation":                          {allow: moderators},
+	"PUT /api/v1/rooms/{room}/legal-hold":                          {allow: []string{asAdmin}},
+	"DELETE /api/v1/rooms/{room}/legal-hold":                       {allow: []string{asAdmin}},
 	"GET /api/v1/rooms/{room}/export":                              {allow: owners},
 	"POST /api/v1/rooms/{room}/hooks":                              {body: `{"name":"matrix-bot"}`, allow: owners},
 	"GET /api/v1/rooms/{room}/hooks":                               {allow: owners},

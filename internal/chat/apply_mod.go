@@ -71,7 +71,7 @@ func appendModeration(w state.Writer, meta state.Meta, room string, rec *roomRec
 		return nil, err
 	}
 	res := okResult{op: op, seq: seq, ts: ts, user: ev.sender}
-	if op == opSettings {
+	if op == opSettings || op == opLegalHold {
 		res.room, res.rec = room, rec
 	}
 	return encodeOK(res), nil
@@ -326,6 +326,9 @@ func applySettings(w state.Writer, meta state.Meta, c Settings) ([]byte, error) 
 			return refuse(statusInvalid, "password: access %q needs one and the others take none", accessNames[c.Access]), nil
 		}
 		rec.private, rec.passwordHash = c.Access != AccessPublic, c.PasswordHash
+	}
+	if ref := applyRetentionSettings(rec, c); ref != nil {
+		return ref, nil
 	}
 	var changed []string
 	for _, sn := range settingNames {

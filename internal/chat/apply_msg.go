@@ -287,6 +287,8 @@ func applyEdit(w state.Writer, meta state.Meta, c Edit) ([]byte, error) {
 		return refusal, err
 	case !ident.EqualFold(msg.sender, c.User):
 		return refuse(statusForbidden, "only its author may edit message %d", c.Seq), nil
+	case rec.settings.legalHold:
+		return holdRule(c.Room, rec, "its messages cannot be edited"), nil
 	case c.Windowed && meta.TimeMs > msg.ts && uint64(meta.TimeMs-msg.ts) > c.WindowMs:
 		return refuse(statusForbidden, "message %d can no longer be edited: the edit window of %d s is over", c.Seq, c.WindowMs/1000), nil
 	}
@@ -327,6 +329,8 @@ func applyRemove(w state.Writer, meta state.Meta, c Remove) ([]byte, error) {
 		return refuse(statusForbidden, "only its author, the owner of room %q or an admin may delete message %d", c.Room, c.Seq), nil
 	case msg.flags&msgDeleted != 0:
 		return encodeOK(okResult{op: opRemove, user: c.User}), nil
+	case rec.settings.legalHold:
+		return holdRule(c.Room, rec, "its messages cannot be deleted"), nil
 	}
 	for _, k := range derivedKeys(c.Room, c.Seq, msg) {
 		if msg.replyTo != 0 && string(k) == string(threadKey(c.Room, msg.replyTo, c.Seq)) {

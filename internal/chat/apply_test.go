@@ -230,7 +230,7 @@ func randomCommands(n int, seed uint64) [][]byte {
 	for range n {
 		room, user := pick(rooms), pick(users)
 		var c Command
-		switch rng.IntN(12) {
+		switch rng.IntN(14) {
 		case 0:
 			c = CreateRoom{Room: room, Owner: user, MaxMembers: uint64(1 + rng.IntN(4))}
 		case 1:
@@ -247,6 +247,11 @@ func randomCommands(n int, seed uint64) [][]byte {
 			c = Post{Room: room, User: user, Text: "to " + pick(users), To: []string{pick(users)}}
 		case 8:
 			c = Compact{RetentionMs: uint64(rng.IntN(30)), Budget: uint64(rng.IntN(3))}
+		case 9:
+			c = Settings{Room: room, User: user, Admin: rng.IntN(2) == 0, Set: SetRetentionDays | SetRetentionMessages,
+				RetentionDays: int64(rng.IntN(3)) - 1, RetentionMessages: int64(rng.IntN(5)) - 1}
+		case 10:
+			c = LegalHold{Room: room, User: user, Admin: rng.IntN(3) != 0, Lift: rng.IntN(2) == 0}
 		default:
 			c = Post{Room: room, User: user, Text: fmt.Sprint(rng.Uint64())}
 		}
@@ -311,6 +316,17 @@ func TestStateMachine_ApplyInvariants(t *testing.T) {
 			}
 			if want := seqRange(rec.firstRetained, rec.lastSeq); !reflect.DeepEqual(seqs(evs), want) {
 				return false, fmt.Errorf("room %s seqs %v, want %v", room, seqs(evs), want)
+			}
+			if r := rec.settings.retention; r.messages > 0 {
+				var n uint64
+				for _, e := range evs {
+					if e.Seq < r.countedTo && (e.Kind == KindMessage || e.Kind == KindWhisper) {
+						n++
+					}
+				}
+				if n != r.counted || r.countedTo < rec.firstRetained || r.countedTo > rec.lastSeq+1 {
+					return false, fmt.Errorf("room %s counts %d messages before %d, holds %d", room, r.counted, r.countedTo, n)
+				}
 			}
 			ms, err := Members(f.w, room)
 			if err != nil {

@@ -48,6 +48,8 @@ func encode(t testing.TB, c Command) []byte {
 		return EncodeRevokeHook(c)
 	case HookPost:
 		return EncodeHookPost(c)
+	case LegalHold: // hold.go
+		return EncodeLegalHold(c)
 	}
 	t.Fatalf("unexpected command %T", c)
 	return nil
@@ -72,6 +74,10 @@ func TestEncode_DecodeCommand(t *testing.T) {
 		{"whisper", Post{Room: "r", User: "bob", To: []string{"alice", "carol"}, Text: "psst\x00\xff"}},
 		{"compact", Compact{RetentionMs: 86400000, Budget: 100}},
 		{"compact zero", Compact{}},
+		{"retention", Settings{Room: "r", User: "a", Set: SetRetentionDays | SetRetentionMessages, RetentionDays: -1, RetentionMessages: 1 << 40}},
+		{"retention days", Settings{Room: "r", User: "a", Admin: true, Set: SetTopic | SetRetentionDays, Topic: "t", RetentionDays: 30}},
+		{"legal hold", LegalHold{Room: "r", User: "root", Admin: true}},
+		{"legal hold lift", LegalHold{Room: "r", User: "root", Admin: true, Lift: true}},
 		{"create invite-only", CreateRoom{Room: "r", Owner: "a", Private: true, InviteOnly: true, MaxMembers: 5}},
 		{"set role", SetRole{Room: "r", User: "a", Target: "b", Role: RoleModerator}},
 		{"transfer", SetRole{Room: "r", User: "root", Target: "b", Role: RoleOwner, Admin: true}},
@@ -162,6 +168,8 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(EncodeInvite(Invite{Room: "r", User: "a", Target: "b", Undo: true}))
 	f.Add(EncodeModerate(Moderate{Room: "r", User: "a", Target: "b", Action: ActBan, DurationMs: 5, Reason: "x"}))
 	f.Add(EncodeSettings(Settings{Room: "r", User: "a", Set: setAll, Topic: "t", Access: AccessInvite}))
+	f.Add(EncodeSettings(Settings{Room: "r", User: "a", Set: SetRetentionDays | SetRetentionMessages, RetentionDays: -1, RetentionMessages: 9}))
+	f.Add(EncodeLegalHold(LegalHold{Room: "r", User: "a", Admin: true, Lift: true}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := DecodeCommand(in)
 		if err != nil {

@@ -171,6 +171,9 @@ export const hooks = (room) => request('GET', `/api/v1/rooms/${enc(room)}/hooks`
 export const revokeHook = (room, id) => request('DELETE', `/api/v1/rooms/${enc(room)}/hooks/${enc(id)}`);
 export const invite = (room, username) => request('POST', `/api/v1/rooms/${enc(room)}/invites`, {body: {username}, idem: requestId()});
 export const moderation = (room) => request('GET', `/api/v1/rooms/${enc(room)}/moderation`);
+// legalHold places (on) or lifts a room's legal hold (admins only) and
+// returns the room.
+export const legalHold = (room, on) => request(on ? 'PUT' : 'DELETE', `/api/v1/rooms/${enc(room)}/legal-hold`, {idem: requestId()});
 
 // Queues.
 export const queues = (waiting) => request('GET', '/api/v1/queues' + qs({waiting: waiting ? 'true' : ''})).then((r) => r.queues);
