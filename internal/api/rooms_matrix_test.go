@@ -76,8 +76,8 @@ var roomMatrix = map[string]roomRow{
 	// muted, who may not react at all.
 	"DELETE /api/v1/rooms/{room}/messages/{seq}/reactions/{emoji}": {allow: posters},
 	"GET /api/v1/rooms/{room}/messages/{seq}/thread":               {allow: readers},
-	"PUT /api/v1/rooms/{room}/pins/{seq}":                          {allow: members},
-	"DELETE /api/v1/rooms/{room}/pins/{seq}":                       {allow: members},
+	"PUT /api/v1/rooms/{room}/pins/{seq}":                          {allow: posters}, // an event all see: not for the muted
+	"DELETE /api/v1/rooms/{room}/pins/{seq}":                       {allow: posters},
 	"GET /api/v1/rooms/{room}/pins":                                {allow: readers},
 	"PUT /api/v1/rooms/{room}/members/{user}/role":                 {user: target, body: `{"role":"moderator"}`, allow: owners},
 	"POST /api/v1/rooms/{room}/members/{user}/kick":                {user: target, body: `{"reason":"matrix"}`, allow: moderators},
