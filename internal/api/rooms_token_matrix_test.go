@@ -56,10 +56,8 @@ func TestRooms_TokenRoleMatrix(t *testing.T) {
 				for i, s := range template {
 					scopes[i] = strings.ReplaceAll(s, "{r}", room)
 				}
-				seq, hook := setupMatrixRoom(t, e.Rooms, room, row.private)
+				method, path := setupRoomCall(t, e, pattern, room)
 				token, tokenID := e.mintToken(t, sessions[role], scopes...)
-				method, path, _ := strings.Cut(pattern, " ")
-				path = strings.NewReplacer("{room}", room, "{seq}", fmt.Sprint(seq), "{emoji}", ":tada:", "{user}", row.user, "{id}", hook).Replace(path)
 				t.Run(fmt.Sprintf("%s as %s %v", pattern, role, template), func(t *testing.T) {
 					as := role
 					if role == asAdmin && !slices.Contains(scopes, "admin") {
