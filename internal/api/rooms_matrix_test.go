@@ -135,7 +135,7 @@ func TestRooms_PermissionMatrix(t *testing.T) {
 		for _, id := range roomIdentities {
 			n++
 			room := fmt.Sprintf("m%d", n)
-			method, path := setupRoomCall(t, e, pattern, room)
+			method, path := setupRoomCall(t, e, pattern, room, false)
 			t.Run(fmt.Sprintf("%s as %s", pattern, id), func(t *testing.T) {
 				before := e.stored()
 				var w = e.do(t, method, path, row.body)
@@ -161,12 +161,12 @@ func TestRooms_PermissionMatrix(t *testing.T) {
 }
 
 // setupRoomCall sets up room for a call of the room route pattern
-// (setupMatrixRoom, private when its roomMatrix row says so) and returns
-// the call's method and path, every wildcard filled in.
-func setupRoomCall(t *testing.T, e *matrixEnv, pattern, room string) (method, path string) {
+// (setupMatrixRoom, private when its roomMatrix row says so or private is
+// set) and returns the call's method and path, every wildcard filled in.
+func setupRoomCall(t *testing.T, e *matrixEnv, pattern, room string, private bool) (method, path string) {
 	t.Helper()
 	row := roomMatrix[pattern]
-	seq, hook := setupMatrixRoom(t, e.Rooms, room, row.private)
+	seq, hook := setupMatrixRoom(t, e.Rooms, room, row.private || private)
 	method, path, _ = strings.Cut(pattern, " ")
 	return method, strings.NewReplacer("{room}", room, "{seq}", fmt.Sprint(seq), "{emoji}", ":tada:", "{user}", row.user, "{id}", hook).Replace(path)
 }
