@@ -49,7 +49,8 @@ var modUsage = map[string]string{
 	"invite": "/invite USER",
 }
 
-// parseModArgs parses the arguments of the moderation command cmd. A
+// parseModArgs parses the arguments of the moderation command cmd; USER
+// may be written as a mention, "@bob". A
 // DURATION is a Go duration of whole seconds ("90s", "10m", "2h30m"), as
 // `parley room ban --for` takes; for /ban, a word after USER that starts
 // with a digit is read as one, so that a mistyped duration ("10x") is an
@@ -58,6 +59,7 @@ func parseModArgs(cmd, args string) (modAction, error) {
 	usage := errors.New("usage: " + modUsage[cmd])
 	user, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
 	rest = strings.TrimSpace(rest)
+	user = strings.TrimPrefix(user, "@") // as a mention writes it
 	a := modAction{Cmd: cmd, User: user}
 	if user == "" || strings.ContainsAny(user, "\t") {
 		return modAction{}, usage

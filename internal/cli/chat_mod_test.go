@@ -23,6 +23,8 @@ func TestParseModArgs(t *testing.T) {
 		{"kick", "bob", modAction{Cmd: "kick", User: "bob"}, ""},
 		{"kick", "  bob   off topic, again ", modAction{Cmd: "kick", User: "bob", Reason: "off topic, again"}, ""},
 		{"kick", "", modAction{}, "usage: /kick USER [REASON]"},
+		{"kick", "@bob spam", modAction{Cmd: "kick", User: "bob", Reason: "spam"}, ""},
+		{"kick", "@ spam", modAction{}, "usage: /kick USER [REASON]"},
 		{"ban", "bob", modAction{Cmd: "ban", User: "bob"}, ""},
 		{"ban", "bob spam", modAction{Cmd: "ban", User: "bob", Reason: "spam"}, ""},
 		{"ban", "bob 2h30m spam and worse", modAction{Cmd: "ban", User: "bob", Duration: 150 * time.Minute, Reason: "spam and worse"}, ""},
@@ -52,6 +54,30 @@ func TestParseModArgs(t *testing.T) {
 			t.Errorf("/%s %q = %+v, %v; want an error containing %q", tc.cmd, tc.args, got, err, tc.err)
 		}
 	}
+}
+
+// FuzzParseModArgs checks that any arguments parse without panicking and
+// that a parsed action names one user and a duration the server takes.
+func FuzzParseModArgs(f *testing.F) {
+	for _, s := range []string{"bob", "bob 10m spam", "@bob 1h", "bob 1.5s", " ", "bob\t2h", "bob 9999999999h"} {
+		f.Add("ban", s)
+		f.Add("mute", s)
+	}
+	f.Fuzz(func(t *testing.T, cmd, args string) {
+		if _, ok := modUsage[cmd]; !ok {
+			return
+		}
+		a, err := parseModArgs(cmd, args)
+		if err != nil {
+			return
+		}
+		if a.Cmd != cmd || a.User == "" || strings.ContainsAny(a.User, " \t") || a.Duration < 0 || a.Duration%time.Second != 0 {
+			t.Fatalf("parseModArgs(%q, %q) = %+v", cmd, args, a)
+		}
+		if cmd == "mute" && a.Duration == 0 {
+			t.Fatalf("a mute without a duration: %+v", a)
+		}
+	})
 }
 
 // Every moderation command is in /help and found by its name.
@@ -184,7 +210,7 @@ func TestChat_Moderation(t *testing.T) {
 		t.Errorf("bob's chat exit %d", code)
 	}
 
-	olga.typeLine("/kick bob off topic")
+	olga.typeLine("/kick @bob off topic")
 	olga.waitOut(`-- kicked bob in town \(#\d+\)\n`)
 	olga.waitOut(`\] \* olga removed bob: off topic\n`)
 	if _, err := bob.JoinRoom(ctx, "town", ""); err != nil {
