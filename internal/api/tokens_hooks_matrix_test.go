@@ -117,13 +117,16 @@ const (
 	hookOther   = "another hook's secret"
 	hookRevoked = "revoked hook"
 	hookGone    = "deleted room"
+	// hookAnnounce is the right secret of a hook of an announcement room:
+	// the rule is about members, and the bot is the owner's.
+	hookAnnounce = "announcement room"
 )
 
 // hookMatrix has a row for every public hook route.
 var hookMatrix = map[string]hookRow{
 	"POST /api/v1/hooks/{key}/{secret}": {status: map[string]int{
 		hookRight: http.StatusCreated, hookWrong: http.StatusNotFound, hookOther: http.StatusNotFound,
-		hookRevoked: http.StatusNotFound, hookGone: http.StatusNotFound,
+		hookRevoked: http.StatusNotFound, hookGone: http.StatusNotFound, hookAnnounce: http.StatusCreated,
 	}},
 }
 
@@ -146,7 +149,7 @@ func TestHooks_ActorMatrix(t *testing.T) {
 	tokens["revoked session"] = e.login(t, matrixUsers[asMember])
 	mustJSON(t, e.call(t, tokens["revoked session"], http.MethodDelete, "/api/v1/sessions/current", ""), http.StatusNoContent, nil)
 	callers := append(slices.Clone(roomIdentities), "admin's API token", "revoked session")
-	states := []string{hookRight, hookWrong, hookOther, hookRevoked, hookGone}
+	states := []string{hookRight, hookWrong, hookOther, hookRevoked, hookGone, hookAnnounce}
 	n := 0
 	for _, pattern := range patterns {
 		row := hookMatrix[pattern]
@@ -202,6 +205,9 @@ func matrixHookPath(t *testing.T, e *matrixEnv, pattern, room, state string) str
 		err = e.Rooms.RevokeHook(ctx, "olga", room, h.ID, false)
 	case hookGone:
 		err = e.Rooms.Delete(ctx, "olga", room, false, "")
+	case hookAnnounce:
+		on := true
+		_, err = e.Rooms.UpdateSettings(ctx, "olga", room, chat.SettingsRequest{Announcement: &on}, false, "")
 	}
 	if err != nil {
 		t.Fatal(err)
