@@ -366,7 +366,8 @@ func postRules(r state.Reader, room string, rec *roomRecord, m *memberRecord, no
 	return nil, nil
 }
 
-// muteRule refuses to let a muted user post, edit or react.
+// muteRule refuses to let a muted user post, edit, react, pin or unpin:
+// anything that adds an event every member sees.
 func muteRule(r state.Reader, room, user string, now int64) ([]byte, error) {
 	s, muted, err := activeSanction(r, room, mutePrefix, user, now)
 	if err != nil || !muted {

@@ -413,6 +413,13 @@ func appendChange(w state.Writer, meta state.Meta, room string, rec *roomRecord,
 
 func applyPin(w state.Writer, meta state.Meta, c Pin) ([]byte, error) {
 	rec, m, msg, refusal, err := memberMessage(w, c.Room, c.User, c.Seq, "pin messages in it")
+	if refusal == nil && err == nil {
+		// A pin is an event every member sees: the muted may not pin or
+		// unpin. Mutes exist only once the cluster speaks
+		// ModerationProtocol, so older replicas never apply a pin by a
+		// muted member.
+		refusal, err = muteRule(w, c.Room, c.User, meta.TimeMs)
+	}
 	switch {
 	case err != nil || refusal != nil:
 		return refusal, err

@@ -89,7 +89,8 @@
 // invitation-only). Every one of these is a room event with its actor and
 // optional reason, listed in the room's moderation log (c/<room>/a/<seq>).
 // Apply decides all of it against the command's leader-stamped time: a
-// muted member's post is refused when it is applied, a ban or mute ends at
+// muted member's post, edit, reaction or pin is refused when it is
+// applied, a ban or mute ends at
 // its command's time plus its duration. These commands are new at
 // ModerationProtocol; the Service refuses them with errs.UpgradeInProgress
 // until every node of the cluster speaks it (Config.ClusterProtocol). A room

@@ -127,9 +127,9 @@ Ban a user from a room, for --for or for good: they are removed and can
 neither join nor read it until the ban ends or is lifted (--lift). The
 room's owner, a moderator or an admin may; moderators act on members only.`)
 	runRoomMute = roomSanctionCommand("mute", `
-Mute a user in a room for --for: they can read but not post, edit or react
-until the mute ends or is lifted (--lift). The room's owner, a moderator or
-an admin may; moderators act on members only.`)
+Mute a user in a room for --for: they can read but not post, edit, react
+or pin until the mute ends or is lifted (--lift). The room's owner, a
+moderator or an admin may; moderators act on members only.`)
 )
 
 // roomModCall runs a moderation call and prints done, or that nothing
