@@ -1,9 +1,8 @@
-package testcluster_test
+package faults_test
 
 import (
 	"context"
 	"fmt"
-	"github.com/parley-chat/parley/client"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/node"
 	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
