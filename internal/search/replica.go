@@ -1,0 +1,268 @@
+package search
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/parley-chat/parley/internal/chat"
+	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/ident"
+	"github.com/parley-chat/parley/internal/state"
+)
+
+// Indexer tuning.
+const (
+	// sweepEvery is how often an indexer compares every room of its
+	// replica with what it indexed: a snapshot brings events without
+	// commands, and retention (Compact) and room deletions are found so.
+	sweepEvery = time.Second
+	// eventPage is how many events one read takes.
+	eventPage = 512
+	// pagesPerRead bounds the pages read from one snapshot, so a rebuild
+	// does not hold one snapshot for long.
+	pagesPerRead = 8
+)
+
+// Reader runs fn on one snapshot of this node's replica of partition p
+// (partition.Router.ReadLocal, stale): an error when the node holds none or
+// it closed during the read, else fn's own.
+type Reader func(ctx context.Context, p uint64, fn func(state.Reader) error) error
+
+// roomPos is how far an indexer got in one room: the room's messages with
+// first <= seq <= pos may be in the index, none after pos.
+type roomPos struct {
+	first, pos uint64
+}
+
+// replica indexes one partition replica: a goroutine tails the rooms the
+// apply notifier says were touched, and every sweepEvery compares all
+// rooms of the replica with what it indexed.
+type replica struct {
+	p    uint64
+	gen  any // the replica's incarnation the index was built from
+	idx  *Index
+	read Reader
+
+	mu    sync.Mutex // guards dirty; a leaf
+	dirty map[string]bool
+	wake  chan struct{}
+
+	ready atomic.Bool // a first sweep indexed the whole replica
+	rooms map[string]*roomPos
+	done  chan struct{}
+}
+
+func newReplica(p uint64, gen any, read Reader) (*replica, error) {
+	idx, err := NewIndex()
+	if err != nil {
+		return nil, err
+	}
+	return &replica{p: p, gen: gen, idx: idx, read: read, dirty: map[string]bool{},
+		wake: make(chan struct{}, 1), rooms: map[string]*roomPos{}, done: make(chan struct{})}, nil
+}
+
+// touched notes that room changed; it never blocks (the apply notifier
+// calls it on the driver goroutine).
+func (r *replica) touched(room string) {
+	r.mu.Lock()
+	r.dirty[room] = true
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run indexes until ctx ends, then closes the index.
+func (r *replica) run(ctx context.Context, onErr func(error)) {
+	defer close(r.done)
+	defer func() { _ = r.idx.Close() }()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := r.sweep(ctx); err != nil {
+				onErr(err)
+			} else {
+				r.ready.Store(true)
+			}
+			t.Reset(sweepEvery)
+		case <-r.wake:
+			if err := r.syncDirty(ctx); err != nil {
+				onErr(err)
+			}
+		}
+	}
+}
+
+// syncDirty indexes the rooms touched since the last call.
+func (r *replica) syncDirty(ctx context.Context) error {
+	r.mu.Lock()
+	rooms := r.dirty
+	r.dirty = map[string]bool{}
+	r.mu.Unlock()
+	for room := range rooms {
+		if err := r.syncRoom(ctx, room); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweep compares every room of the replica with the index: rooms gone are
+// forgotten, history removed by retention is deleted, events not yet
+// indexed are read.
+func (r *replica) sweep(ctx context.Context) error {
+	var live []chat.Room
+	err := r.read(ctx, r.p, func(s state.Reader) error {
+		var err error
+		live, err = chat.LiveRooms(s)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(live))
+	for _, rm := range live {
+		seen[rm.Name] = true
+		rp := r.rooms[rm.Name]
+		if rp != nil && rp.pos >= rm.LastSeq && rp.first >= rm.FirstRetainedSeq {
+			continue
+		}
+		if err := r.syncRoom(ctx, rm.Name); err != nil {
+			return err
+		}
+	}
+	for room := range r.rooms {
+		if !seen[room] {
+			if err := r.forget(room); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// forget removes every indexed message of room (deleted).
+func (r *replica) forget(room string) error {
+	rp := r.rooms[room]
+	if err := r.deleteRange(room, rp.first, rp.pos+1); err != nil {
+		return err
+	}
+	delete(r.rooms, room)
+	return nil
+}
+
+// deleteRange deletes room's messages lo <= seq < hi from the index.
+func (r *replica) deleteRange(room string, lo, hi uint64) error {
+	b := r.idx.NewBatch()
+	for seq := lo; seq < hi; seq++ {
+		b.Delete(room, seq)
+		if b.Size() >= eventPage {
+			if err := r.idx.Apply(b); err != nil {
+				return err
+			}
+			b = r.idx.NewBatch()
+		}
+	}
+	return r.idx.Apply(b)
+}
+
+// syncRoom brings room's index up to the replica's state: it deletes what
+// retention removed and indexes the events after the room's position,
+// reading at most pagesPerRead pages per snapshot.
+func (r *replica) syncRoom(ctx context.Context, room string) error {
+	for {
+		var rm chat.Room
+		var found bool
+		var pages [][]chat.Event
+		rp := r.rooms[room]
+		if rp == nil {
+			rp = &roomPos{first: 1}
+		}
+		err := r.read(ctx, r.p, func(s state.Reader) error {
+			var err error
+			pages = pages[:0]
+			if rm, found, err = chat.GetRoom(s, room); err != nil || !found {
+				return err
+			}
+			pos := max(rp.pos, rm.FirstRetainedSeq-1)
+			for range pagesPerRead {
+				evs, err := chat.EventsAfter(s, room, pos, eventPage)
+				if err != nil || len(evs) == 0 {
+					return err
+				}
+				pages = append(pages, evs)
+				pos = evs[len(evs)-1].Seq
+			}
+			return nil
+		})
+		switch {
+		case err != nil && !errs.Is(err, errs.NotFound):
+			return err
+		case err != nil || !found:
+			if r.rooms[room] != nil {
+				return r.forget(room)
+			}
+			return nil
+		}
+		r.rooms[room] = rp
+		if rm.FirstRetainedSeq > rp.first {
+			if err := r.deleteRange(room, rp.first, min(rm.FirstRetainedSeq, rp.pos+1)); err != nil {
+				return err
+			}
+			rp.first = rm.FirstRetainedSeq
+		}
+		rp.pos = max(rp.pos, rm.FirstRetainedSeq-1)
+		for _, evs := range pages {
+			if err := r.apply(room, evs); err != nil {
+				return err
+			}
+			rp.pos = evs[len(evs)-1].Seq
+		}
+		if len(pages) < pagesPerRead || ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// apply indexes one page of room's events: a message is put with its
+// current text (a deleted one removed), an edit puts its target as it is
+// now, a delete removes its target.
+func (r *replica) apply(room string, evs []chat.Event) error {
+	b := r.idx.NewBatch()
+	for _, e := range evs {
+		var msg *chat.Event
+		switch e.Kind {
+		case chat.KindMessage, chat.KindWhisper:
+			msg = &e
+		case chat.KindEdit:
+			if msg = e.Message; msg == nil {
+				continue // removed by retention meanwhile
+			}
+		case chat.KindDelete:
+			b.Delete(room, e.Target)
+			continue
+		default:
+			continue
+		}
+		if msg.Deleted {
+			b.Delete(room, msg.Seq)
+			continue
+		}
+		if err := b.Put(docOf(room, msg)); err != nil {
+			return err
+		}
+	}
+	return r.idx.Apply(b)
+}
+
+// docOf is the index document of message e of room.
+func docOf(room string, e *chat.Event) Doc {
+	return Doc{Room: room, Seq: e.Seq, Ts: e.Ts, Sender: ident.Fold(e.Sender), Text: e.Text, Audience: e.Audience()}
+}
