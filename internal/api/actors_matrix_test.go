@@ -35,6 +35,7 @@ var routeFamilies = map[string]string{
 	"/api/v1/users":        "route-wide",
 	"/api/v1/sessions":     "route-wide",
 	"/api/v1/mentions":     "route-wide",
+	"/api/v1/search":       "route-wide: any signed-in user; what each finds: TestSearch_Route, internal/search",
 	"/api/v1/stream":       "route-wide (stream_token_test.go)",
 	"/api/v1/kv":           "route-wide: one shared namespace",
 	"/api/v1/leases":       "route-wide: one shared namespace",

@@ -41,6 +41,9 @@ type Config struct {
 	// Hooks serves the incoming webhooks of rooms (hooks.go); nil leaves
 	// their routes out.
 	Hooks HookService
+	// Search serves GET /api/v1/search (search.go); nil leaves the route
+	// out.
+	Search SearchService
 	// Queues serves /api/v1/queues.
 	Queues QueueService
 	// Links serves /api/v1/links and the redirects of /s/{code}.
@@ -122,6 +125,7 @@ type Server struct {
 	rooms    RoomService
 	export   ExportService // the Config's Export (rooms_export.go)
 	hooks    HookService   // the Config's Hooks (hooks.go)
+	search   SearchService // the Config's Search (search.go)
 	queues   QueueService
 	links    LinkService
 	presence PresenceService
@@ -169,6 +173,7 @@ func New(cfg Config) *Server {
 		rooms:     cfg.Rooms,
 		export:    cfg.Export,
 		hooks:     cfg.Hooks,
+		search:    cfg.Search,
 		queues:    cfg.Queues,
 		links:     cfg.Links,
 		presence:  cfg.Presence,
@@ -264,6 +269,9 @@ func (s *Server) routes() {
 	}
 	if s.hooks != nil {
 		s.hookRoutes() // hooks.go
+	}
+	if s.search != nil {
+		s.searchRoutes() // search.go
 	}
 	if s.streams != nil {
 		s.addRoute("GET /api/v1/stream", InStream, s.streamHandler)

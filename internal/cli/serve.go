@@ -168,6 +168,7 @@ func defineLimitFlags(fs *flagSet, c *config.Config, d config.Config) {
 	fs.Var(&l.RoomCreates, "limit-room-creates", "rooms created per user: `N/PERIOD` or off")
 	fs.Var(&l.QueueCreates, "limit-queue-creates", "queues created per user: `N/PERIOD` or off")
 	fs.Var(&l.LinkCreates, "limit-link-creates", "short links created per user: `N/PERIOD` or off")
+	fs.Var(&l.Searches, "limit-searches", "chat searches per user: `N/PERIOD` or off")
 	fs.IntVar(&l.Streams, "limit-streams", d.Limits.Streams, "WebSocket streams one user may hold open at once: a `count` (0: no limit)")
 	fs.IntVar(&l.LongPolls, "limit-long-polls", d.Limits.LongPolls, "queue receives with a wait (long polls) one user may have pending at once: a `count` (0: no limit)")
 }

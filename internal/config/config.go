@@ -114,6 +114,10 @@ type Config struct {
 	CompactionThreshold uint64
 	// NoSync disables fsync (tests only: breaks the durability guarantee).
 	NoSync bool
+	// NoSearchIndex turns chat search indexing off on this node: it keeps
+	// no search index of its replicas, and searches ask other replicas
+	// (internal/search; benchmarks measure posts with and without it).
+	NoSearchIndex bool
 	// PresenceTTL is how long a presence lease lasts without renewal (no
 	// flag; tests shorten it): a dead node's users show offline within
 	// PresenceTTL plus a second. Zero means the default, 11 s.
@@ -135,6 +139,9 @@ type Limits struct {
 	// RoomCreates, QueueCreates and LinkCreates are rooms, queues and short
 	// links created per user.
 	RoomCreates, QueueCreates, LinkCreates ratelimit.Rate
+	// Searches is chat searches per user (each fans out to every
+	// partition).
+	Searches ratelimit.Rate
 	// LoginsPerUser is sign-in attempts per account, from any address.
 	LoginsPerUser ratelimit.Rate
 	// Streams is how many WebSocket streams one user may hold open at once.
@@ -153,6 +160,7 @@ func DefaultLimits() Limits {
 		RoomCreates:   ratelimit.Rate{N: 30, Per: time.Hour},
 		QueueCreates:  ratelimit.Rate{N: 60, Per: time.Hour},
 		LinkCreates:   ratelimit.Rate{N: 300, Per: time.Hour},
+		Searches:      ratelimit.Rate{N: 30, Per: 10 * time.Second},
 		LoginsPerUser: ratelimit.Rate{N: 10, Per: time.Minute},
 		Streams:       20,
 		LongPolls:     50,
@@ -167,6 +175,7 @@ func (l Limits) Validate() error {
 	}{
 		{"limit-posts", l.Posts}, {"limit-queue-sends", l.QueueSends}, {"limit-room-creates", l.RoomCreates},
 		{"limit-queue-creates", l.QueueCreates}, {"limit-link-creates", l.LinkCreates}, {"limit-logins-per-user", l.LoginsPerUser},
+		{"limit-searches", l.Searches},
 	} {
 		if f.r.N < 0 || (f.r.N > 0 && f.r.Per <= 0) {
 			return fmt.Errorf("%s: want N/PERIOD with N and PERIOD positive, or off", f.name)

@@ -46,6 +46,7 @@ func limitConfig(c config.Config) ratelimit.Config {
 			ratelimit.RoomCreates:      l.RoomCreates,
 			ratelimit.QueueCreates:     l.QueueCreates,
 			ratelimit.LinkCreates:      l.LinkCreates,
+			ratelimit.Searches:         l.Searches,
 			ratelimit.LoginsPerUser:    l.LoginsPerUser,
 			ratelimit.LoginsPerAddress: {N: c.RateLimit, Per: time.Minute},
 		},

@@ -35,6 +35,7 @@ import (
 	"github.com/parley-chat/parley/internal/pki"
 	"github.com/parley-chat/parley/internal/placement"
 	"github.com/parley-chat/parley/internal/presence/tracker"
+	"github.com/parley-chat/parley/internal/search"
 	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/storage"
 	"github.com/parley-chat/parley/internal/transport"
@@ -61,6 +62,8 @@ type Node struct {
 	feeds    *partition.Feeds
 	kvFeeds  *partition.KVFeeds
 	presence *tracker.Tracker // who is online through this node
+	indexes  *search.Indexes  // chat search indexes of the local replicas (search.go)
+	searcher *search.Searcher
 	// calls is the table of internal call methods (rpc.go).
 	calls  map[string]callHandler
 	limits atomic.Pointer[limiter] // per-user limits (limits.go), set by startHTTP
@@ -344,6 +347,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.goBackground(n.reconcileLoop)
 	n.goBackground(func() { n.presence.Frames(n.ctx, n.feeds, tracker.FrameInterval) })
 	n.goBackground(n.controlLoop)
+	n.goBackground(func() { n.indexes.Run(n.ctx) })
 	return nil
 }
 
@@ -440,6 +444,7 @@ func (n *Node) startRequestPath() {
 	n.feeds = partition.NewFeeds(n.ctx, n.router, n.notes)
 	n.kvFeeds = partition.NewKVFeeds(n.ctx, n.router, n.notes)
 	n.presence = tracker.New(n.cfg.ID, n.cfg.PresenceTTL, n.router, n.leads, n.log)
+	n.startSearch()
 }
 
 // leads reports whether this node's replica leads partition p.

@@ -11,6 +11,7 @@ import (
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/partition"
 	"github.com/parley-chat/parley/internal/placement"
+	"github.com/parley-chat/parley/internal/search"
 	"github.com/parley-chat/parley/internal/transport"
 )
 
@@ -47,6 +48,7 @@ func (n *Node) callTable() map[string]callHandler {
 		partition.MethodRelease: n.callRelease,
 		partition.MethodTail:    n.callTail,
 		methodTyping:            n.callTyping,
+		search.Method:           n.callSearch, // chat search, one partition's part (search.go)
 		// Identity: the one method a candidate may call (join.go).
 		methodJoin: n.callJoinRequest,
 		// Self-healing.

@@ -44,8 +44,11 @@ type Notifier struct {
 
 	mu      sync.Mutex
 	pending map[uint64][]note // partition -> applied, not yet reported visible
-	last    map[uint64]*[notifyBuckets]uint64
-	waits   map[waitKey]*waiters
+	// observers are called with every key of their domain that becomes
+	// visible (Observe).
+	observers map[byte]func(p uint64, name string)
+	last      map[uint64]*[notifyBuckets]uint64
+	waits     map[waitKey]*waiters
 }
 
 // note is one applied command that touched a key.
@@ -109,6 +112,9 @@ func (n *Notifier) Applied(p, applied uint64) {
 	for ; i < len(notes) && notes[i].index <= applied; i++ {
 		b := bucketOf(notes[i].key)
 		last[b] = max(last[b], notes[i].index)
+		if obs := n.observers[notes[i].key.Domain]; obs != nil {
+			obs(p, notes[i].key.Name)
+		}
 		wk := waitKey{p, notes[i].key}
 		if w := n.waits[wk]; w != nil {
 			close(w.ch)
@@ -120,6 +126,21 @@ func (n *Notifier) Applied(p, applied uint64) {
 	} else {
 		n.pending[p] = notes[i:]
 	}
+}
+
+// Observe makes fn be called with every key of domain that partition p's
+// applied commands touched, once it is visible to reads: the indexers of
+// chat search (internal/search) follow every room so. fn runs on the
+// engine's driver goroutine with n.mu held: it must not block nor call the
+// notifier. Observe before the engine starts; a second Observe of a domain
+// replaces the first.
+func (n *Notifier) Observe(domain byte, fn func(p uint64, name string)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.observers == nil {
+		n.observers = map[byte]func(uint64, string){}
+	}
+	n.observers[domain] = fn
 }
 
 // lastOf returns p's bucket indexes, creating them. n.mu is held.

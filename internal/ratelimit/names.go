@@ -8,6 +8,7 @@ const (
 	RoomCreates      = "room-creates"       // rooms created per user (rate)
 	QueueCreates     = "queue-creates"      // queues created per user (rate)
 	LinkCreates      = "link-creates"       // short links created per user (rate)
+	Searches         = "searches"           // chat searches per user (rate)
 	LoginsPerUser    = "logins-per-user"    // sign-in attempts per account (rate)
 	LoginsPerAddress = "logins-per-address" // sign-in and sign-up attempts per client address (rate)
 	Streams          = "streams"            // open WebSocket streams per user (concurrency)

@@ -31,6 +31,12 @@ func newWorld(t testing.TB, partitions int) *world {
 	w.x = NewIndexes(Config{Read: func(ctx context.Context, p uint64, fn func(state.Reader) error) error {
 		_, err := r.Read(ctx, p, true, fn)
 		return err
+	}, Replicas: func() map[uint64]any {
+		out := map[uint64]any{}
+		for _, p := range r.Partitions() {
+			out[p] = 0
+		}
+		return out
 	}})
 	w.se = NewSearcher(SearcherConfig{Local: w.x, Partitions: r.Partitions, ReplicaAddrs: func(uint64) []string { return nil }})
 	return w
@@ -40,19 +46,8 @@ func newWorld(t testing.TB, partitions int) *world {
 // indexers' sweeps do.
 func (w *world) syncIndexes() {
 	w.t.Helper()
-	for _, p := range w.r.Partitions() {
-		rp := w.x.replicas[p]
-		if rp == nil {
-			var err error
-			if rp, err = newReplica(p, nil, w.x.cfg.Read); err != nil {
-				w.t.Fatal(err)
-			}
-			w.x.replicas[p] = rp
-		}
-		if err := rp.sweep(context.Background()); err != nil {
-			w.t.Fatalf("sweep of partition %d: %v", p, err)
-		}
-		rp.ready.Store(true)
+	if err := w.x.Refresh(context.Background()); err != nil {
+		w.t.Fatal(err)
 	}
 }
 

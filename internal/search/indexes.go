@@ -184,3 +184,29 @@ func (x *Indexes) SearchLocal(ctx context.Context, p uint64, user string, spec S
 // the partition: none is held here, or it is still being built. The
 // fan-out asks another replica.
 var ErrNoIndex = errs.New(errs.Unavailable, "no search index of the partition is ready here")
+
+// Refresh brings the index of every replica Config.Replicas lists up to its
+// state at once, on the calling goroutine, making the missing ones: for
+// tests and tools that do not Run the indexes. It must not be called while
+// Run runs.
+func (x *Indexes) Refresh(ctx context.Context) error {
+	for p, gen := range x.cfg.Replicas() {
+		x.mu.Lock()
+		r := x.replicas[p]
+		x.mu.Unlock()
+		if r == nil {
+			var err error
+			if r, err = newReplica(p, gen, x.cfg.Read); err != nil {
+				return err
+			}
+			x.mu.Lock()
+			x.replicas[p] = r
+			x.mu.Unlock()
+		}
+		if err := r.sweep(ctx); err != nil {
+			return err
+		}
+		r.ready.Store(true)
+	}
+	return nil
+}

@@ -198,7 +198,7 @@ func (c *Cluster) AddNode() int {
 func GenerousLimits() (loginsPerAddress int, l config.Limits) {
 	const k = 1000
 	l = config.DefaultLimits()
-	for _, r := range []*ratelimit.Rate{&l.Posts, &l.QueueSends, &l.RoomCreates, &l.QueueCreates, &l.LinkCreates, &l.LoginsPerUser} {
+	for _, r := range []*ratelimit.Rate{&l.Posts, &l.QueueSends, &l.RoomCreates, &l.QueueCreates, &l.LinkCreates, &l.LoginsPerUser, &l.Searches} {
 		r.N *= k
 	}
 	l.Streams *= k
