@@ -114,6 +114,39 @@ var layers = map[string][]string{
 	// The presence service proposes and reads through its Replicator (the
 	// partition Router): no engine, store or transport of its own.
 	"internal/presence/tracker": {"internal/node", "internal/partition", "internal/api", "internal/multiraft", "internal/storage", "internal/transport"},
+	// Chat search reads replicas through the Reader, calls other nodes
+	// through the Remote and learns of replicas through Config.Replicas,
+	// all given by the node: no engine, store, transport or request path.
+	"internal/search": {"internal/node", "internal/partition", "internal/api", "internal/cli", "internal/web", "internal/multiraft", "internal/storage", "internal/transport"},
+}
+
+// TestImports_BleveOnlyInSearch keeps the search library in its one home,
+// internal/search: domain packages and the rest of the product reach it
+// through that package's types only.
+func TestImports_BleveOnlyInSearch(t *testing.T) {
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(path))
+		if filepath.ToSlash(dir) == "internal/search" {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); strings.HasPrefix(p, "github.com/blevesearch/") {
+				t.Errorf("%s imports %s: only internal/search may", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestImports_Layers(t *testing.T) {
