@@ -347,7 +347,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.goBackground(n.reconcileLoop)
 	n.goBackground(func() { n.presence.Frames(n.ctx, n.feeds, tracker.FrameInterval) })
 	n.goBackground(n.controlLoop)
-	n.goBackground(func() { n.indexes.Run(n.ctx) })
+	n.goBackground(n.runSearch)
 	return nil
 }
 

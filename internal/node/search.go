@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/partition"
@@ -27,6 +28,7 @@ func (n *Node) startSearch() {
 		},
 		Replicas: n.searchReplicas,
 		Disabled: n.cfg.NoSearchIndex,
+		Dir:      n.searchDir(),
 		Logger:   n.log,
 	})
 	n.notes.Observe(chat.Tag, n.indexes.Touched)
@@ -38,6 +40,26 @@ func (n *Node) startSearch() {
 		Remote:          n.searchRemote,
 		ClusterProtocol: n.ClusterProtocol,
 	})
+}
+
+// searchDir is where the search indexes keep their files: a directory of
+// the data dir, emptied at every start (the indexes are rebuilt from the
+// replicas), or the system's temporary directory when the store is not on
+// the operating system's file system (tests).
+func (n *Node) searchDir() string {
+	if n.fs != nil {
+		return ""
+	}
+	return filepath.Join(n.cfg.DataDir, "search")
+}
+
+// runSearch runs the indexers until the node stops, after removing what an
+// earlier run left.
+func (n *Node) runSearch() {
+	if err := n.indexes.RemoveStale(); err != nil {
+		n.log.Warn("stale search indexes not removed", "err", err)
+	}
+	n.indexes.Run(n.ctx)
 }
 
 // searchReplicas returns the partition replicas this node holds, each with

@@ -3,6 +3,9 @@ package search
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/highlight/highlighter/html"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -65,20 +69,36 @@ func parseDocID(id string) (room string, seq uint64, ok bool) {
 	return id[:i], seq, err == nil
 }
 
-// Index is the Bleve index of one partition replica's messages, in memory
-// (DESIGN.md says why). It is safe for concurrent use: Bleve lets searches
-// run while batches apply.
+// Index is the Bleve index of one partition replica's messages: a scorch
+// index in its own directory, a cache nobody reads again once it is closed
+// (DESIGN.md says why on disk, and why never reopened). It is safe for
+// concurrent use: Bleve lets searches run while batches apply.
 type Index struct {
-	b bleve.Index
+	b   bleve.Index
+	dir string
 }
 
-// NewIndex returns an empty index.
-func NewIndex() (*Index, error) {
-	b, err := bleve.NewMemOnly(newMapping())
+// NewIndex returns an empty index in a new directory under parent (the
+// system's temporary directory when ""). Close removes it.
+func NewIndex(parent string) (*Index, error) {
+	if parent != "" {
+		if err := os.MkdirAll(parent, 0o750); err != nil {
+			return nil, fmt.Errorf("search: index directory: %w", err)
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "index-")
 	if err != nil {
+		return nil, fmt.Errorf("search: index directory: %w", err)
+	}
+	path := filepath.Join(dir, "bleve")
+	// unsafe_batch: a batch returns once searchable, not once persisted;
+	// nothing reads the files after a crash.
+	b, err := bleve.NewUsing(path, newMapping(), scorch.Name, scorch.Name, map[string]any{"unsafe_batch": true})
+	if err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("search: new index: %w", err)
 	}
-	return &Index{b: b}, nil
+	return &Index{b: b, dir: dir}, nil
 }
 
 func newMapping() mapping.IndexMapping {
@@ -111,8 +131,28 @@ func newMapping() mapping.IndexMapping {
 	return im
 }
 
-// Close releases the index.
-func (x *Index) Close() error { return x.b.Close() }
+// Close releases the index and removes its directory.
+func (x *Index) Close() error {
+	err := x.b.Close()
+	if rmErr := os.RemoveAll(x.dir); err == nil {
+		err = rmErr
+	}
+	return err
+}
+
+// DiskBytes returns the size of the index's files.
+func (x *Index) DiskBytes() int64 {
+	var n int64
+	_ = filepath.WalkDir(x.dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
 
 // Count returns how many messages the index holds.
 func (x *Index) Count() (uint64, error) { return x.b.DocCount() }

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -29,6 +30,11 @@ type Config struct {
 	// searches of its replicas as unavailable (benchmarks measure posts
 	// with and without it).
 	Disabled bool
+	// Dir is where the indexes keep their files, one directory each,
+	// removed when the index is dropped (the system's temporary directory
+	// when ""). Whatever is in it when the node starts is stale: the node
+	// empties it (RemoveStale).
+	Dir string
 	// Logger receives indexing failures. Default: discard.
 	Logger *slog.Logger
 }
@@ -80,6 +86,15 @@ func (x *Indexes) Run(ctx context.Context) {
 	}
 }
 
+// RemoveStale removes what earlier runs left in Config.Dir (an index is
+// never reopened: it is rebuilt from its replica). Call it before Run.
+func (x *Indexes) RemoveStale() error {
+	if x.cfg.Dir == "" {
+		return nil
+	}
+	return os.RemoveAll(x.cfg.Dir)
+}
+
 // reconcile starts an indexer for every replica without one (or whose
 // replica was opened again) and stops those of replicas gone.
 func (x *Indexes) reconcile(ctx context.Context) {
@@ -97,7 +112,7 @@ func (x *Indexes) reconcile(ctx context.Context) {
 		if x.replicas[p] != nil || ctx.Err() != nil {
 			continue
 		}
-		r, err := newReplica(p, gen, x.cfg.Read)
+		r, err := newReplica(p, gen, x.cfg.Read, x.cfg.Dir)
 		if err != nil {
 			x.cfg.Logger.Warn("search index not made", "partition", p, "err", err)
 			continue
@@ -196,7 +211,7 @@ func (x *Indexes) Refresh(ctx context.Context) error {
 		x.mu.Unlock()
 		if r == nil {
 			var err error
-			if r, err = newReplica(p, gen, x.cfg.Read); err != nil {
+			if r, err = newReplica(p, gen, x.cfg.Read, x.cfg.Dir); err != nil {
 				return err
 			}
 			x.mu.Lock()

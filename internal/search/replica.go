@@ -52,10 +52,55 @@ type replica struct {
 	ready atomic.Bool // a first sweep indexed the whole replica
 	rooms map[string]*roomPos
 	done  chan struct{}
+	// pending collects the changes of one sync (of the dirty rooms, or a
+	// sweep) into one Bleve batch, one segment: flush applies it.
+	pending *Batch
 }
 
-func newReplica(p uint64, gen any, read Reader) (*replica, error) {
-	idx, err := NewIndex()
+// maxPending is the most changes pending before they are applied.
+const maxPending = 4096
+
+// batch returns the pending batch, applying it first when full.
+func (r *replica) batch() (*Batch, error) {
+	if r.pending != nil && r.pending.Size() >= maxPending {
+		if err := r.flush(); err != nil {
+			return nil, err
+		}
+	}
+	if r.pending == nil {
+		r.pending = r.idx.NewBatch()
+	}
+	return r.pending, nil
+}
+
+// flush applies the pending changes. When Bleve fails to, the room
+// positions no longer say what the index holds: they are forgotten, so the
+// next sweep reads every room again (puts replace; a document that should
+// have been deleted may stay, and the state check of hits hides it).
+func (r *replica) flush() error {
+	b := r.pending
+	r.pending = nil
+	if b == nil {
+		return nil
+	}
+	err := r.idx.Apply(b)
+	if err != nil {
+		clear(r.rooms)
+	}
+	return err
+}
+
+// finish ends a sync: what was read is applied whether or not the sync
+// failed part way (the positions already count it).
+func (r *replica) finish(err error) error {
+	if ferr := r.flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func newReplica(p uint64, gen any, read Reader, dir string) (*replica, error) {
+	idx, err := NewIndex(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -108,16 +153,20 @@ func (r *replica) syncDirty(ctx context.Context) error {
 	r.mu.Unlock()
 	for room := range rooms {
 		if err := r.syncRoom(ctx, room); err != nil {
-			return err
+			return r.finish(err)
 		}
 	}
-	return nil
+	return r.finish(nil)
 }
 
 // sweep compares every room of the replica with the index: rooms gone are
 // forgotten, history removed by retention is deleted, events not yet
 // indexed are read.
 func (r *replica) sweep(ctx context.Context) error {
+	return r.finish(r.sweepRooms(ctx))
+}
+
+func (r *replica) sweepRooms(ctx context.Context) error {
 	var live []chat.Room
 	err := r.read(ctx, r.p, func(s state.Reader) error {
 		var err error
@@ -160,17 +209,14 @@ func (r *replica) forget(room string) error {
 
 // deleteRange deletes room's messages lo <= seq < hi from the index.
 func (r *replica) deleteRange(room string, lo, hi uint64) error {
-	b := r.idx.NewBatch()
 	for seq := lo; seq < hi; seq++ {
-		b.Delete(room, seq)
-		if b.Size() >= eventPage {
-			if err := r.idx.Apply(b); err != nil {
-				return err
-			}
-			b = r.idx.NewBatch()
+		b, err := r.batch()
+		if err != nil {
+			return err
 		}
+		b.Delete(room, seq)
 	}
-	return r.idx.Apply(b)
+	return nil
 }
 
 // syncRoom brings room's index up to the replica's state: it deletes what
@@ -235,8 +281,11 @@ func (r *replica) syncRoom(ctx context.Context, room string) error {
 // current text (a deleted one removed), an edit puts its target as it is
 // now, a delete removes its target.
 func (r *replica) apply(room string, evs []chat.Event) error {
-	b := r.idx.NewBatch()
 	for _, e := range evs {
+		b, err := r.batch()
+		if err != nil {
+			return err
+		}
 		var msg *chat.Event
 		switch e.Kind {
 		case chat.KindMessage, chat.KindWhisper:
@@ -259,7 +308,7 @@ func (r *replica) apply(room string, evs []chat.Event) error {
 			return err
 		}
 	}
-	return r.idx.Apply(b)
+	return nil
 }
 
 // docOf is the index document of message e of room.

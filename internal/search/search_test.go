@@ -235,3 +235,39 @@ func TestSearch_EditsAndDeletes(t *testing.T) {
 		t.Fatalf("index holds %d messages, want 1", n)
 	}
 }
+
+// Messages removed by retention (issue 11) and the messages of a deleted
+// room leave the index at the next sweep, and are never shown before it.
+func TestSearch_RetentionAndDeletedRooms(t *testing.T) {
+	w := newWorld(t, 1)
+	must(w.s.Create(ctx, "ann", chat.CreateRequest{Name: "short"}, ""))(t)
+	must(w.s.Create(ctx, "ann", chat.CreateRequest{Name: "gone"}, ""))(t)
+	for i := range 6 {
+		must(w.s.Post(ctx, "ann", "short", fmt.Sprintf("keepsake number%d", i), nil, ""))(t)
+	}
+	must(w.s.Post(ctx, "ann", "gone", "keepsake elsewhere", nil, ""))(t)
+	w.syncIndexes()
+	if got := w.search("bob", "keepsake"); len(got) != 7 {
+		t.Fatalf("before: %v", refs(got))
+	}
+	keep := int64(2)
+	must(w.s.UpdateSettings(ctx, "ann", "short", chat.SettingsRequest{RetentionMessages: &keep}, false, ""))(t)
+	if res := must(w.s.Compact(ctx, 1, 0, 0))(t); res.Deleted == 0 {
+		t.Fatal("compaction removed nothing")
+	}
+	if err := w.s.Delete(ctx, "ann", "gone", false, ""); err != nil {
+		t.Fatal(err)
+	}
+	// Before the indexer's sweep the state check already hides them.
+	if got := refs(w.search("bob", "keepsake")); len(got) != 2 {
+		t.Fatalf("before the sweep: %v", got)
+	}
+	w.syncIndexes()
+	got := w.search("bob", "keepsake")
+	if len(got) != 2 || !strings.Contains(got[0].Message.Text, "number4") && !strings.Contains(got[0].Message.Text, "number5") {
+		t.Fatalf("after: %+v", got)
+	}
+	if n := must(w.x.replicas[1].idx.Count())(t); n != 2 {
+		t.Fatalf("the index still holds %d messages, want 2", n)
+	}
+}
