@@ -71,6 +71,7 @@ func rootCommand() *command {
 					{name: "revoke", summary: "revoke a webhook: its URL stops working", action: runRoomHookRevoke},
 				}},
 			}},
+			{name: "search", section: clients, summary: "search the messages you may read: words, \"phrases\", from:USER, in:ROOM", action: runSearch},
 			{name: "chat", section: clients, summary: "interactive terminal chat in rooms (/who, /wsp, /join, /rooms, /put, /get, /help)", action: runChat},
 			{name: "queue", section: clients, summary: "message queues", subs: []*command{
 				{name: "create", summary: "create a queue", action: runQueueCreate},
