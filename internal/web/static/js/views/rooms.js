@@ -3,7 +3,7 @@
 // online in the cluster. The list refreshes every few seconds.
 
 import * as api from '../api.js';
-import {h, replace, field, fieldError, formError} from '../dom.js';
+import {h, replace, field, fieldError, formError, fmtTime} from '../dom.js';
 import {lockIcon} from './icons.js';
 
 const REFRESH_MS = 5000;
@@ -12,7 +12,7 @@ export function roomsView(main, ctx) {
   const list = h('ul', {class: 'rooms', 'aria-label': 'Rooms'});
   const online = h('section', {class: 'card online', hidden: true}, h('h2', {}, 'Online now'), h('ul', {class: 'people'}));
   main.append(h('div', {class: 'split'},
-    h('section', {class: 'card'}, h('h1', {}, 'Rooms'), list, createForm(ctx), joinPrivateForm(ctx)),
+    h('section', {class: 'card'}, h('h1', {}, 'Rooms'), searchForm(ctx), list, createForm(ctx), joinPrivateForm(ctx)),
     online));
 
   let timer = null;
@@ -78,6 +78,46 @@ async function openRoom(r, row, ctx) {
   });
   row.append(form);
   pw.input.focus();
+}
+
+// searchForm searches the messages I may read (GET /api/v1/search) and
+// lists the results, each opening its room.
+function searchForm(ctx) {
+  const q = field('Search messages', {type: 'search', name: 'q', maxlength: 512, autocomplete: 'off',
+    placeholder: 'words, "a phrase", from:user, in:room'});
+  const results = h('ul', {class: 'search-results', 'aria-label': 'Search results', hidden: true});
+  const form = h('form', {class: 'search', role: 'search', novalidate: true},
+    h('div', {class: 'inline-form'}, q.el, h('button', {type: 'submit'}, 'Search')), results);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    formError(form, '');
+    if (!q.input.value.trim()) { results.hidden = true; return; }
+    try {
+      const found = await api.search(q.input.value);
+      results.hidden = false;
+      replace(results, found.length ? found.map((r) => h('li', {},
+        h('a', {href: '#/room/' + encodeURIComponent(r.room)},
+          h('span', {class: 'room-name'}, '#' + r.room), ' ',
+          h('span', {class: 'muted'}, `${r.message.sender} · ${fmtTime(r.message.ts)}`)),
+        h('div', {class: 'search-text'}, ...highlighted(r)))) : h('li', {class: 'muted'}, 'No messages found.'));
+    } catch (err) {
+      formError(form, err.message);
+    }
+  });
+  return form;
+}
+
+// highlighted turns a result's first highlight (HTML-escaped text with
+// <mark></mark> around the words found) into text nodes and mark elements,
+// never parsing it as HTML; the message text when there is none.
+export function highlighted(r) {
+  const hl = (r.highlights || [])[0];
+  if (!hl) return [r.message.text || ''];
+  const unescape = (s) => s.replace(/&(lt|gt|amp|#34|#39|quot);/g, (m, e) =>
+    ({lt: '<', gt: '>', amp: '&', '#34': '"', '#39': "'", quot: '"'})[e]);
+  return hl.split(/(<mark>.*?<\/mark>)/).filter(Boolean).map((part) => part.startsWith('<mark>')
+    ? h('mark', {}, unescape(part.slice(6, -7)))
+    : unescape(part));
 }
 
 // checkRoomName returns what is wrong with a room name, or ''.
