@@ -222,18 +222,21 @@ type Spec struct {
 	Limit         int
 }
 
-// Search returns up to spec.Limit hits in scope, best first (ties: newest
-// first).
+// Search returns up to spec.Limit hits in scope, best first; with filters
+// alone (no word nor phrase), newest first.
 func (x *Index) Search(ctx context.Context, spec Spec, scope Scope) ([]Hit, error) {
 	q, ok := x.query(spec, scope)
 	if !ok {
 		return nil, nil
 	}
 	req := bleve.NewSearchRequestOptions(q, max(spec.Limit, 1), 0, false)
-	req.SortBy([]string{"-_score", "-" + fieldTs, "_id"})
 	if len(spec.Query.Words)+len(spec.Query.Phrases) > 0 {
+		// By score alone: a second sort key is read from the doc values of
+		// every match, which took 60% of a search at 100,000 messages.
 		req.Highlight = bleve.NewHighlightWithStyle(html.Name)
 		req.Highlight.AddField(fieldText)
+	} else {
+		req.SortBy([]string{"-" + fieldTs}) // filters alone: newest first
 	}
 	res, err := x.b.SearchInContext(ctx, req)
 	if err != nil {
