@@ -118,6 +118,11 @@ type Config struct {
 	// no search index of its replicas, and searches ask other replicas
 	// (internal/search; benchmarks measure posts with and without it).
 	NoSearchIndex bool
+	// SearchDir is where the search indexes keep their files, a cache
+	// emptied at every start; "" is <DataDir>/search. A memory file system
+	// (/dev/shm) keeps the indexes' writes and fsyncs off the disk of the
+	// Raft logs (docs/BENCHMARKS.md measures both).
+	SearchDir string
 	// PresenceTTL is how long a presence lease lasts without renewal (no
 	// flag; tests shorten it): a dead node's users show offline within
 	// PresenceTTL plus a second. Zero means the default, 11 s.

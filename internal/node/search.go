@@ -42,11 +42,14 @@ func (n *Node) startSearch() {
 	})
 }
 
-// searchDir is where the search indexes keep their files: a directory of
-// the data dir, emptied at every start (the indexes are rebuilt from the
-// replicas), or the system's temporary directory when the store is not on
-// the operating system's file system (tests).
+// searchDir is where the search indexes keep their files: the configured
+// directory, else one of the data dir; emptied at every start (the indexes
+// are rebuilt from the replicas). Without either (a store not on the
+// operating system's file system: tests) the system's temporary directory.
 func (n *Node) searchDir() string {
+	if n.cfg.SearchDir != "" {
+		return n.cfg.SearchDir
+	}
 	if n.fs != nil {
 		return ""
 	}

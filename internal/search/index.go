@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
@@ -69,6 +70,9 @@ func parseDocID(id string) (room string, seq uint64, ok bool) {
 	return id[:i], seq, err == nil
 }
 
+// persisterNap is how long scorch's persister waits between writes.
+const persisterNap = 2 * time.Second
+
 // Index is the Bleve index of one partition replica's messages: a scorch
 // index in its own directory, a cache nobody reads again once it is closed
 // (DESIGN.md says why on disk, and why never reopened). It is safe for
@@ -92,8 +96,17 @@ func NewIndex(parent string) (*Index, error) {
 	}
 	path := filepath.Join(dir, "bleve")
 	// unsafe_batch: a batch returns once searchable, not once persisted;
-	// nothing reads the files after a crash.
-	b, err := bleve.NewUsing(path, newMapping(), scorch.Name, scorch.Name, map[string]any{"unsafe_batch": true})
+	// nothing reads the files after a crash. The persister naps so that
+	// the small segments of many batches are merged in memory and written
+	// (and fsynced) together, not one file per batch beside the Raft log's
+	// fsyncs (DESIGN.md, "What indexing costs").
+	b, err := bleve.NewUsing(path, newMapping(), scorch.Name, scorch.Name, map[string]any{
+		"unsafe_batch": true,
+		"scorchPersisterOptions": map[string]any{
+			"PersisterNapTimeMSec":      persisterNap.Milliseconds(),
+			"PersisterNapUnderNumFiles": 1000,
+		},
+	})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("search: new index: %w", err)

@@ -23,6 +23,11 @@ const (
 	// pagesPerRead bounds the pages read from one snapshot, so a rebuild
 	// does not hold one snapshot for long.
 	pagesPerRead = 8
+	// coalesce is how long an indexer lets touches gather after the first
+	// before it reads: one read and one Bleve batch for all the rooms and
+	// posts of that time, instead of one per post (the cost of indexing
+	// beside posting is per batch; DESIGN.md).
+	coalesce = 100 * time.Millisecond
 )
 
 // Reader runs fn on one snapshot of this node's replica of partition p
@@ -138,6 +143,11 @@ func (r *replica) run(ctx context.Context, onErr func(error)) {
 			}
 			t.Reset(sweepEvery)
 		case <-r.wake:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(coalesce):
+			}
 			if err := r.syncDirty(ctx); err != nil {
 				onErr(err)
 			}

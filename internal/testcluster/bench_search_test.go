@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,10 +33,13 @@ func benchPosts(b *testing.B, indexing bool) {
 	const clients, rooms = 32, 16
 	c := testcluster.New(b, testcluster.Options{Nodes: 3, Partitions: 4, Tick: 100 * time.Millisecond,
 		NoSync: os.Getenv("BENCH_NOSYNC") != "",
-		Configure: func(_ int, cfg *config.Config) {
+		Configure: func(i int, cfg *config.Config) {
 			cfg.RateLimit = 1 << 20
 			cfg.Limits.Posts.N = 0 // no posts limit
 			cfg.NoSearchIndex = !indexing
+			if dir := os.Getenv("BENCH_SEARCH_DIR"); dir != "" {
+				cfg.SearchDir = filepath.Join(dir, fmt.Sprintf("%s-%d", b.Name(), i))
+			}
 		}})
 	c.WaitLeadersBalanced(30 * time.Second)
 	ann := signUp(b, c, 0, 0, "ann")
