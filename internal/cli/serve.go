@@ -133,6 +133,8 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.BoolVar(&c.Insecure, "insecure", false, "run the cluster port and gossip without authentication or encryption: anyone who reaches them owns the cluster (a warning is logged on every start)")
 	fs.StringVar(&c.Zone, "zone", "", "availability `zone` of this node, used to spread replicas")
 	fs.BoolVar(&c.Standby, "standby", false, "hold no replicas until one is needed")
+	fs.StringVar(&c.SearchDir, "search-dir", "", "`directory` of the chat search indexes, a cache emptied at every start (default: search in --data-dir; a memory file system such as /dev/shm keeps their writes off the Raft log's disk)")
+	fs.BoolVar(&c.NoSearchIndex, "no-search-index", false, "keep no chat search index on this node: its searches ask the nodes that keep one")
 	fs.IntVar(&c.Partitions, "partitions", d.Partitions, "number of partitions `P` (used only when creating the cluster)")
 	fs.IntVar(&c.ReplicationFactor, "replication-factor", d.ReplicationFactor, "replicas per partition `RF` (used only when creating the cluster)")
 	fs.DurationVar(&c.DeadAfter, "dead-after", d.DeadAfter, "how long a node may be unreachable before its replicas are rebuilt elsewhere")
