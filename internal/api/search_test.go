@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
+	"github.com/parley-chat/parley/internal/ratelimit"
 	"github.com/parley-chat/parley/internal/search"
 	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/state/statetest"
@@ -87,5 +89,18 @@ func mustStatus(t *testing.T, w interface {
 	t.Helper()
 	if res := w.Result(); res.StatusCode != status {
 		t.Fatalf("status %d, want %d", res.StatusCode, status)
+	}
+}
+
+// Each search takes a token of the caller's searches limit; a refused bad
+// query takes none.
+func TestSearch_RateLimited(t *testing.T) {
+	e := newFullEnv(t, envOptions{limits: ratelimit.Config{Rates: map[string]ratelimit.Rate{ratelimit.Searches: {N: 1, Per: time.Hour}}}})
+	ann := e.signUp(t, "ann")
+	mustStatus(t, e.call(t, ann, http.MethodGet, "/api/v1/search?q=from:", ""), http.StatusBadRequest)
+	mustStatus(t, e.call(t, ann, http.MethodGet, "/api/v1/search?q=anything", ""), http.StatusOK)
+	w := e.call(t, ann, http.MethodGet, "/api/v1/search?q=anything", "")
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("second search = %d %s, want 429 with Retry-After", w.Code, w.Body)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/partition"
+	"github.com/parley-chat/parley/internal/search"
 )
 
 func mustNode(t *testing.T) *Node {
@@ -30,7 +31,7 @@ func TestCallTable_EveryMethod(t *testing.T) {
 	methods := []string{
 		partition.MethodPropose, partition.MethodGet, partition.MethodScan, partition.MethodRelease, partition.MethodTail,
 		methodJoin, methodStatus, methodEvents, methodTransfer, methodChecksum, methodLag, methodStats, methodAudit, methodLimit,
-		methodTyping, methodBoot,
+		methodTyping, methodBoot, search.Method,
 	}
 	for _, m := range methods {
 		if n.calls[m] == nil {
