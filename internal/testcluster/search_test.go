@@ -32,36 +32,8 @@ func TestSearch_AcrossTheCluster(t *testing.T) {
 	bob := signUp(t, c, 0, 1, "bob")
 	cat := signUp(t, c, 0, 2, "cat")
 	rooms := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"}
-	do := func(what string, call func(ctx context.Context) error) {
-		t.Helper()
-		if err := retrying(t, what, call); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	seqs := map[string]uint64{}
-	for i, room := range rooms {
-		do("create "+room, func(ctx context.Context) error {
-			_, err := ann.CreateRoom(ctx, client.RoomSpec{Name: room})
-			return err
-		})
-		for _, u := range []*client.Client{bob, cat} {
-			do("join "+room, func(ctx context.Context) error {
-				_, err := as(c, i%3, u).JoinRoom(ctx, room, "")
-				return err
-			})
-		}
-		for j, text := range []string{"launch the rocket " + room, "lunch menu " + room} {
-			do("post", func(ctx context.Context) error {
-				res, err := as(c, (i+j)%3, ann).Post(ctx, room, text, client.PostOptions{})
-				seqs[fmt.Sprintf("%s/%d", room, j)] = res.Seq
-				return err
-			})
-		}
-	}
-	do("whisper", func(ctx context.Context) error {
-		_, err := ann.Post(ctx, "alpha", "secret rocket plan", client.PostOptions{To: []string{"bob"}})
-		return err
-	})
+	seqs := seedSearch(t, c, rooms, ann, bob, cat)
+	do := func(what string, call func(ctx context.Context) error) { mustRetrying(t, what, call) }
 
 	// found returns what user finds for q through node i, as room/seq.
 	found := func(i int, user *client.Client, q string) ([]string, error) {
@@ -121,4 +93,46 @@ func TestSearch_AcrossTheCluster(t *testing.T) {
 	}
 	poll.Until(t, time.Second, "the edited text is found", everywhere(cat, "spaceship from:ann in:bravo",
 		[]string{fmt.Sprintf("bravo/%d", seqs["bravo/0"])}))
+}
+
+// seedSearch creates rooms (ann's, bob and cat members), posts a rocket and
+// a lunch message in each, and a whisper from ann to bob in the first
+// room; it returns the seqs of the posts by "room/0" and "room/1".
+func seedSearch(t *testing.T, c *testcluster.Cluster, rooms []string, ann, bob, cat *client.Client) map[string]uint64 {
+	t.Helper()
+	do := func(what string, call func(ctx context.Context) error) { mustRetrying(t, what, call) }
+	seqs := map[string]uint64{}
+	for i, room := range rooms {
+		do("create "+room, func(ctx context.Context) error {
+			_, err := ann.CreateRoom(ctx, client.RoomSpec{Name: room})
+			return err
+		})
+		for _, u := range []*client.Client{bob, cat} {
+			do("join "+room, func(ctx context.Context) error {
+				_, err := as(c, i%3, u).JoinRoom(ctx, room, "")
+				return err
+			})
+		}
+		for j, text := range []string{"launch the rocket " + room, "lunch menu " + room} {
+			do("post", func(ctx context.Context) error {
+				res, err := as(c, (i+j)%3, ann).Post(ctx, room, text, client.PostOptions{})
+				seqs[fmt.Sprintf("%s/%d", room, j)] = res.Seq
+				return err
+			})
+		}
+	}
+	do("whisper", func(ctx context.Context) error {
+		_, err := ann.Post(ctx, "alpha", "secret rocket plan", client.PostOptions{To: []string{"bob"}})
+		return err
+	})
+	return seqs
+}
+
+// mustRetrying makes call until it succeeds or fails for good (retrying),
+// failing the test then.
+func mustRetrying(t *testing.T, what string, call func(ctx context.Context) error) {
+	t.Helper()
+	if err := retrying(t, what, call); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
 }
