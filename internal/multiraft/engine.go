@@ -63,6 +63,10 @@ type Stats struct {
 	// CommitNanos is the time spent committing round batches (fsync
 	// included); SyncNanos the part spent in synced commits.
 	CommitNanos, SyncNanos atomic.Uint64
+	// DiskDrops counts appends stepped without their entries and DiskSheds
+	// leadership transfers
+	// started because the disk was low (diskfull.go).
+	DiskDrops, DiskSheds atomic.Uint64
 }
 
 // New returns an engine; call Start to run its loop.

@@ -311,6 +311,7 @@ func (n *Node) Start(ctx context.Context) error {
 	ecfg.Accept = n.accept
 	ecfg.OnApplied = n.onApplied
 	ecfg.OnConfChange = n.onConfChange
+	ecfg.PeerCanLead = n.peerCanLead
 	ecfg.OnLag = n.ops.lag.record
 	ecfg.OnProposal = n.ops.phases.record
 	if n.engine, err = multiraft.New(ecfg); err != nil {
