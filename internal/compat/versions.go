@@ -15,7 +15,8 @@ import (
 //     delays, expiries and FIFO groups (internal/queue); KV keys with a
 //     {tag} are placed by the tag (kv.RoutingKey).
 //   - 3: what protocol 2 brings may be stored: API tokens, room roles,
-//     bans, mutes, invitations and settings, incoming webhooks. A format 2
+//     bans, mutes, invitations and settings, incoming and outgoing
+//     webhooks (with their outbox and delivery logs). A format 2
 //     directory is read as it is (it holds none of them), so an upgrade
 //     from format 2 is a restart; a build of format 2 refuses a format 3
 //     directory instead of misreading it.
@@ -40,7 +41,9 @@ const MinDataFormat = 2
 //     (chat.ModerationProtocol);
 //     and incoming webhooks: the chat commands CreateHook, RevokeHook and
 //     HookPost (chat.HookProtocol), proposed only once the cluster speaks
-//     2.
+//     2; and outgoing webhooks: CreateOutHook and DeleteOutHook, gated
+//     alike, and Delivered, proposed only for the outbox entries such a
+//     hook leads to.
 const Protocol = 2
 
 // MinProtocol is the oldest internal protocol this build still speaks: the
