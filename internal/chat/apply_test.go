@@ -247,6 +247,10 @@ func randomCommands(n int, seed uint64) [][]byte {
 			c = Post{Room: room, User: user, Text: "to " + pick(users), To: []string{pick(users)}}
 		case 8:
 			c = Compact{RetentionMs: uint64(rng.IntN(30)), Budget: uint64(rng.IntN(3))}
+		case 10:
+			c = CreateOutHook{Room: room, User: user, ID: "000000000000000" + fmt.Sprint(rng.IntN(3)), Name: "n", URL: "https://x/", Secret: "s", Triggers: []string{"1", "2", "3"}[:rng.IntN(3)]}
+		case 11:
+			c = Delivered{Room: room, ID: "000000000000000" + fmt.Sprint(rng.IntN(3)), Seq: uint64(rng.IntN(20)), Due: int64(rng.IntN(10)), Attempt: 1, OK: rng.IntN(2) == 0}
 		default:
 			c = Post{Room: room, User: user, Text: fmt.Sprint(rng.Uint64())}
 		}
