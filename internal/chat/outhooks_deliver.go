@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	"github.com/parley-chat/parley/internal/state"
 )
@@ -110,12 +111,25 @@ func fillDelivery(r state.Reader, d *Delivery) error {
 	return nil
 }
 
+// cleanError makes what went wrong fit for the log: valid UTF-8 without
+// control characters (it may quote a receiver's status line), at most
+// MaxDeliveryError bytes.
+func cleanError(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
+	return clipBytes(s, MaxDeliveryError)
+}
+
 // RecordDelivery records the outcome of an attempt at d in partition p:
 // ok when the receiver took it; status is its HTTP status (0 when none
 // came) and errText what went wrong. A dropped d (d.Drop) is recorded as
 // such. The entry is then settled, or due again after DeliveryBackoffMs.
 func (s *Service) RecordDelivery(ctx context.Context, p uint64, d Delivery, status int, errText string, ok bool) error {
-	c := Delivered{Room: d.Room, ID: d.Hook, Seq: d.Seq, Due: d.Due, Attempt: d.Attempt, Status: uint64(max(status, 0)), Error: errText, OK: ok}
+	c := Delivered{Room: d.Room, ID: d.Hook, Seq: d.Seq, Due: d.Due, Attempt: d.Attempt, Status: uint64(max(status, 0)), Error: cleanError(errText), OK: ok}
 	if d.Drop != "" {
 		c.Drop, c.OK, c.Error = true, false, d.Drop
 	}

@@ -261,3 +261,27 @@ func TestService_OutHooks(t *testing.T) {
 		}
 	})
 }
+
+func TestService_RecordDeliveryCleansTheError(t *testing.T) {
+	s, r := newOutHookService(t)
+	mustCreate(t, s, "alice", chat.CreateRequest{Name: "ops"})
+	h, err := s.CreateOutHook(ctx, "alice", "ops", chat.OutHookRequest{Name: "x", URL: "https://a.example/"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Post(ctx, "alice", "ops", "hi", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := due(t, s, r)[0]
+	if err := s.RecordDelivery(ctx, 1, d, 500, "bad\x1b[31m\xff"+strings.Repeat("é", 300), false); err != nil {
+		t.Fatal(err)
+	}
+	log, err := s.Deliveries(ctx, "alice", "ops", h.ID, false)
+	if err != nil || len(log) != 1 || log[0].Seq != res.Seq {
+		t.Fatalf("log %+v, %v", log, err)
+	}
+	if e := log[0].Error; len(e) > chat.MaxDeliveryError || strings.ContainsAny(e, "\x1b\xff") || !strings.HasPrefix(e, "bad [31m?é") {
+		t.Fatalf("logged error %q", e)
+	}
+}

@@ -83,12 +83,13 @@ func NewDispatcher(src Source, guard *Guard, cfg Config) *Dispatcher {
 		cfg.Log = slog.Default()
 	}
 	tr := &http.Transport{
-		Proxy:                 nil, // never through a proxy of the environment: the guard checks the real peer
-		DialContext:           guard.Dialer(cfg.Timeout).DialContext,
-		TLSHandshakeTimeout:   cfg.Timeout,
-		ResponseHeaderTimeout: cfg.Timeout,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       30 * time.Second,
+		Proxy:                  nil, // never through a proxy of the environment: the guard checks the real peer
+		DialContext:            guard.Dialer(cfg.Timeout).DialContext,
+		TLSHandshakeTimeout:    cfg.Timeout,
+		ResponseHeaderTimeout:  cfg.Timeout,
+		MaxResponseHeaderBytes: 64 << 10,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        30 * time.Second,
 	}
 	client := &http.Client{
 		Transport: tr,
