@@ -67,7 +67,7 @@ func dueDeliveries(r state.Reader, nowMs int64, limit int) ([]Delivery, error) {
 			bad = append([]byte(nil), k...)
 			return false
 		}
-		out = append(out, Delivery{Room: room, Hook: id, Seq: seq, Due: due, Attempt: binaryUvarint(v) + 1})
+		out = append(out, Delivery{Room: room, Hook: id, Seq: seq, Due: due, Attempt: outboxAttempts(v) + 1})
 		return len(out) < limit
 	}); err != nil {
 		return nil, fmt.Errorf("chat: scan outbox: %w", err)
@@ -81,6 +81,12 @@ func dueDeliveries(r state.Reader, nowMs int64, limit int) ([]Delivery, error) {
 		}
 	}
 	return out, nil
+}
+
+// outboxAttempts decodes an outbox entry's value: the attempts made.
+func outboxAttempts(v []byte) uint64 {
+	n, _ := binary.Uvarint(v)
+	return n
 }
 
 // fillDelivery reads d's hook and message.

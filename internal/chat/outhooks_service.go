@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"net/url"
@@ -138,6 +137,7 @@ func (s *Service) CreateOutHook(ctx context.Context, user, room string, req OutH
 		Creator: res.User, CreatedAt: res.Ts, Secret: secret}, nil
 }
 
+// triggersOrEmpty shows no trigger words as [] rather than null.
 func triggersOrEmpty(t []string) []string {
 	if t == nil {
 		return []string{}
@@ -246,10 +246,4 @@ func (s *Service) Deliveries(ctx context.Context, user, room, id string, isAdmin
 		out[i], out[j] = out[j], out[i]
 	}
 	return out, nil
-}
-
-// binaryUvarint decodes an outbox entry's value: the attempts made.
-func binaryUvarint(v []byte) uint64 {
-	n, _ := binary.Uvarint(v)
-	return n
 }
