@@ -11,7 +11,7 @@ import (
 // webhookInterval is how often the leaders of partitions look for outgoing
 // webhook deliveries that are due. It bounds the delay of a first attempt
 // and adds to each retry's backoff.
-const webhookInterval = 100 * time.Millisecond
+const webhookInterval = 250 * time.Millisecond
 
 // newWebhookGuard builds the guard of outgoing webhooks from
 // --webhook-allow-cidr: no private address but those, and never this
