@@ -25,15 +25,19 @@ func (n *Node) newWebhookGuard() (*webhook.Guard, error) {
 }
 
 // ownAddrs are the addresses the cluster's nodes listen on: every member's
-// HTTP and internal address, and this node's own listeners.
+// HTTP, internal and gossip address, and this node's own listeners
+// (pprof's too).
 func (n *Node) ownAddrs() []string {
 	out := []string{n.cfg.HTTPAddr, n.self()}
 	if n.httpLn != nil {
 		out = append(out, n.httpLn.Addr().String())
 	}
+	if n.cfg.PprofAddr != "" {
+		out = append(out, n.cfg.PprofAddr)
+	}
 	if m := n.Map(); m != nil {
 		for _, nd := range m.Nodes {
-			out = append(out, nd.Addr, nd.HTTPAddr)
+			out = append(out, nd.Addr, nd.HTTPAddr, gossipAddrOf(nd))
 		}
 	}
 	return out
