@@ -35,6 +35,9 @@ type Config struct {
 	Timeout time.Duration
 	// Concurrency is the most attempts in flight on the node (16).
 	Concurrency int
+	// PerHook is the most attempts in flight to one hook (4), so that a
+	// slow receiver holds at most that many of the node's.
+	PerHook int
 	// MaxResponse is how much of an answer is read, then dropped (64 KiB).
 	MaxResponse int64
 	// Now is the clock (time.Now).
@@ -62,6 +65,8 @@ type Dispatcher struct {
 	// entry again.
 	tick int64
 	busy map[string]int64
+	// perHook counts the attempts in flight to each hook.
+	perHook map[string]int
 }
 
 // NewDispatcher returns a Dispatcher reading and recording through src and
@@ -72,6 +77,9 @@ func NewDispatcher(src Source, guard *Guard, cfg Config) *Dispatcher {
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16
+	}
+	if cfg.PerHook <= 0 {
+		cfg.PerHook = 4
 	}
 	if cfg.MaxResponse <= 0 {
 		cfg.MaxResponse = 64 << 10
@@ -98,7 +106,7 @@ func NewDispatcher(src Source, guard *Guard, cfg Config) *Dispatcher {
 		// following it would reach a URL nobody checked.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Dispatcher{src: src, client: client, cfg: cfg, sem: make(chan struct{}, cfg.Concurrency), busy: map[string]int64{}}
+	return &Dispatcher{src: src, client: client, cfg: cfg, sem: make(chan struct{}, cfg.Concurrency), busy: map[string]int64{}, perHook: map[string]int{}}
 }
 
 // entryKey names an outbox entry.
@@ -127,21 +135,15 @@ func (d *Dispatcher) Dispatch(ctx context.Context, p uint64) error {
 	}
 	for _, del := range due {
 		k := entryKey(del)
-		d.mu.Lock()
-		t, taken := d.busy[k]
-		taken = taken && (t < 0 || t >= tick)
-		d.mu.Unlock()
-		if taken {
+		if !d.take(k, del.Hook, tick) {
 			continue
 		}
 		select {
 		case d.sem <- struct{}{}:
 		default:
+			d.release(k, del.Hook, -1)
 			return nil // at capacity: the rest waits for the next tick
 		}
-		d.mu.Lock()
-		d.busy[k] = -1
-		d.mu.Unlock()
 		d.wg.Go(func() {
 			defer func() { <-d.sem }()
 			d.attempt(ctx, p, del, k)
@@ -168,8 +170,40 @@ func (d *Dispatcher) attempt(ctx context.Context, p uint64, del chat.Delivery, k
 		d.cfg.Log.Warn("recording a webhook delivery failed; it will be attempted again", "partition", p, "delivery", del.Payload.ID, "err", err)
 	}
 	d.mu.Lock()
-	d.busy[key] = d.tick
+	tick := d.tick
 	d.mu.Unlock()
+	d.release(key, del.Hook, tick)
+}
+
+// take marks entry k of hook busy, unless it is in flight, was recorded
+// since this tick's read began, or its hook has PerHook attempts in flight.
+func (d *Dispatcher) take(k, hook string, tick int64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if t, ok := d.busy[k]; ok && (t < 0 || t >= tick) {
+		return false
+	}
+	if d.perHook[hook] >= d.cfg.PerHook {
+		return false
+	}
+	d.busy[k] = -1
+	d.perHook[hook]++
+	return true
+}
+
+// release ends an attempt at entry k of hook: recorded at tick, or never
+// started (tick < 0).
+func (d *Dispatcher) release(k, hook string, tick int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if tick < 0 {
+		delete(d.busy, k)
+	} else {
+		d.busy[k] = tick
+	}
+	if d.perHook[hook]--; d.perHook[hook] <= 0 {
+		delete(d.perHook, hook)
+	}
 }
 
 // post sends del once: the receiver's status, and what went wrong ("" for

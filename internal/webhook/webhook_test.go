@@ -239,3 +239,57 @@ func TestDispatcher(t *testing.T) {
 		t.Fatalf("receiver got %d requests, want 3 (no drop, no refused dial, no redirect followed): %+v", len(got), got)
 	}
 }
+
+// TestDispatcher_PerHook: a slow receiver holds at most PerHook of the
+// node's attempts; another hook's deliveries go on meanwhile.
+func TestDispatcher_PerHook(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	slow, fast := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if r.URL.Path == "/slow" {
+			slow++
+			mu.Unlock()
+			<-release
+			return
+		}
+		fast++
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	allow, _ := ParseCIDRs([]string{"127.0.0.0/8"})
+	src := &fakeSource{}
+	for seq := uint64(1); seq <= 6; seq++ {
+		src.due = append(src.due, delivery(srv.URL+"/slow", seq))
+	}
+	other := delivery(srv.URL+"/fast", 7)
+	other.Hook = "fedcba9876543210"
+	other.Payload.ID = chat.DeliveryID(other.Hook, 7)
+	src.due = append(src.due, other)
+	d := NewDispatcher(src, NewGuard(allow, nil), Config{PerHook: 2, Concurrency: 16})
+	poll.Until(t, 10*time.Second, "two slow attempts in flight and the other hook delivered", func() error {
+		if err := d.Dispatch(context.Background(), 1); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if slow != 2 || fast != 1 {
+			return errs.New(errs.Unavailable, "slow %d, fast %d", slow, fast)
+		}
+		return nil
+	})
+	for range 5 {
+		if err := d.Dispatch(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	n := slow
+	mu.Unlock()
+	close(release)
+	d.Wait()
+	if n != 2 {
+		t.Fatalf("%d attempts in flight to the slow hook, want 2", n)
+	}
+}
