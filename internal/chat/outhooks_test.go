@@ -285,3 +285,26 @@ func TestService_RecordDeliveryCleansTheError(t *testing.T) {
 		t.Fatalf("logged error %q", e)
 	}
 }
+
+// Outgoing hook commands wait until every node speaks HookProtocol; a
+// refused creation proposes nothing.
+func TestService_OutHooksWaitForTheUpgrade(t *testing.T) {
+	protocol := 1
+	r := statetest.NewReplicator(1, chat.StateMachine{})
+	s := chat.NewService(r, chat.Config{Hasher: passwordtest.Hasher(), ClusterProtocol: func() int { return protocol },
+		CheckHookURL: func(context.Context, string) error { return nil }})
+	mustCreate(t, s, "alice", chat.CreateRequest{Name: "ops"})
+	before, _ := r.Calls()
+	_, err := s.CreateOutHook(ctx, "alice", "ops", chat.OutHookRequest{Name: "ci", URL: "https://a.example/"}, false)
+	wantCode(t, err, errs.UpgradeInProgress)
+	if after, _ := r.Calls(); after != before {
+		t.Fatalf("a refused creation proposed %d commands", after-before)
+	}
+	protocol = chat.HookProtocol
+	h, err := s.CreateOutHook(ctx, "alice", "ops", chat.OutHookRequest{Name: "ci", URL: "https://a.example/"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	protocol = 1
+	wantCode(t, s.DeleteOutHook(ctx, "alice", "ops", h.ID, false), errs.UpgradeInProgress)
+}
