@@ -40,14 +40,22 @@ type Delivery struct {
 	Drop string
 }
 
+// MaxOutboxScan bounds the outbox entries one DueDeliveries call looks at,
+// those it skips included.
+const MaxOutboxScan = 4096
+
 // DueDeliveries returns up to limit outbox entries of partition p due at
 // nowMs, oldest first, read from the local replica (the caller is the
-// partition's leader, whose replica is current).
-func (s *Service) DueDeliveries(ctx context.Context, p uint64, nowMs int64, limit int) ([]Delivery, error) {
+// partition's leader, whose replica is current). Entries for which skip
+// (when not nil) returns true, given the entry's Room, Hook, Seq, Due and
+// Attempt, are passed over without counting: the deliverer skips those in
+// flight or whose hook is busy, so one slow hook's backlog does not hide
+// the others' entries. It looks at no more than MaxOutboxScan entries.
+func (s *Service) DueDeliveries(ctx context.Context, p uint64, nowMs int64, limit int, skip func(Delivery) bool) ([]Delivery, error) {
 	var out []Delivery
 	if _, err := s.r.Read(ctx, p, true, func(r state.Reader) error {
 		var err error
-		out, err = dueDeliveries(r, nowMs, limit)
+		out, err = dueDeliveries(r, nowMs, limit, skip)
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("chat: due deliveries of partition %d: %w", p, err)
@@ -56,19 +64,24 @@ func (s *Service) DueDeliveries(ctx context.Context, p uint64, nowMs int64, limi
 }
 
 // dueDeliveries reads the outbox entries due at nowMs and fills them in.
-func dueDeliveries(r state.Reader, nowMs int64, limit int) ([]Delivery, error) {
+func dueDeliveries(r state.Reader, nowMs int64, limit int, skip func(Delivery) bool) ([]Delivery, error) {
 	lo := outboxPrefix()
 	hi := binary.BigEndian.AppendUint64(outboxPrefix(), uint64(max(nowMs, 0))+1)
 	var out []Delivery
 	var bad []byte
+	scanned := 0
 	if err := r.Scan(lo, hi, func(k, v []byte) bool {
 		due, room, seq, id, ok := parseOutboxKey(k)
 		if !ok {
 			bad = append([]byte(nil), k...)
 			return false
 		}
-		out = append(out, Delivery{Room: room, Hook: id, Seq: seq, Due: due, Attempt: outboxAttempts(v) + 1})
-		return len(out) < limit
+		scanned++
+		d := Delivery{Room: room, Hook: id, Seq: seq, Due: due, Attempt: outboxAttempts(v) + 1}
+		if skip == nil || !skip(d) {
+			out = append(out, d)
+		}
+		return len(out) < limit && scanned < MaxOutboxScan
 	}); err != nil {
 		return nil, fmt.Errorf("chat: scan outbox: %w", err)
 	}

@@ -92,7 +92,7 @@ func newOutHookService(t *testing.T) (*chat.Service, *statetest.Replicator) {
 
 func due(t *testing.T, s *chat.Service, r *statetest.Replicator) []chat.Delivery {
 	t.Helper()
-	ds, err := s.DueDeliveries(ctx, 1, r.Now().UnixMilli(), 100)
+	ds, err := s.DueDeliveries(ctx, 1, r.Now().UnixMilli(), 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +161,10 @@ func TestService_OutHooks(t *testing.T) {
 	}
 	if p := got[chat.DeliveryID(dep.ID, s3)].Payload; p.Sender != "hook:bot" || p.Text != "Deploy from CI" || p.Room != "ops" || p.Seq != s3 {
 		t.Fatalf("payload %+v", p)
+	}
+	skipped, err := s.DueDeliveries(ctx, 1, r.Now().UnixMilli(), 2, func(d chat.Delivery) bool { return d.Hook == all.ID })
+	if err != nil || len(skipped) != 2 || skipped[0].Hook != dep.ID || skipped[1].Hook != dep.ID {
+		t.Fatalf("skipping hook %s, limit 2: %+v, %v", all.ID, skipped, err)
 	}
 
 	t.Run("a failed attempt is retried after the backoff, then given up", func(t *testing.T) {

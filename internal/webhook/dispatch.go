@@ -20,8 +20,8 @@ import (
 // (*chat.Service).
 type Source interface {
 	// DueDeliveries returns up to limit outbox entries of partition p due
-	// at nowMs.
-	DueDeliveries(ctx context.Context, p uint64, nowMs int64, limit int) ([]chat.Delivery, error)
+	// at nowMs, passing over those skip reports.
+	DueDeliveries(ctx context.Context, p uint64, nowMs int64, limit int, skip func(chat.Delivery) bool) ([]chat.Delivery, error)
 	// RecordDelivery records an attempt's outcome in partition p.
 	RecordDelivery(ctx context.Context, p uint64, d chat.Delivery, status int, errText string, ok bool) error
 }
@@ -128,7 +128,9 @@ func (d *Dispatcher) Dispatch(ctx context.Context, p uint64) error {
 	}
 	d.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	due, err := d.src.DueDeliveries(rctx, p, d.cfg.Now().UnixMilli(), 4*d.cfg.Concurrency)
+	due, err := d.src.DueDeliveries(rctx, p, d.cfg.Now().UnixMilli(), d.cfg.Concurrency, func(del chat.Delivery) bool {
+		return !d.free(entryKey(del), del.Hook, tick)
+	})
 	cancel()
 	if err != nil {
 		return err
@@ -175,15 +177,28 @@ func (d *Dispatcher) attempt(ctx context.Context, p uint64, del chat.Delivery, k
 	d.release(key, del.Hook, tick)
 }
 
-// take marks entry k of hook busy, unless it is in flight, was recorded
-// since this tick's read began, or its hook has PerHook attempts in flight.
-func (d *Dispatcher) take(k, hook string, tick int64) bool {
+// free reports whether an attempt at entry k of hook may start: it is not
+// in flight, was not recorded since this tick's read began, and its hook
+// has fewer than PerHook attempts in flight.
+func (d *Dispatcher) free(k, hook string, tick int64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.freeLocked(k, hook, tick)
+}
+
+// freeLocked is free with d.mu held.
+func (d *Dispatcher) freeLocked(k, hook string, tick int64) bool {
 	if t, ok := d.busy[k]; ok && (t < 0 || t >= tick) {
 		return false
 	}
-	if d.perHook[hook] >= d.cfg.PerHook {
+	return d.perHook[hook] < d.cfg.PerHook
+}
+
+// take marks entry k of hook busy if it is free.
+func (d *Dispatcher) take(k, hook string, tick int64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.freeLocked(k, hook, tick) {
 		return false
 	}
 	d.busy[k] = -1

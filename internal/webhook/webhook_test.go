@@ -130,10 +130,16 @@ type record struct {
 	ok     bool
 }
 
-func (f *fakeSource) DueDeliveries(context.Context, uint64, int64, int) ([]chat.Delivery, error) {
+func (f *fakeSource) DueDeliveries(_ context.Context, _ uint64, _ int64, limit int, skip func(chat.Delivery) bool) ([]chat.Delivery, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]chat.Delivery(nil), f.due...), nil
+	var out []chat.Delivery
+	for _, d := range f.due {
+		if len(out) < limit && !skip(d) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeSource) RecordDelivery(_ context.Context, _ uint64, d chat.Delivery, status int, errText string, ok bool) error {
@@ -241,7 +247,8 @@ func TestDispatcher(t *testing.T) {
 }
 
 // TestDispatcher_PerHook: a slow receiver holds at most PerHook of the
-// node's attempts; another hook's deliveries go on meanwhile.
+// node's attempts; another hook's deliveries go on meanwhile, though the
+// slow hook's backlog comes first in the outbox and fills a whole read.
 func TestDispatcher_PerHook(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
@@ -257,7 +264,10 @@ func TestDispatcher_PerHook(t *testing.T) {
 		fast++
 		mu.Unlock()
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before srv.Close, which waits for the handlers
 	allow, _ := ParseCIDRs([]string{"127.0.0.0/8"})
 	src := &fakeSource{}
 	for seq := uint64(1); seq <= 6; seq++ {
@@ -267,7 +277,7 @@ func TestDispatcher_PerHook(t *testing.T) {
 	other.Hook = "fedcba9876543210"
 	other.Payload.ID = chat.DeliveryID(other.Hook, 7)
 	src.due = append(src.due, other)
-	d := NewDispatcher(src, NewGuard(allow, nil), Config{PerHook: 2, Concurrency: 16})
+	d := NewDispatcher(src, NewGuard(allow, nil), Config{PerHook: 2, Concurrency: 3})
 	poll.Until(t, 10*time.Second, "two slow attempts in flight and the other hook delivered", func() error {
 		if err := d.Dispatch(context.Background(), 1); err != nil {
 			return err
@@ -287,7 +297,7 @@ func TestDispatcher_PerHook(t *testing.T) {
 	mu.Lock()
 	n := slow
 	mu.Unlock()
-	close(release)
+	unblock()
 	d.Wait()
 	if n != 2 {
 		t.Fatalf("%d attempts in flight to the slow hook, want 2", n)
