@@ -40,6 +40,13 @@ type Room struct {
 	Announcement bool `json:"announcement"`
 	// SlowMode is the least seconds between two posts of a member; 0: off.
 	SlowMode int `json:"slow_mode"`
+	// RetentionDays is the room's own retention by age: 0 the cluster's,
+	// -1 for ever, otherwise days. RetentionMessages keeps the newest that
+	// many messages (0 or -1: no limit).
+	RetentionDays     int64 `json:"retention_days"`
+	RetentionMessages int64 `json:"retention_messages"`
+	// LegalHold: an admin suspended every deletion of the room's history.
+	LegalHold bool `json:"legal_hold"`
 }
 
 // RoomSummary is a room in the caller's room list.

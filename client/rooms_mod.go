@@ -20,6 +20,11 @@ type RoomSettings struct {
 	// Access is "public", "password" (with Password) or "invite".
 	Access   *string `json:"access,omitempty"`
 	Password string  `json:"password,omitempty"`
+	// RetentionDays is the room's own retention by age (0: the cluster's,
+	// -1: for ever); RetentionMessages keeps the newest that many messages
+	// (0 or -1: no limit).
+	RetentionDays     *int64 `json:"retention_days,omitempty"`
+	RetentionMessages *int64 `json:"retention_messages,omitempty"`
 }
 
 // Sanction is a ban, mute or invitation in force.
@@ -114,6 +119,19 @@ func (c *Client) Moderation(ctx context.Context, room string) (ModerationLog, er
 	var l ModerationLog
 	_, err := c.sendJSON(ctx, http.MethodGet, roomPath(room, "/moderation"), nil, &l)
 	return l, err
+}
+
+// SetLegalHold places a room under legal hold, or with lift lifts it, and
+// returns the room (admins only). While held nothing of its history is
+// deleted.
+func (c *Client) SetLegalHold(ctx context.Context, room string, lift bool) (Room, error) {
+	method := http.MethodPut
+	if lift {
+		method = http.MethodDelete
+	}
+	var r Room
+	_, err := c.sendJSON(ctx, method, roomPath(room, "/legal-hold"), nil, &r)
+	return r, err
 }
 
 func memberPath(room, user, suffix string) string {

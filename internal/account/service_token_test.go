@@ -3,6 +3,7 @@ package account_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -277,5 +278,47 @@ func TestService_TokenLimit(t *testing.T) {
 	mustToken(t, s, account.CreateTokenRequest{Username: "alice", Name: "t", Scopes: []string{"read"}})
 	if list, err := s.ListTokens(ctx, "alice"); err != nil || len(list) != account.MaxTokensPerUser {
 		t.Fatalf("listed %d tokens (%v), want %d", len(list), err, account.MaxTokensPerUser)
+	}
+}
+
+// noQuorum is a replicator whose proposals, once lost is set, never
+// commit: they wait for their context, as on a node whose peers are gone.
+type noQuorum struct {
+	*spy
+	lost *atomic.Bool
+}
+
+func (n noQuorum) Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error) {
+	if n.lost.Load() {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return n.spy.Propose(ctx, p, dedupKey, cmd)
+}
+
+// TestService_TokenUseFlusherStopsWithoutQuorum checks that a node shutting
+// down with unflushed token uses and no quorum stops in seconds, not after
+// a whole flush interval (it used to hold Close for a minute).
+func TestService_TokenUseFlusherStopsWithoutQuorum(t *testing.T) {
+	clk := newClock()
+	r := noQuorum{newSpy(1), new(atomic.Bool)}
+	s := mustService(t, r, clk, nil) // the default flush interval: a minute
+	mustRegister(t, s, "alice")
+	tok := mustToken(t, s, account.CreateTokenRequest{Username: "alice", Name: "a", Scopes: []string{"read"}})
+	if _, err := s.Session(context.Background(), tok.Token); err != nil {
+		t.Fatal(err)
+	}
+	r.lost.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go s.RunTokenUseFlusher(ctx, func(err error) { done <- err })
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the final flush without quorum reported no failure")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("RunTokenUseFlusher still flushing 20s after its context ended")
 	}
 }

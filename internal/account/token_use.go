@@ -158,8 +158,14 @@ func (s *Service) FlushTokenUses(ctx context.Context) error {
 	return nil
 }
 
+// finalFlushTimeout bounds the flush RunTokenUseFlusher makes when its
+// context ends: a node shutting down (perhaps with its peers already gone,
+// so no quorum) must not wait a whole flush interval for it.
+const finalFlushTimeout = 2 * time.Second
+
 // RunTokenUseFlusher calls FlushTokenUses every Config.TokenUseFlush until
-// ctx ends, then once more (bounded by one interval). Failures go to warn,
+// ctx ends, then once more (bounded by finalFlushTimeout, or the interval
+// when that is shorter). Failures go to warn,
 // which the caller rate-limits or logs; their uses are retried by the next
 // flush. A crash loses at most one interval's uses.
 func (s *Service) RunTokenUseFlusher(ctx context.Context, warn func(error)) {
@@ -172,7 +178,7 @@ func (s *Service) RunTokenUseFlusher(ctx context.Context, warn func(error)) {
 				warn(err)
 			}
 		case <-ctx.Done():
-			final, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.TokenUseFlush)
+			final, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(finalFlushTimeout, s.cfg.TokenUseFlush))
 			if err := s.FlushTokenUses(final); err != nil {
 				warn(err)
 			}

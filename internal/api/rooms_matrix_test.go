@@ -57,7 +57,8 @@ var (
 )
 
 // roomMatrix has a row for every route about one room. A route added
-// without a row fails TestRooms_PermissionMatrix.
+// without a row fails TestRooms_PermissionMatrix; TestRooms_TokenRoleMatrix
+// crosses the same rows with API token scopes.
 var roomMatrix = map[string]roomRow{
 	"DELETE /api/v1/rooms/{room}":                               {allow: owners},
 	"GET /api/v1/rooms/{room}":                                  {allow: readers},
@@ -76,8 +77,8 @@ var roomMatrix = map[string]roomRow{
 	// muted, who may not react at all.
 	"DELETE /api/v1/rooms/{room}/messages/{seq}/reactions/{emoji}": {allow: posters},
 	"GET /api/v1/rooms/{room}/messages/{seq}/thread":               {allow: readers},
-	"PUT /api/v1/rooms/{room}/pins/{seq}":                          {allow: members},
-	"DELETE /api/v1/rooms/{room}/pins/{seq}":                       {allow: members},
+	"PUT /api/v1/rooms/{room}/pins/{seq}":                          {allow: posters}, // an event all see: not for the muted
+	"DELETE /api/v1/rooms/{room}/pins/{seq}":                       {allow: posters},
 	"GET /api/v1/rooms/{room}/pins":                                {allow: readers},
 	"PUT /api/v1/rooms/{room}/members/{user}/role":                 {user: target, body: `{"role":"moderator"}`, allow: owners},
 	"POST /api/v1/rooms/{room}/members/{user}/kick":                {user: target, body: `{"reason":"matrix"}`, allow: moderators},
@@ -88,6 +89,8 @@ var roomMatrix = map[string]roomRow{
 	"POST /api/v1/rooms/{room}/invites":                            {private: true, body: `{"username":"ivy"}`, allow: moderators},
 	"DELETE /api/v1/rooms/{room}/invites/{user}":                   {private: true, user: invitee, allow: moderators},
 	"GET /api/v1/rooms/{room}/moderation":                          {allow: moderators},
+	"PUT /api/v1/rooms/{room}/legal-hold":                          {allow: []string{asAdmin}},
+	"DELETE /api/v1/rooms/{room}/legal-hold":                       {allow: []string{asAdmin}},
 	"GET /api/v1/rooms/{room}/export":                              {allow: owners},
 	"POST /api/v1/rooms/{room}/hooks":                              {body: `{"name":"matrix-bot"}`, allow: owners},
 	"GET /api/v1/rooms/{room}/hooks":                               {allow: owners},
@@ -138,12 +141,7 @@ func TestRooms_PermissionMatrix(t *testing.T) {
 		for _, id := range roomIdentities {
 			n++
 			room := fmt.Sprintf("m%d", n)
-			seq, hook, outHook := setupMatrixRoom(t, e.Rooms, room, row.private)
-			method, path, _ := strings.Cut(pattern, " ")
-			if strings.Contains(path, "/outgoing-hooks/") {
-				hook = outHook
-			}
-			path = strings.NewReplacer("{room}", room, "{seq}", fmt.Sprint(seq), "{emoji}", ":tada:", "{user}", row.user, "{id}", hook).Replace(path)
+			method, path := setupRoomCall(t, e, pattern, room, false)
 			t.Run(fmt.Sprintf("%s as %s", pattern, id), func(t *testing.T) {
 				before := e.stored()
 				var w = e.do(t, method, path, row.body)
@@ -166,6 +164,20 @@ func TestRooms_PermissionMatrix(t *testing.T) {
 			})
 		}
 	}
+}
+
+// setupRoomCall sets up room for a call of the room route pattern
+// (setupMatrixRoom, private when its roomMatrix row says so or private is
+// set) and returns the call's method and path, every wildcard filled in.
+func setupRoomCall(t *testing.T, e *matrixEnv, pattern, room string, private bool) (method, path string) {
+	t.Helper()
+	row := roomMatrix[pattern]
+	seq, hook, outHook := setupMatrixRoom(t, e.Rooms, room, row.private || private)
+	method, path, _ = strings.Cut(pattern, " ")
+	if strings.Contains(path, "/outgoing-hooks/") {
+		hook = outHook
+	}
+	return method, strings.NewReplacer("{room}", room, "{seq}", fmt.Sprint(seq), "{emoji}", ":tada:", "{user}", row.user, "{id}", hook).Replace(path)
 }
 
 // setupMatrixRoom creates room (private: with matrixPass) owned by olga

@@ -18,6 +18,7 @@ type ModerationService interface {
 	Invite(ctx context.Context, user, room, target string, isAdmin, undo bool, idempotencyKey string) (chat.ChangeResult, error)
 	Moderate(ctx context.Context, user, room string, req chat.ModerateRequest, isAdmin bool, idempotencyKey string) (chat.ChangeResult, error)
 	Moderation(ctx context.Context, user, room string, isAdmin, stale bool) (chat.ModerationLog, int64, error)
+	SetLegalHold(ctx context.Context, user, room string, lift, isAdmin bool, idempotencyKey string) (chat.Room, error)
 }
 
 var _ ModerationService = (*chat.Service)(nil)
@@ -49,8 +50,14 @@ type sanctionRequest struct {
 	writeMeta
 }
 
+// legalHoldRequest is the optional body of PUT and DELETE
+// /api/v1/rooms/{room}/legal-hold.
+type legalHoldRequest struct {
+	writeMeta
+}
+
 // moderationRoutes registers the routes about a room's settings, roles,
-// invitations and moderation.
+// invitations, moderation and legal hold.
 func (s *Server) moderationRoutes() {
 	s.handleAuth("GET /api/v1/rooms/{room}", s.roomGet)
 	s.handleAuth("PATCH /api/v1/rooms/{room}", s.roomSettings)
@@ -63,6 +70,30 @@ func (s *Server) moderationRoutes() {
 	s.handleAuth("POST /api/v1/rooms/{room}/invites", s.roomInvite)
 	s.handleAuth("DELETE /api/v1/rooms/{room}/invites/{user}", s.roomUninvite)
 	s.handleAuth("GET /api/v1/rooms/{room}/moderation", s.roomModeration)
+	s.handleAdmin("PUT /api/v1/rooms/{room}/legal-hold", "place a legal hold", s.roomLegalHold(false))
+	s.handleAdmin("DELETE /api/v1/rooms/{room}/legal-hold", "lift a legal hold", s.roomLegalHold(true))
+}
+
+// roomLegalHold serves PUT (place) and DELETE (lift, with lift) of
+// /api/v1/rooms/{room}/legal-hold, for admins only: 200 with the room. A
+// room under hold loses nothing to retention, and its messages cannot be
+// edited or deleted nor the room deleted, until the hold is lifted.
+func (s *Server) roomLegalHold(lift bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var body legalHoldRequest
+		idem, err := s.decodeWrite(w, r, smallBody, &body, true)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		id := identity(r)
+		room, err := s.rooms.SetLegalHold(r.Context(), id.User, r.PathValue("room"), lift, id.Admin, idem)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, room)
+	}
 }
 
 // roomGet serves GET /api/v1/rooms/{room}: the room with its settings, for

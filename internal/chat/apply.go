@@ -1,9 +1,7 @@
 package chat
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/ident"
@@ -68,6 +66,8 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 		return applyModerate(w, meta, c)
 	case Settings:
 		return applySettings(w, meta, c)
+	case LegalHold: // hold.go
+		return applyLegalHold(w, meta, c)
 	case CreateHook: // hooks.go
 		return applyCreateHook(w, meta, c)
 	case RevokeHook:
@@ -209,6 +209,9 @@ func applyDelete(w state.Writer, c DeleteRoom) ([]byte, error) {
 	}
 	if !c.Admin && !ident.EqualFold(c.User, rec.owner) {
 		return refuse(statusForbidden, "only the owner of room %q or an admin may delete it", c.Room), nil
+	}
+	if ref := holdRule(c.Room, rec, "it cannot be deleted"); ref != nil {
+		return ref, nil
 	}
 	if err := deleteRoomKeys(w, c.Room, 'm', banPrefix, mutePrefix, invitePrefix); err != nil {
 		return nil, err
@@ -355,90 +358,6 @@ func resolveRecipients(r state.Reader, room string, to []string) ([]string, []by
 		out = append(out, m.name)
 	}
 	return out, nil, nil
-}
-
-// applyCompact deletes, room by room in key order, the events below each
-// room's firstRetained (left by deletion) and then, when RetentionMs is not 0,
-// the events older than the command's time minus RetentionMs, raising
-// firstRetained past them, with the thread, pin and mention keys of the
-// messages among them. Times never decrease along a room's seqs, so the
-// old events are a prefix. At most about Budget keys are deleted (a
-// message's derived keys go with it); More in the
-// result says the proposer should run it again.
-func applyCompact(w state.Writer, meta state.Meta, c Compact) ([]byte, error) {
-	budget := c.Budget
-	if budget == 0 {
-		budget = DefaultCompactBudget
-	}
-	// Events with a time below cutoff are old; none is when byAge is false.
-	byAge := c.RetentionMs != 0 && c.RetentionMs <= math.MaxInt64 &&
-		meta.TimeMs >= math.MinInt64+int64(c.RetentionMs)
-	var cutoff int64
-	if byAge {
-		cutoff = meta.TimeMs - int64(c.RetentionMs)
-	}
-	var deleted uint64
-	more := false
-	err := forEachRoom(w, func(room string, rec *roomRecord) (bool, error) {
-		var keys [][]byte
-		first := rec.firstRetained
-		var err error
-		lo := eventsPrefix(room)
-		scanErr := w.Scan(lo, state.PrefixEnd(lo), func(k, v []byte) bool {
-			if len(k) != len(lo)+8 {
-				err = fmt.Errorf("chat: corrupt event key %q", k)
-				return false
-			}
-			seq := binary.BigEndian.Uint64(k[len(lo):])
-			retained := seq >= first
-			if retained {
-				if !byAge {
-					return false
-				}
-				var ts int64
-				if ts, err = eventTs(k, v); err != nil || ts >= cutoff {
-					return false
-				}
-			}
-			if deleted+uint64(len(keys)) >= budget {
-				more = true
-				return false
-			}
-			if retained {
-				first = seq + 1
-			}
-			keys = append(keys, append([]byte(nil), k...))
-			var ev *eventRecord
-			if ev, err = decodeEventRecord(k, v); err != nil {
-				return false
-			}
-			keys = append(keys, derivedKeys(room, seq, ev)...)
-			return true
-		})
-		if scanErr != nil {
-			return false, fmt.Errorf("chat: scan events of %q: %w", room, scanErr)
-		}
-		if err != nil {
-			return false, err
-		}
-		for _, k := range keys {
-			if err := w.Delete(k); err != nil {
-				return false, fmt.Errorf("chat: delete %q: %w", k, err)
-			}
-		}
-		deleted += uint64(len(keys))
-		if first != rec.firstRetained {
-			rec.firstRetained = first
-			if err := setRoom(w, room, rec); err != nil {
-				return false, err
-			}
-		}
-		return !more, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return encodeOK(okResult{op: opCompact, n: deleted, more: more}), nil
 }
 
 // eventTs returns the time of the stored event v under k.

@@ -71,7 +71,7 @@ func appendModeration(w state.Writer, meta state.Meta, room string, rec *roomRec
 		return nil, err
 	}
 	res := okResult{op: op, seq: seq, ts: ts, user: ev.sender}
-	if op == opSettings {
+	if op == opSettings || op == opLegalHold {
 		res.room, res.rec = room, rec
 	}
 	return encodeOK(res), nil
@@ -327,6 +327,9 @@ func applySettings(w state.Writer, meta state.Meta, c Settings) ([]byte, error) 
 		}
 		rec.private, rec.passwordHash = c.Access != AccessPublic, c.PasswordHash
 	}
+	if ref := applyRetentionSettings(rec, c); ref != nil {
+		return ref, nil
+	}
 	var changed []string
 	for _, sn := range settingNames {
 		if c.Set&sn.bit != 0 {
@@ -363,7 +366,8 @@ func postRules(r state.Reader, room string, rec *roomRecord, m *memberRecord, no
 	return nil, nil
 }
 
-// muteRule refuses to let a muted user post, edit or react.
+// muteRule refuses to let a muted user post, edit, react, pin or unpin:
+// anything that adds an event every member sees.
 func muteRule(r state.Reader, room, user string, now int64) ([]byte, error) {
 	s, muted, err := activeSanction(r, room, mutePrefix, user, now)
 	if err != nil || !muted {

@@ -290,6 +290,8 @@ func applyEdit(w state.Writer, meta state.Meta, c Edit) ([]byte, error) {
 		return refusal, err
 	case !ident.EqualFold(msg.sender, c.User):
 		return refuse(statusForbidden, "only its author may edit message %d", c.Seq), nil
+	case rec.settings.legalHold:
+		return holdRule(c.Room, rec, "its messages cannot be edited"), nil
 	case c.Windowed && meta.TimeMs > msg.ts && uint64(meta.TimeMs-msg.ts) > c.WindowMs:
 		return refuse(statusForbidden, "message %d can no longer be edited: the edit window of %d s is over", c.Seq, c.WindowMs/1000), nil
 	}
@@ -330,6 +332,8 @@ func applyRemove(w state.Writer, meta state.Meta, c Remove) ([]byte, error) {
 		return refuse(statusForbidden, "only its author, the owner of room %q or an admin may delete message %d", c.Room, c.Seq), nil
 	case msg.flags&msgDeleted != 0:
 		return encodeOK(okResult{op: opRemove, user: c.User}), nil
+	case rec.settings.legalHold:
+		return holdRule(c.Room, rec, "its messages cannot be deleted"), nil
 	}
 	for _, k := range derivedKeys(c.Room, c.Seq, msg) {
 		if msg.replyTo != 0 && string(k) == string(threadKey(c.Room, msg.replyTo, c.Seq)) {
@@ -412,6 +416,13 @@ func appendChange(w state.Writer, meta state.Meta, room string, rec *roomRecord,
 
 func applyPin(w state.Writer, meta state.Meta, c Pin) ([]byte, error) {
 	rec, m, msg, refusal, err := memberMessage(w, c.Room, c.User, c.Seq, "pin messages in it")
+	if refusal == nil && err == nil {
+		// A pin is an event every member sees: the muted may not pin or
+		// unpin. Mutes exist only once the cluster speaks
+		// ModerationProtocol, so older replicas never apply a pin by a
+		// muted member.
+		refusal, err = muteRule(w, c.Room, c.User, meta.TimeMs)
+	}
 	switch {
 	case err != nil || refusal != nil:
 		return refusal, err

@@ -230,7 +230,7 @@ func randomCommands(n int, seed uint64) [][]byte {
 	for range n {
 		room, user := pick(rooms), pick(users)
 		var c Command
-		switch rng.IntN(12) {
+		switch rng.IntN(16) {
 		case 0:
 			c = CreateRoom{Room: room, Owner: user, MaxMembers: uint64(1 + rng.IntN(4))}
 		case 1:
@@ -247,9 +247,14 @@ func randomCommands(n int, seed uint64) [][]byte {
 			c = Post{Room: room, User: user, Text: "to " + pick(users), To: []string{pick(users)}}
 		case 8:
 			c = Compact{RetentionMs: uint64(rng.IntN(30)), Budget: uint64(rng.IntN(3))}
+		case 9:
+			c = Settings{Room: room, User: user, Admin: rng.IntN(2) == 0, Set: SetRetentionDays | SetRetentionMessages,
+				RetentionDays: int64(rng.IntN(3)) - 1, RetentionMessages: int64(rng.IntN(5)) - 1}
 		case 10:
-			c = CreateOutHook{Room: room, User: user, ID: "000000000000000" + fmt.Sprint(rng.IntN(3)), Name: "n", URL: "https://x/", Secret: "s", Triggers: []string{"1", "2", "3"}[:rng.IntN(3)]}
+			c = LegalHold{Room: room, User: user, Admin: rng.IntN(3) != 0, Lift: rng.IntN(2) == 0}
 		case 11:
+			c = CreateOutHook{Room: room, User: user, ID: "000000000000000" + fmt.Sprint(rng.IntN(3)), Name: "n", URL: "https://x/", Secret: "s", Triggers: []string{"1", "2", "3"}[:rng.IntN(3)]}
+		case 12:
 			c = Delivered{Room: room, ID: "000000000000000" + fmt.Sprint(rng.IntN(3)), Seq: uint64(rng.IntN(20)), Due: int64(rng.IntN(10)), Attempt: 1, OK: rng.IntN(2) == 0}
 		default:
 			c = Post{Room: room, User: user, Text: fmt.Sprint(rng.Uint64())}
@@ -315,6 +320,17 @@ func TestStateMachine_ApplyInvariants(t *testing.T) {
 			}
 			if want := seqRange(rec.firstRetained, rec.lastSeq); !reflect.DeepEqual(seqs(evs), want) {
 				return false, fmt.Errorf("room %s seqs %v, want %v", room, seqs(evs), want)
+			}
+			if r := rec.settings.retention; r.messages > 0 {
+				var n uint64
+				for _, e := range evs {
+					if e.Seq < r.countedTo && (e.Kind == KindMessage || e.Kind == KindWhisper) {
+						n++
+					}
+				}
+				if n != r.counted || r.countedTo < rec.firstRetained || r.countedTo > rec.lastSeq+1 {
+					return false, fmt.Errorf("room %s counts %d messages before %d, holds %d", room, r.counted, r.countedTo, n)
+				}
 			}
 			ms, err := Members(f.w, room)
 			if err != nil {

@@ -95,7 +95,8 @@ const (
 // Encoding: Tag, 'S', flags (admin), Room, User, Set, then the fields Set
 // names in this order: Topic, Description, Announcement (a byte 0 or 1),
 // uvarint SlowModeSec, uvarint MaxMembers, Access (a byte) and
-// PasswordHash.
+// PasswordHash, varint RetentionDays, varint RetentionMessages. The
+// retention bits are new at RetentionProtocol.
 type Settings struct {
 	Room, User   string
 	Admin        bool
@@ -109,6 +110,9 @@ type Settings struct {
 	// PasswordHash is the new password's PHC string when Access is
 	// AccessPassword, computed by the Service; empty otherwise.
 	PasswordHash string
+	// RetentionDays and RetentionMessages are the room's own retention
+	// (0: the cluster default; RetentionForever: keep for ever).
+	RetentionDays, RetentionMessages int64
 }
 
 // SettingsMask names the settings a Settings command changes.
@@ -122,7 +126,10 @@ const (
 	SetSlowMode
 	SetMaxMembers
 	SetAccess
-	setAll = SetTopic | SetDescription | SetAnnouncement | SetSlowMode | SetMaxMembers | SetAccess
+	SetRetentionDays     // new at RetentionProtocol
+	SetRetentionMessages // new at RetentionProtocol
+	setAll               = SetTopic | SetDescription | SetAnnouncement | SetSlowMode | SetMaxMembers | SetAccess |
+		SetRetentionDays | SetRetentionMessages
 )
 
 // settingNames names the settings bits as the API and settings events do.
@@ -132,6 +139,7 @@ var settingNames = []struct {
 }{
 	{SetTopic, "topic"}, {SetDescription, "description"}, {SetAnnouncement, "announcement"},
 	{SetSlowMode, "slow_mode"}, {SetMaxMembers, "max_members"}, {SetAccess, "access"},
+	{SetRetentionDays, "retention_days"}, {SetRetentionMessages, "retention_messages"},
 }
 
 func (SetRole) isCommand()  {}
@@ -206,6 +214,12 @@ func EncodeSettings(c Settings) []byte {
 	if c.Set&SetAccess != 0 {
 		b = wire.AppendString(append(b, byte(c.Access)), c.PasswordHash)
 	}
+	if c.Set&SetRetentionDays != 0 {
+		b = binary.AppendVarint(b, c.RetentionDays)
+	}
+	if c.Set&SetRetentionMessages != 0 {
+		b = binary.AppendVarint(b, c.RetentionMessages)
+	}
 	return b
 }
 
@@ -249,6 +263,9 @@ func decodeModCommand(op byte, d *decoder) (c Command, ok bool) {
 		return m, true
 	case opSettings:
 		return decodeSettings(d), true
+	case opLegalHold:
+		f := d.flags(flagModAdmin | flagModUndo)
+		return LegalHold{Admin: f&flagModAdmin != 0, Lift: f&flagModUndo != 0, Room: d.name(), User: d.name()}, true
 	}
 	return nil, false
 }
@@ -282,6 +299,12 @@ func decodeSettings(d *decoder) Settings {
 			d.fail("unknown access %d", s.Access)
 		}
 		s.PasswordHash = d.str()
+	}
+	if s.Set&SetRetentionDays != 0 {
+		s.RetentionDays = d.varint()
+	}
+	if s.Set&SetRetentionMessages != 0 {
+		s.RetentionMessages = d.varint()
 	}
 	return s
 }

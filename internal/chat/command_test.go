@@ -48,6 +48,8 @@ func encode(t testing.TB, c Command) []byte {
 		return EncodeRevokeHook(c)
 	case HookPost:
 		return EncodeHookPost(c)
+	case LegalHold: // hold.go
+		return EncodeLegalHold(c)
 	case CreateOutHook: // outhooks.go
 		return EncodeCreateOutHook(c)
 	case DeleteOutHook:
@@ -78,6 +80,10 @@ func TestEncode_DecodeCommand(t *testing.T) {
 		{"whisper", Post{Room: "r", User: "bob", To: []string{"alice", "carol"}, Text: "psst\x00\xff"}},
 		{"compact", Compact{RetentionMs: 86400000, Budget: 100}},
 		{"compact zero", Compact{}},
+		{"retention", Settings{Room: "r", User: "a", Set: SetRetentionDays | SetRetentionMessages, RetentionDays: -1, RetentionMessages: 1 << 40}},
+		{"retention days", Settings{Room: "r", User: "a", Admin: true, Set: SetTopic | SetRetentionDays, Topic: "t", RetentionDays: 30}},
+		{"legal hold", LegalHold{Room: "r", User: "root", Admin: true}},
+		{"legal hold lift", LegalHold{Room: "r", User: "root", Admin: true, Lift: true}},
 		{"create invite-only", CreateRoom{Room: "r", Owner: "a", Private: true, InviteOnly: true, MaxMembers: 5}},
 		{"set role", SetRole{Room: "r", User: "a", Target: "b", Role: RoleModerator}},
 		{"transfer", SetRole{Room: "r", User: "root", Target: "b", Role: RoleOwner, Admin: true}},
@@ -168,6 +174,8 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(EncodeInvite(Invite{Room: "r", User: "a", Target: "b", Undo: true}))
 	f.Add(EncodeModerate(Moderate{Room: "r", User: "a", Target: "b", Action: ActBan, DurationMs: 5, Reason: "x"}))
 	f.Add(EncodeSettings(Settings{Room: "r", User: "a", Set: setAll, Topic: "t", Access: AccessInvite}))
+	f.Add(EncodeSettings(Settings{Room: "r", User: "a", Set: SetRetentionDays | SetRetentionMessages, RetentionDays: -1, RetentionMessages: 9}))
+	f.Add(EncodeLegalHold(LegalHold{Room: "r", User: "a", Admin: true, Lift: true}))
 	f.Add(EncodeCreateOutHook(CreateOutHook{Room: "r", User: "a", ID: "0123456789abcdef", Name: "n", URL: "https://x/", Secret: "s", Triggers: []string{"go"}}))
 	f.Add(EncodeDeleteOutHook(DeleteOutHook{Room: "r", User: "a", Admin: true, ID: "0123456789abcdef"}))
 	f.Add(EncodeDelivered(Delivered{Room: "r", ID: "0123456789abcdef", Seq: 3, Due: 9, Attempt: 2, Status: 500, Error: "e", Drop: true}))

@@ -24,7 +24,8 @@
 //
 //	c/<room>/r         room record: owner, private, password hash (argon2id
 //	                   PHC), max_members, member count, created_at, last_seq,
-//	                   last event time, first_retained_seq, deleted flag
+//	                   last event time, first_retained_seq, deleted flag and,
+//	                   once set, the settings (retention and legal hold too)
 //	c/<room>/m/<user>  member record: username as spelled, joined_at, last_read
 //	c/<room>/e/<seq>   event, seq as 8 bytes big endian: kind, ts, sender,
 //	                   whisper recipients, text
@@ -54,11 +55,19 @@
 //
 // # Retention (Guarantee 5)
 //
-// Compact, proposed periodically by the node that owns a partition, deletes
-// events older than the retention and records the room's first retained seq.
-// Asking for events after a seq below it is ErrHistoryCompacted (code
-// "history_compacted"; the api package should answer 410 Gone, the stream
-// layer sends it as its error frame), never a silent gap.
+// Compact, proposed periodically by the node that leads a partition,
+// deletes the events each room's retention expires and records the room's
+// first retained seq. A room's retention is the command's (the node's
+// --history-retention) unless the room has its own (Settings:
+// retention_days, -1 for ever; retention_messages, the newest N messages),
+// judged against the command's leader-stamped time, never a clock, with at
+// most Budget keys deleted and events counted per command. A room under
+// legal hold (LegalHold, admins only) loses nothing: Compact skips it, and
+// its messages cannot be edited or deleted nor the room deleted. Asking
+// for events after a seq below the first retained one is
+// ErrHistoryCompacted (code "history_compacted"; the api package answers
+// 410 Gone, the stream layer sends it as its error frame), never a silent
+// gap. DESIGN.md says why it is built so.
 //
 // # Who may do what
 //
@@ -83,7 +92,8 @@
 // invitation-only). Every one of these is a room event with its actor and
 // optional reason, listed in the room's moderation log (c/<room>/a/<seq>).
 // Apply decides all of it against the command's leader-stamped time: a
-// muted member's post is refused when it is applied, a ban or mute ends at
+// muted member's post, edit, reaction or pin is refused when it is
+// applied, a ban or mute ends at
 // its command's time plus its duration. These commands are new at
 // ModerationProtocol; the Service refuses them with errs.UpgradeInProgress
 // until every node of the cluster speaks it (Config.ClusterProtocol). A room

@@ -31,6 +31,9 @@ const (
 	KindMute     = "mute"     // Sender muted User until Until
 	KindUnmute   = "unmute"   // Sender lifted User's mute
 	KindSettings = "settings" // Sender changed the settings named in Changed
+	// Legal holds: Sender, an admin, placed or lifted the room's hold.
+	KindLegalHold       = "legal_hold"
+	KindLegalHoldLifted = "legal_hold_lifted"
 )
 
 // Reaction is the reactions with one emoji to a message: Count is exact,

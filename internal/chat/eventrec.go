@@ -51,6 +51,9 @@ const (
 	evMute     byte = 'Z'
 	evUnmute   byte = 'z'
 	evSettings byte = 'S'
+	// Legal holds (LegalHold): the moderation layout, arg empty.
+	evHold   byte = 'H'
+	evUnhold byte = 'h'
 )
 
 // Message record flags.
@@ -68,13 +71,14 @@ var kindNames = map[byte]string{
 	evPin: KindPin, evUnpin: KindUnpin, evMention: KindMention,
 	evRole: KindRole, evInvite: KindInvite, evUninvite: KindUninvite, evKick: KindKick,
 	evBan: KindBan, evUnban: KindUnban, evMute: KindMute, evUnmute: KindUnmute, evSettings: KindSettings,
+	evHold: KindLegalHold, evUnhold: KindLegalHoldLifted,
 }
 
 // isModeration reports whether kind is a moderation event, listed in the
 // room's moderation log.
 func isModeration(kind byte) bool {
 	switch kind {
-	case evRole, evInvite, evUninvite, evKick, evBan, evUnban, evMute, evUnmute, evSettings:
+	case evRole, evInvite, evUninvite, evKick, evBan, evUnban, evMute, evUnmute, evSettings, evHold, evUnhold:
 		return true
 	}
 	return false

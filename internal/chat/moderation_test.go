@@ -100,17 +100,30 @@ func TestModeration_Roles(t *testing.T) {
 func TestModeration_Mute(t *testing.T) {
 	f := modFixture(t)
 	msg := f.post("r", "carol", "hello").Seq
+	own := f.post("r", "bob", "mine").Seq
+	pinned := f.post("r", "carol", "pin me").Seq
+	f.ok(EncodePin(Pin{Room: "r", User: "carol", Seq: pinned}))
 	start := f.now
 	f.ok(EncodeModerate(Moderate{Room: "r", User: "mod", Target: "bob", Action: ActMute, DurationMs: 60000, Reason: "calm down"}))
 	ev := f.lastEvent("r")
 	if ev.Kind != KindMute || ev.Sender != "mod" || ev.User != "bob" || ev.Reason != "calm down" || ev.Until != start+60000 || ev.Text != "" {
 		t.Fatalf("mute event = %+v", ev)
 	}
-	t.Run("a muted member cannot post, react or edit", func(t *testing.T) {
+	t.Run("a muted member cannot post, react, edit, pin or unpin", func(t *testing.T) {
+		before := len(f.events("r"))
 		_, err := f.apply(EncodePost(Post{Room: "r", User: "bob", Text: "hi"}))
 		wantCode(t, err, errs.Forbidden)
 		_, err = f.apply(EncodeReact(React{Room: "r", User: "bob", Seq: msg, Emoji: "👍"}))
 		wantCode(t, err, errs.Forbidden)
+		_, err = f.apply(EncodeEdit(Edit{Room: "r", User: "bob", Seq: own, Text: "edited"}))
+		wantCode(t, err, errs.Forbidden)
+		_, err = f.apply(EncodePin(Pin{Room: "r", User: "bob", Seq: msg}))
+		wantCode(t, err, errs.Forbidden)
+		_, err = f.apply(EncodePin(Pin{Room: "r", User: "bob", Seq: pinned, Undo: true}))
+		wantCode(t, err, errs.Forbidden)
+		if after := len(f.events("r")); after != before {
+			t.Fatalf("refused commands appended %d events", after-before)
+		}
 	})
 	t.Run("but can read", func(t *testing.T) {
 		if _, err := History(f.w, "r", "bob", HistoryQuery{}); err != nil {

@@ -38,6 +38,15 @@ type Room struct {
 	// SlowMode is the least time in seconds between two posts of one
 	// member (moderators and the owner are exempt); 0 is off.
 	SlowMode uint64 `json:"slow_mode"`
+	// RetentionDays and RetentionMessages are the room's own retention: 0
+	// follows the cluster's --history-retention (by age; there is no
+	// default by count), RetentionForever keeps everything, otherwise the
+	// events of that many days and the newest that many messages are kept.
+	RetentionDays     int64 `json:"retention_days"`
+	RetentionMessages int64 `json:"retention_messages"`
+	// LegalHold says an admin suspended every deletion of the room's
+	// history (see LegalHold).
+	LegalHold bool `json:"legal_hold"`
 }
 
 // RoomSummary is a room as a user's room list shows it.
@@ -102,19 +111,22 @@ func historyCompacted(room string, first uint64) error {
 // view returns the public form of the record of the room name.
 func (rec *roomRecord) view(name string) Room {
 	return Room{
-		Name:             name,
-		Owner:            rec.owner,
-		Private:          rec.private,
-		MaxMembers:       int(min(rec.maxMembers, 1<<31)),
-		Members:          int(min(rec.members, 1<<31)),
-		CreatedAt:        rec.createdAt,
-		LastSeq:          rec.lastSeq,
-		FirstRetainedSeq: rec.firstRetained,
-		InviteOnly:       rec.private && rec.passwordHash == "",
-		Topic:            rec.settings.topic,
-		Description:      rec.settings.description,
-		Announcement:     rec.settings.announcement,
-		SlowMode:         rec.settings.slowModeSec,
+		Name:              name,
+		Owner:             rec.owner,
+		Private:           rec.private,
+		MaxMembers:        int(min(rec.maxMembers, 1<<31)),
+		Members:           int(min(rec.members, 1<<31)),
+		CreatedAt:         rec.createdAt,
+		LastSeq:           rec.lastSeq,
+		FirstRetainedSeq:  rec.firstRetained,
+		InviteOnly:        rec.private && rec.passwordHash == "",
+		Topic:             rec.settings.topic,
+		Description:       rec.settings.description,
+		Announcement:      rec.settings.announcement,
+		SlowMode:          rec.settings.slowModeSec,
+		RetentionDays:     rec.settings.retention.days,
+		RetentionMessages: rec.settings.retention.messages,
+		LegalHold:         rec.settings.legalHold,
 	}
 }
 

@@ -65,29 +65,58 @@ type roomSettings struct {
 	// slowModeSec is the least time between two posts of one member, in
 	// seconds; 0 is off. Moderators and the owner are exempt.
 	slowModeSec uint64
+	// retention is the room's own retention (retention.go); the zero value
+	// follows the cluster default.
+	retention roomRetention
+	// legalHold suspends every deletion of the room's history: retention,
+	// deleting messages, editing them and deleting the room.
+	legalHold bool
 }
 
-const setAnnouncement byte = 1 << 0
+// Flags of the settings tail. setRetention and setLegalHold are new at
+// RetentionProtocol; a room without them is stored as before.
+const (
+	setAnnouncement byte = 1 << 0
+	setRetention    byte = 1 << 1 // the retention fields follow the description
+	setLegalHold    byte = 1 << 2
+	setFlags             = setAnnouncement | setRetention | setLegalHold
+)
 
 func (s roomSettings) size() int {
-	return 2 + 3*binary.MaxVarintLen64 + len(s.topic) + len(s.description)
+	return 2 + 7*binary.MaxVarintLen64 + len(s.topic) + len(s.description)
 }
 
-// appendSettings appends flags (announcement), uvarint slowModeSec, topic
-// and description.
+// appendSettings appends flags (announcement, retention, legal hold),
+// uvarint slowModeSec, topic, description and, with setRetention, the
+// retention (appendRetention).
 func appendSettings(b []byte, s roomSettings) []byte {
 	var flags byte
 	if s.announcement {
 		flags |= setAnnouncement
 	}
+	if s.retention != (roomRetention{}) {
+		flags |= setRetention
+	}
+	if s.legalHold {
+		flags |= setLegalHold
+	}
 	b = binary.AppendUvarint(append(b, flags), s.slowModeSec)
-	return wire.AppendString(wire.AppendString(b, s.topic), s.description)
+	b = wire.AppendString(wire.AppendString(b, s.topic), s.description)
+	if flags&setRetention != 0 {
+		b = appendRetention(b, s.retention)
+	}
+	return b
 }
 
 // settings reads what appendSettings wrote.
 func (d *decoder) settings() roomSettings {
-	flags := d.flags(setAnnouncement)
-	return roomSettings{announcement: flags&setAnnouncement != 0, slowModeSec: d.uvarint(), topic: d.str(), description: d.str()}
+	flags := d.flags(setFlags)
+	s := roomSettings{announcement: flags&setAnnouncement != 0, slowModeSec: d.uvarint(), topic: d.str(), description: d.str(),
+		legalHold: flags&setLegalHold != 0}
+	if flags&setRetention != 0 {
+		s.retention = d.retention()
+	}
+	return s
 }
 
 // sanction is a ban, mute or invitation of one user.

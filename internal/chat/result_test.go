@@ -53,6 +53,8 @@ func TestDecodeResult(t *testing.T) {
 func FuzzDecodeResult(f *testing.F) {
 	f.Add(encodeOK(okResult{seq: 1, ts: 2, user: "u", n: 3}))
 	f.Add(encodeOK(okResult{room: "r", rec: &roomRecord{owner: "a", maxMembers: 1, firstRetained: 1}}))
+	f.Add(encodeOK(okResult{room: "r", rec: &roomRecord{owner: "a", maxMembers: 1, lastSeq: 5, firstRetained: 2,
+		settings: roomSettings{legalHold: true, retention: roomRetention{days: -1, messages: 3, countedTo: 4, counted: 1}}}}))
 	f.Add(refuse(statusForbidden, "no"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		_, _ = DecodeResult(in)

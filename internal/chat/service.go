@@ -472,7 +472,7 @@ func (s *Service) proposeTo(ctx context.Context, p uint64, dk string, cmd []byte
 	if err != nil {
 		return Result{}, err
 	}
-	if r.op != cmd[1] || (r.Room == nil && (cmd[1] == opCreate || cmd[1] == opJoin || cmd[1] == opLeave || cmd[1] == opSettings)) {
+	if r.op != cmd[1] || (r.Room == nil && (cmd[1] == opCreate || cmd[1] == opJoin || cmd[1] == opLeave || cmd[1] == opSettings || cmd[1] == opLegalHold)) {
 		return Result{}, errs.New(errs.Conflict, "the idempotency key was already used for a different request")
 	}
 	return r, nil

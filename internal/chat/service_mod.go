@@ -112,6 +112,12 @@ type SettingsRequest struct {
 	// Access is "public", "password" (with Password) or "invite".
 	Access   *string `json:"access,omitempty"`
 	Password string  `json:"password,omitempty"`
+	// RetentionDays and RetentionMessages are the room's own retention:
+	// 0 follows the cluster default, -1 (RetentionForever) keeps for ever,
+	// otherwise the last that many days and the newest that many messages
+	// are kept. For the owner or an admin.
+	RetentionDays     *int64 `json:"retention_days,omitempty"`
+	RetentionMessages *int64 `json:"retention_messages,omitempty"`
 }
 
 // UpdateSettings changes room's settings and returns the room. Topic and
@@ -129,6 +135,11 @@ func (s *Service) UpdateSettings(ctx context.Context, user, room string, req Set
 	cmd.Room, cmd.User, cmd.Admin = room, user, isAdmin
 	if err := s.upgradeGate(); err != nil {
 		return Room{}, err
+	}
+	if cmd.Set&(SetRetentionDays|SetRetentionMessages) != 0 {
+		if err := compat.Require(s.cfg.ClusterProtocol, RetentionProtocol, "room retention settings"); err != nil {
+			return Room{}, err
+		}
 	}
 	res, err := s.propose(ctx, room, dk, EncodeSettings(cmd))
 	if err != nil {
@@ -197,8 +208,11 @@ func (s *Service) settingsCommand(ctx context.Context, req SettingsRequest) (Set
 	case req.Password != "":
 		return c, errs.New(errs.Invalid, "password: give it with access \"password\"")
 	}
+	if err := retentionRequest(&c, req); err != nil {
+		return c, err
+	}
 	if c.Set == 0 {
-		return c, errs.New(errs.Invalid, "no setting to change: give topic, description, announcement, slow_mode, max_members or access")
+		return c, errs.New(errs.Invalid, "no setting to change: give topic, description, announcement, slow_mode, max_members, access, retention_days or retention_messages")
 	}
 	return c, nil
 }

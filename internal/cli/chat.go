@@ -37,6 +37,15 @@ command was meant (/say posts it). The uppercase words of the TUM seed
 commands, as they were never posted; but PUT KEY without a value is
 refused, no longer a delete.
 
+The moderation commands act on the room chatted in, as "parley room"
+kick, ban, mute, role, invite, settings and moderation do; the server
+decides who may (the owner, moderators and admins; /mod and /unmod: the
+owner or an admin) and a refusal shows as its message. USER may be
+written @USER. A DURATION is whole seconds written as 90s, 10m or 2h30m;
+after /ban USER, a word starting with a digit is read as the DURATION
+(without one the ban is for good). /modlog shows the latest 20 moderation
+events; "parley room moderation ROOM" shows them all.
+
 On a terminal, the line being typed stays on a prompt below the room's
 events, and a line entered is shown once, as the room's event. Text others
 chose is printed with the characters a terminal would act on escaped.

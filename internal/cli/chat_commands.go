@@ -32,7 +32,7 @@ func chatCommandList() []chatCommand {
 		{name: "get", args: "KEY", help: "show the value stored under KEY", run: (*chatSession).get},
 		{name: "del", args: "KEY", help: "delete KEY", run: (*chatSession).del},
 		{name: "say", args: "TEXT", help: "post TEXT as it is, be it a command's name or start with a slash", needsIn: true, run: (*chatSession).say},
-	}, append(chatMessageCommands(),
+	}, append(append(chatMessageCommands(), chatModCommands()...),
 		chatCommand{name: "help", help: "this list", run: (*chatSession).helpCmd},
 		chatCommand{name: "quit", alias: "exit", help: "end the chat; you stay a member of the room", run: func(*chatSession, context.Context, string) (bool, error) { return true, nil }},
 	)...)

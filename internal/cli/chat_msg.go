@@ -15,7 +15,7 @@ func chatMessageCommands() []chatCommand {
 		{name: "reply", args: "N TEXT", help: "reply to message #N in its thread", needsIn: true, run: (*chatSession).reply},
 		{name: "thread", args: "N", help: "show the thread of message #N", needsIn: true, run: (*chatSession).thread},
 		{name: "edit", args: "N TEXT", help: "replace the text of your message #N", needsIn: true, run: (*chatSession).edit},
-		{name: "delete", args: "N", help: "delete message #N (yours, or any as the room's owner)", needsIn: true, run: (*chatSession).deleteMsg},
+		{name: "delete", args: "N", help: "delete message #N (yours, or any as a moderator or the owner)", needsIn: true, run: (*chatSession).deleteMsg},
 		{name: "react", args: "N EMOJI", help: "react to #N with an emoji or :shortcode: (again: take it back)", needsIn: true, run: (*chatSession).reactCmd},
 		{name: "pin", args: "N", help: "pin message #N (again: unpin it)", needsIn: true, run: (*chatSession).pin},
 		{name: "pins", help: "the pinned messages of this room", needsIn: true, run: (*chatSession).pins},

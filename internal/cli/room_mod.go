@@ -127,9 +127,9 @@ Ban a user from a room, for --for or for good: they are removed and can
 neither join nor read it until the ban ends or is lifted (--lift). The
 room's owner, a moderator or an admin may; moderators act on members only.`)
 	runRoomMute = roomSanctionCommand("mute", `
-Mute a user in a room for --for: they can read but not post, edit or react
-until the mute ends or is lifted (--lift). The room's owner, a moderator or
-an admin may; moderators act on members only.`)
+Mute a user in a room for --for: they can read but not post, edit, react
+or pin until the mute ends or is lifted (--lift). The room's owner, a
+moderator or an admin may; moderators act on members only.`)
 )
 
 // roomModCall runs a moderation call and prints done, or that nothing
@@ -160,11 +160,14 @@ func runRoomSettings(ctx context.Context, e *Env, path string, args []string) er
 	var announce bool
 	var maxMembers int
 	var fromStdin bool
+	var ret retentionFlags
 	fs := newFlagSet(path, "ROOM [flags]", `
 Print a room's settings, or change those given. The topic and description
 may be changed by the room's owner and moderators; the rest by the owner
 or an admin. --access password asks for the new password (from the
-terminal, or with --password-stdin the first line of standard input).`)
+terminal, or with --password-stdin the first line of standard input).
+--retention-days and --retention-messages set the room's own retention,
+which overrides the cluster's --history-retention.`)
 	addClientFlags(fs, &co)
 	fs.StringVar(&topic, "topic", "", "the room's topic (\"\" with the flag clears it)")
 	fs.StringVar(&description, "description", "", "the room's description")
@@ -173,6 +176,7 @@ terminal, or with --password-stdin the first line of standard input).`)
 	fs.IntVar(&maxMembers, "max-members", 0, "most `members` the room admits, not below its current members")
 	fs.StringVar(&access, "access", "", "who may join: public, password or invite (invitation only)")
 	fs.BoolVar(&fromStdin, "password-stdin", false, "read the new password from the first line of standard input")
+	ret.add(fs)
 	pos, err := parseClient(fs, &co, e, args, 1, 1)
 	if err != nil {
 		return err
@@ -198,6 +202,9 @@ terminal, or with --password-stdin the first line of standard input).`)
 	if set["max-members"] {
 		s.MaxMembers = &maxMembers
 	}
+	if err := ret.apply(path, set, &s); err != nil {
+		return err
+	}
 	if set["access"] {
 		switch access {
 		case "public", "password", "invite":
@@ -214,13 +221,19 @@ terminal, or with --password-stdin the first line of standard input).`)
 			return err
 		}
 	}
+	return changeRoomSettings(ctx, e, &co, pos[0], s)
+}
+
+// changeRoomSettings changes the settings of room that s gives, or with
+// none reads them, and prints them.
+func changeRoomSettings(ctx context.Context, e *Env, co *clientOptions, room string, s client.RoomSettings) error {
 	change := s != (client.RoomSettings{})
 	var r client.Room
-	err = callServer(ctx, &co, change, func(ctx context.Context, c *client.Client) (err error) {
+	err := callServer(ctx, co, change, func(ctx context.Context, c *client.Client) (err error) {
 		if change {
-			r, err = c.UpdateRoomSettings(ctx, pos[0], s)
+			r, err = c.UpdateRoomSettings(ctx, room, s)
 		} else {
-			r, err = c.GetRoom(ctx, pos[0])
+			r, err = c.GetRoom(ctx, room)
 		}
 		return err
 	})
@@ -253,6 +266,7 @@ func printRoomSettings(w io.Writer, r client.Room) {
 	fmt.Fprintf(tw, "announcement\t%s\n", yesNo(r.Announcement))
 	fmt.Fprintf(tw, "slow mode\t%s\n", slow)
 	fmt.Fprintf(tw, "members\t%d of %d\n", r.Members, r.MaxMembers)
+	printRetention(tw, r)
 	_ = tw.Flush()
 }
 
@@ -331,6 +345,10 @@ func moderationText(ev client.Event) string {
 		s = fmt.Sprintf("%s lifted the %s of %s", who, strings.TrimPrefix(ev.Kind, "un"), user)
 	case "settings":
 		s = fmt.Sprintf("%s changed the %s", who, termSafe(strings.Join(ev.Changed, ", ")))
+	case "legal_hold":
+		s = who + " placed the room under legal hold"
+	case "legal_hold_lifted":
+		s = who + " lifted the room's legal hold"
 	default:
 		return ""
 	}

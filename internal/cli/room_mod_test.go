@@ -81,4 +81,28 @@ func TestRoomModerationCommands(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^mona\s+owner\s`).MatchString(olga.ok("room", "members", "club")) {
 		t.Error("the ownership did not move to mona")
 	}
+
+	// Retention (the owner's) and legal hold (olga signed up first: an admin).
+	mona.fails("forbidden", "room", "settings", "town", "--retention-days", "7")
+	if r := olga.run("", "room", "settings", "town", "--retention-days", "-3"); r.code != 2 {
+		t.Errorf("--retention-days -3 = %+v, want a usage error", r)
+	}
+	got := olga.ok("room", "settings", "town", "--retention-days", "-1", "--retention-messages", "500")
+	for _, want := range []string{`(?m)^keep events\s+for ever$`, `(?m)^keep messages\s+the newest 500$`, `(?m)^legal hold\s+no$`} {
+		if !regexp.MustCompile(want).MatchString(got) {
+			t.Errorf("settings lack %s:\n%s", want, got)
+		}
+	}
+	mona.fails("forbidden", "room", "legal-hold", "town", "on")
+	if got := olga.ok("room", "legal-hold", "town", "on"); got != "room town is under legal hold\n" {
+		t.Errorf("legal-hold on printed %q", got)
+	}
+	if !regexp.MustCompile(`(?m)^legal hold\s+yes$`).MatchString(mona.ok("room", "settings", "town")) {
+		t.Error("settings do not show the legal hold")
+	}
+	olga.fails("conflict", "room", "delete", "town")
+	if !strings.Contains(olga.ok("room", "moderation", "town"), "* olga placed the room under legal hold") {
+		t.Error("the moderation log lacks the legal hold")
+	}
+	olga.ok("room", "legal-hold", "town", "off")
 }

@@ -15,8 +15,9 @@ import (
 //     delays, expiries and FIFO groups (internal/queue); KV keys with a
 //     {tag} are placed by the tag (kv.RoutingKey).
 //   - 3: what protocol 2 brings may be stored: API tokens, room roles,
-//     bans, mutes, invitations and settings, incoming and outgoing
-//     webhooks (with their outbox and delivery logs). A format 2
+//     bans, mutes, invitations and settings (room retention and legal
+//     holds among them), incoming and outgoing webhooks (with their outbox
+//     and delivery logs). A format 2
 //     directory is read as it is (it holds none of them), so an upgrade
 //     from format 2 is a restart; a build of format 2 refuses a format 3
 //     directory instead of misreading it.
@@ -39,11 +40,14 @@ const MinDataFormat = 2
 //     commands SetRole, Invite, Moderate and Settings, invitation-only
 //     rooms, and the rules they bring to joins and posts
 //     (chat.ModerationProtocol);
-//     and incoming webhooks: the chat commands CreateHook, RevokeHook and
+//     incoming webhooks: the chat commands CreateHook, RevokeHook and
 //     HookPost (chat.HookProtocol), proposed only once the cluster speaks
-//     2; and outgoing webhooks: CreateOutHook and DeleteOutHook, gated
-//     alike, and Delivered, proposed only for the outbox entries such a
-//     hook leads to.
+//     2; outgoing webhooks: CreateOutHook and DeleteOutHook, gated alike,
+//     and Delivered, proposed only for the outbox entries such a hook
+//     leads to;
+//     and per-room retention and legal holds: the Settings bits
+//     retention_days and retention_messages and the chat command LegalHold
+//     (chat.RetentionProtocol), proposed only once the cluster speaks 2.
 const Protocol = 2
 
 // MinProtocol is the oldest internal protocol this build still speaks: the

@@ -54,8 +54,13 @@ type Config struct {
 	DeadAfter time.Duration
 	// DedupWindow is how long idempotency keys are remembered.
 	DedupWindow time.Duration
-	// HistoryRetention is how long room history is kept (0 = forever).
+	// HistoryRetention is how long room history is kept (0 = forever),
+	// in rooms that set no retention of their own.
 	HistoryRetention time.Duration
+	// HistoryCompactInterval is how often the partitions a node leads
+	// drop expired room history (no flag; tests shorten it). Zero means
+	// the default, one minute.
+	HistoryCompactInterval time.Duration
 	// EditWindow is how long after posting a message its author may edit
 	// it: NoEditLimit (the default) for ever, 0 never.
 	EditWindow time.Duration
@@ -259,6 +264,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Insecure && c.ClusterTLS != nil {
 		errs = append(errs, errors.New("insecure: cannot be combined with the cluster TLS certificates"))
+	}
+	if c.HistoryCompactInterval < 0 {
+		errs = append(errs, errors.New("history compact interval must not be negative"))
 	}
 	if c.SessionTTL < 0 {
 		errs = append(errs, errors.New("session TTL must not be negative"))

@@ -20,7 +20,7 @@ const (
 	// loses at most one interval's counts.
 	linkFlushInterval = 2 * time.Second
 	// compactInterval is how often the partitions this node leads drop
-	// room history older than the retention.
+	// expired room history, unless Config.HistoryCompactInterval says.
 	compactInterval = time.Minute
 	// compactRounds bounds the compaction proposals of one partition per
 	// interval (each removes at most chat.DefaultCompactBudget events).
@@ -108,8 +108,9 @@ func (n *Node) chatConfig(hasher *password.Hasher) chat.Config {
 }
 
 // startServices starts the services' background work on goroutines the node
-// owns: the redirect count flusher, the queues' work and, with a history
-// retention, room history compaction.
+// owns: the redirect count flusher, the queues' work and room history
+// compaction. Compaction runs whatever --history-retention says: a room may
+// have a retention of its own, and only Compact removes what it expires.
 func (n *Node) startServices(s *services) {
 	n.goBackground(func() { s.links.RunFlusher(n.ctx, linkFlushInterval) })
 	n.goBackground(func() {
@@ -127,14 +128,17 @@ func (n *Node) startServices(s *services) {
 	n.goBackground(func() {
 		n.leaderLoop(kvExpireInterval, "kv expiry", func(_ context.Context, p uint64) error { return n.expirePartition(s.kv, p) })
 	})
-	if n.cfg.HistoryRetention > 0 {
-		n.goBackground(func() { n.compactLoop(s.rooms, compactInterval) })
+	every := n.cfg.HistoryCompactInterval
+	if every <= 0 {
+		every = compactInterval
 	}
+	n.goBackground(func() { n.compactLoop(s.rooms, every) })
 }
 
-// compactLoop drops room history older than the retention, every interval,
-// in the partitions this node leads (so each partition is compacted by one
-// node at a time, and the proposals need no forwarding).
+// compactLoop drops expired room history (by the cluster's retention and
+// each room's own), every interval, in the partitions this node leads (so
+// each partition is compacted by one node at a time, and the proposals need
+// no forwarding).
 func (n *Node) compactLoop(rooms *chat.Service, every time.Duration) {
 	n.leaderLoop(every, "room history compaction", func(_ context.Context, p uint64) error {
 		return n.compactPartition(rooms, p)

@@ -1,10 +1,8 @@
 package testcluster_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +22,16 @@ var apiShapes = []struct {
 	{"3 nodes RF3", 3, 3},
 	{"4 nodes RF3", 4, 3},
 }
+
+// The API tests' short names for the user helpers of package testcluster.
+var (
+	apiCtx   = testcluster.StepContext
+	password = testcluster.Password
+	anonAt   = testcluster.Anon
+	signUp   = testcluster.SignUp
+	signIn   = testcluster.SignIn
+	fmtSeqs  = testcluster.FormatSeqs
+)
 
 // newAPICluster starts a cluster for API tests, with the login rate limit
 // raised out of the way.
@@ -51,26 +59,6 @@ func forEachShape(t *testing.T, fn func(t *testing.T, c *testcluster.Cluster)) {
 	}
 }
 
-// apiCtx bounds one API test step.
-func apiCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// password is every test user's password (usernames ignore case).
-func password(user string) string { return "password of " + strings.ToLower(user) }
-
-// signUp registers user through node reg and returns a client of node i
-// signed in as user (logged in through node i).
-func signUp(t *testing.T, c *testcluster.Cluster, reg, i int, user string) *client.Client {
-	t.Helper()
-	if _, err := anonAt(c, reg).Register(apiCtx(t), user, password(user)); err != nil {
-		t.Fatalf("register %s on n%d: %v", user, reg+1, err)
-	}
-	return signIn(t, c, i, user)
-}
-
 // signUpAdmin registers user through node i and returns a client of node i
 // signed in as an admin: user when it was the cluster's first user, else
 // the cluster's own client (the cluster signs in its first user itself).
@@ -88,22 +76,6 @@ func signUpAdmin(t *testing.T, c *testcluster.Cluster, i int, user string) *clie
 		t.Fatalf("%s is not admin and the cluster has no signed-in client", user)
 	}
 	return cl
-}
-
-// signIn returns a client of node i logged in as user.
-func signIn(t *testing.T, c *testcluster.Cluster, i int, user string) *client.Client {
-	t.Helper()
-	cl := anonAt(c, i)
-	if _, err := cl.Login(apiCtx(t), user, password(user)); err != nil {
-		t.Fatalf("login %s on n%d: %v", user, i+1, err)
-	}
-	return cl
-}
-
-// anonAt returns a client of node i that sends no token unless opts give
-// one (whatever the cluster's own clients do).
-func anonAt(c *testcluster.Cluster, i int, opts ...client.Option) *client.Client {
-	return client.New("http://"+c.Node(i).HTTPAddr(), opts...)
 }
 
 // as returns a client of node i with cl's token.
@@ -134,18 +106,6 @@ func noReplica(c *testcluster.Cluster, routingKey string) int {
 	}
 	return -1
 }
-
-// fmtSeqs formats the seqs and kinds of events.
-func fmtSeqs(events []client.Event) string {
-	s := ""
-	for _, e := range events {
-		s += fmt.Sprintf("%d:%s ", e.Seq, e.Kind)
-	}
-	return s
-}
-
-// errNotYet is what poll.Until's checks return while waiting.
-var errNotYet = errors.New("not yet")
 
 // waitProtocol waits until every node of c sees the whole cluster speak
 // protocol want (by gossip): commands new at it are refused until then.

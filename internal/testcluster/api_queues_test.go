@@ -112,7 +112,7 @@ func TestAPI_Queues(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !found {
-					return errNotYet
+					return testcluster.ErrNotYet
 				}
 				second = m
 				return nil

@@ -257,8 +257,8 @@ func TestBadInput_RefusedWithoutHarm(t *testing.T) {
 	}
 	// The seeded data reads back, through every node.
 	for i := 0; i < 3; i++ {
-		if v, _ := mustGet(t, c.Client(i), "k", client.GetOptions{}); v != "v" {
-			t.Fatalf("k = %q via n%d", v, i+1)
+		if v, _, err := c.Client(i).KVGet(apiCtx(t), "k", client.GetOptions{}); err != nil || string(v) != "v" {
+			t.Fatalf("k = %q, %v via n%d", v, err, i+1)
 		}
 	}
 }

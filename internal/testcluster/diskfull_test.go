@@ -116,7 +116,7 @@ func TestDiskFull_RefusesWritesWith507AndKeepsServingReads(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		poll.Until(t, 10*time.Second, fmt.Sprintf("n%d sees its disk full", i+1), func() error {
 			if c.Node(i).DB().CheckSpace() == nil {
-				return errNotYet
+				return testcluster.ErrNotYet
 			}
 			return nil
 		})

@@ -34,7 +34,7 @@ func TestStream_Presence(t *testing.T) {
 				return err
 			}
 			if !slices.Contains(users, "bob") {
-				return errNotYet
+				return testcluster.ErrNotYet
 			}
 			return nil
 		})
@@ -63,7 +63,7 @@ func waitPresence(t *testing.T, r *streamReader, user string, online bool) {
 		if err != nil {
 			return err
 		}
-		return errNotYet
+		return testcluster.ErrNotYet
 	})
 }
 
@@ -93,7 +93,7 @@ func TestStream_RoomDeleted(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				return errNotYet
+				return testcluster.ErrNotYet
 			})
 		}
 	})

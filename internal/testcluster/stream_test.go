@@ -77,7 +77,7 @@ func (r *streamReader) waitReady(t *testing.T, room string) uint64 {
 		if err != nil {
 			return err
 		}
-		return errNotYet
+		return testcluster.ErrNotYet
 	})
 	return seq
 }
@@ -98,7 +98,7 @@ func (r *streamReader) waitSeq(t *testing.T, room string, seq uint64) []client.F
 		if err != nil {
 			t.Fatalf("stream ended before event %d: %v; frames %s", seq, err, fmtFrames(fs))
 		}
-		return errNotYet
+		return testcluster.ErrNotYet
 	})
 	return out
 }
@@ -392,7 +392,7 @@ func TestStream_HistoryCompacted(t *testing.T) {
 					t.Fatalf("got event %d after a resume from a compacted seq", f.Seq)
 				}
 			}
-			return errNotYet
+			return testcluster.ErrNotYet
 		})
 		r2 := openStream(t, c, i, carol, client.StreamOptions{Resume: map[string]uint64{room: last}})
 		if got := r2.waitReady(t, room); got != last {

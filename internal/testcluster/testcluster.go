@@ -414,7 +414,7 @@ func (c *Cluster) WaitConverged(timeout time.Duration) {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		err := c.converged()
+		err := c.Converged()
 		if err == nil {
 			return
 		}
@@ -425,7 +425,10 @@ func (c *Cluster) WaitConverged(timeout time.Duration) {
 	}
 }
 
-func (c *Cluster) converged() error {
+// Converged reports why the cluster has not converged yet (nil once it
+// has): the condition WaitConverged waits for, for tests that combine it
+// with their own.
+func (c *Cluster) Converged() error {
 	c.mu.Lock()
 	nodes := append([]*node.Node(nil), c.nodes...)
 	c.mu.Unlock()

@@ -79,6 +79,21 @@ func TestWeb_Moderation(t *testing.T) {
 		t.Fatalf("POST to a revoked webhook = %d, want 404", code)
 	}
 
+	// The room's own retention and a legal hold (olga signed up first: she
+	// is an admin) from the same panel.
+	owner.do("keep 30 days", clear(`.room-settings input[name=retention_days]`),
+		chromedp.SendKeys(chromedp.CSS(`.room-settings input[name=retention_days]`), "30"),
+		clickJS(`.room-settings button[type=submit]`))
+	owner.waitFor("the retention settings event", `[...document.querySelectorAll('.events .notice.moderation')].some((e) => e.textContent.startsWith('olga changed the retention days'))`)
+	owner.do("place a legal hold", clickJS(`.legal-hold-toggle`))
+	owner.waitFor("the hold shown in the panel and the room", `document.querySelector('.legal-hold-status').textContent.includes('under legal hold') &&
+		document.querySelector('.room-rules').textContent.includes('legal hold') && !document.querySelector('.room-rules').hidden`)
+	if r, err := olga.GetRoom(ctx, "town"); err != nil || r.RetentionDays != 30 || !r.LegalHold {
+		t.Fatalf("room after the web panel = %+v, %v; want 30 days, held", r, err)
+	}
+	owner.do("lift the legal hold", clickJS(`.legal-hold-toggle`))
+	owner.waitFor("the hold lifted", `document.querySelector('.legal-hold-status').textContent.startsWith('Not held') && document.querySelector('.room-rules').hidden`)
+
 	// Outgoing webhooks: a private address is refused with the server's
 	// reason; a public one is made, its secret shown once, listed and
 	// deleted. Its trigger word is in no message, so nothing is sent.

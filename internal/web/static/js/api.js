@@ -177,6 +177,9 @@ export const deleteOutHook = (room, id) => request('DELETE', `/api/v1/rooms/${en
 export const outHookDeliveries = (room, id) => request('GET', `/api/v1/rooms/${enc(room)}/outgoing-hooks/${enc(id)}/deliveries`).then((r) => r.deliveries);
 export const invite = (room, username) => request('POST', `/api/v1/rooms/${enc(room)}/invites`, {body: {username}, idem: requestId()});
 export const moderation = (room) => request('GET', `/api/v1/rooms/${enc(room)}/moderation`);
+// legalHold places (on) or lifts a room's legal hold (admins only) and
+// returns the room.
+export const legalHold = (room, on) => request(on ? 'PUT' : 'DELETE', `/api/v1/rooms/${enc(room)}/legal-hold`, {idem: requestId()});
 
 // Queues.
 export const queues = (waiting) => request('GET', '/api/v1/queues' + qs({waiting: waiting ? 'true' : ''})).then((r) => r.queues);

@@ -53,6 +53,7 @@ export function eventElement(ev, me, act) {
     case 'leave':
       return h('li', attrs('notice'), `${ev.sender} left · `, time);
     case 'role': case 'invite': case 'uninvite': case 'kick': case 'ban': case 'unban': case 'mute': case 'unmute': case 'settings':
+    case 'legal_hold': case 'legal_hold_lifted':
       return h('li', attrs('notice moderation'), moderationText(ev), ' · ', time);
     default:
       return null; // hidden, a change to another message, or a kind this app does not know yet
@@ -61,7 +62,8 @@ export function eventElement(ev, me, act) {
 
 // isModeration reports whether ev is a role, invitation, moderation or
 // settings event.
-export const isModeration = (ev) => ['role', 'invite', 'uninvite', 'kick', 'ban', 'unban', 'mute', 'unmute', 'settings'].includes(ev.kind);
+export const isModeration = (ev) => ['role', 'invite', 'uninvite', 'kick', 'ban', 'unban', 'mute', 'unmute', 'settings',
+  'legal_hold', 'legal_hold_lifted'].includes(ev.kind);
 
 // moderationText says what a moderation event did, who did it and why, as
 // plain text.
@@ -77,6 +79,8 @@ export function moderationText(ev) {
     mute: () => `${ev.sender} muted ${ev.user}` + until,
     unmute: () => `${ev.sender} lifted the mute of ${ev.user}`,
     settings: () => `${ev.sender} changed the ${(ev.changed || []).join(', ').replace(/_/g, ' ')}`,
+    legal_hold: () => `${ev.sender} placed the room under legal hold`,
+    legal_hold_lifted: () => `${ev.sender} lifted the room's legal hold`,
   }[ev.kind];
   return (said ? said() : ev.kind) + (ev.reason ? ': ' + ev.reason : '');
 }

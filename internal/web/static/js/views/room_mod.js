@@ -1,6 +1,7 @@
 // views/room_mod.js: what the room view shows its owner and moderators: the
 // settings panel (topic, description, announcement room, slow mode, member
-// limit, who may join, invitations, incoming and outgoing webhooks) and each member's moderation actions
+// limit, who may join, retention, legal hold, invitations, incoming and
+// outgoing webhooks) and each member's moderation actions
 // (mute, kick, ban, and for the owner the moderator role). Every rule is
 // the server's; this only offers the buttons a role can use and shows the
 // server's answer. Text from users is set as text, never parsed.
@@ -29,11 +30,15 @@ export function settingsPanel(v) {
     h('option', {value: 'password'}, 'With the password or an invitation'),
     h('option', {value: 'invite'}, 'By invitation only'));
   const password = field('New password (for "with the password")', {name: 'password', type: 'password', autocomplete: 'new-password'});
+  const days = field('Keep history for days (0: the cluster default, -1: for ever)', {name: 'retention_days', type: 'number', min: -1, max: 36500});
+  const count = field('Keep only the newest messages (0: no limit)', {name: 'retention_messages', type: 'number', min: -1, max: 100000000});
   const ownerOnly = h('fieldset', {class: 'owner-only stack'},
     h('label', {class: 'check'}, announcement, ' Announcement room: only the owner and moderators post'),
-    slow.el, max.el, h('label', {class: 'field'}, h('span', {class: 'label'}, 'Who may join'), access), password.el);
+    slow.el, max.el, h('label', {class: 'field'}, h('span', {class: 'label'}, 'Who may join'), access), password.el,
+    days.el, count.el);
+  const hold = legalHoldSection(v, (info) => fill(info));
   const form = h('form', {class: 'room-settings stack', hidden: true, 'aria-label': 'Room settings'},
-    h('h2', {}, 'Room settings'), topic.el, description.el, ownerOnly,
+    h('h2', {}, 'Room settings'), topic.el, description.el, ownerOnly, hold.el,
     h('div', {class: 'row'}, h('button', {type: 'submit', class: 'primary'}, 'Save'),
       h('button', {type: 'button', class: 'link-button', onclick: () => { form.hidden = true; }}, 'Close')));
   const inviteName = field('Invite a user', {name: 'invitee', autocomplete: 'off', placeholder: 'username'});
@@ -52,6 +57,9 @@ export function settingsPanel(v) {
     max.input.value = String(info.max_members);
     access.value = info.invite_only ? 'invite' : info.private ? 'password' : 'public';
     password.input.value = '';
+    days.input.value = String(info.retention_days || 0);
+    count.input.value = String(info.retention_messages || 0);
+    hold.fill(info);
     ownerOnly.disabled = v.role !== 'owner';
     inviteForm.hidden = !info.private;
     hooks.el.hidden = v.role !== 'owner';
@@ -68,6 +76,8 @@ export function settingsPanel(v) {
       if (announcement.checked !== !!info.announcement) patch.announcement = announcement.checked;
       if (Number(slow.input.value) !== (info.slow_mode || 0)) patch.slow_mode = Number(slow.input.value);
       if (Number(max.input.value) !== info.max_members) patch.max_members = Number(max.input.value);
+      if (Number(days.input.value) !== (info.retention_days || 0)) patch.retention_days = Number(days.input.value);
+      if (Number(count.input.value) !== (info.retention_messages || 0)) patch.retention_messages = Number(count.input.value);
       const was = info.invite_only ? 'invite' : info.private ? 'password' : 'public';
       if (access.value !== was || password.input.value) patch.access = access.value;
       if (access.value === 'password' && patch.access) {
@@ -99,6 +109,37 @@ export function settingsPanel(v) {
     }
   });
   return {form, fill};
+}
+
+// legalHoldSection is the legal hold's part of the settings panel: whether
+// the room is held, and a button to place or lift the hold. Only admins
+// may (the web app does not know who is one: the server answers others
+// with its refusal, shown here); refill shows the room after a change.
+function legalHoldSection(v, refill) {
+  const status = h('p', {class: 'legal-hold-status'});
+  const button = h('button', {type: 'button', class: 'legal-hold-toggle'});
+  const error = h('p', {class: 'form-error', role: 'alert', hidden: true});
+  const el = h('fieldset', {class: 'legal-hold stack'}, h('legend', {}, 'Legal hold'), status, h('div', {class: 'row'}, button), error);
+  let held = false;
+  const fill = (info) => {
+    held = !!info.legal_hold;
+    replace(status, held ? 'This room is under legal hold: nothing of its history is deleted, and its messages cannot be edited or deleted.'
+      : 'Not held: the room\'s retention applies.');
+    replace(button, held ? 'Lift the legal hold (admins)' : 'Place a legal hold (admins)');
+    error.hidden = true;
+  };
+  button.addEventListener('click', async () => {
+    try {
+      v.info = await api.legalHold(v.room, !held);
+      refill(v.info);
+      showRules(v);
+      v.ctx.notify(v.info.legal_hold ? 'Legal hold placed.' : 'Legal hold lifted.', 'info');
+    } catch (err) {
+      replace(error, err.message);
+      error.hidden = false;
+    }
+  });
+  return {el, fill};
 }
 
 // hooksSection is the owner's part of the settings panel for incoming
@@ -181,9 +222,12 @@ export function showRules(v) {
   const info = v.info || {};
   const readOnly = info.announcement && !canModerate(v);
   v.form.hidden = readOnly;
-  v.rules.hidden = !readOnly && !(info.slow_mode && !canModerate(v));
-  replace(v.rules, readOnly ? 'This is an announcement room: only its owner and moderators post.'
-    : info.slow_mode ? `Slow mode: one post every ${info.slow_mode} s.` : '');
+  const notes = [];
+  if (readOnly) notes.push('This is an announcement room: only its owner and moderators post.');
+  else if (info.slow_mode && !canModerate(v)) notes.push(`Slow mode: one post every ${info.slow_mode} s.`);
+  if (info.legal_hold) notes.push('This room is under legal hold: its history is kept, and messages cannot be edited or deleted.');
+  v.rules.hidden = !notes.length;
+  replace(v.rules, notes.join(' '));
   replace(v.topic, info.topic || '');
   v.topic.hidden = !info.topic;
   v.settingsButton.hidden = !canModerate(v);

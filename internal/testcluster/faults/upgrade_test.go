@@ -1,6 +1,6 @@
 //go:build upgrade
 
-package testcluster_test
+package faults_test
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package testcluster_test
+package faults_test
 
 import (
 	"context"

@@ -1,10 +1,11 @@
-package testcluster_test
+package faults_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,16 +14,30 @@ import (
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
+// mustPut puts key=value through c, retrying what a client retries (a 503
+// from a node too busy to answer in time, a lost connection) for up to 20 s
+// under one idempotency key, so a retry never applies the put twice.
 func mustPut(t *testing.T, c *client.Client, key, value string, opts client.PutOptions) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	v, err := c.KVPut(ctx, key, []byte(value), opts)
-	if err != nil {
-		t.Fatalf("put %s: %v", key, err)
+	if opts.IdempotencyKey == "" {
+		opts.IdempotencyKey = fmt.Sprintf("mustPut-%d", putSeq.Add(1))
 	}
-	return v
+	for {
+		v, err := c.KVPut(ctx, key, []byte(value), opts)
+		if err == nil {
+			return v
+		}
+		if !retryable(err) || ctx.Err() != nil {
+			t.Fatalf("put %s: %v", key, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
+
+// putSeq numbers mustPut's idempotency keys.
+var putSeq atomic.Int64
 
 func mustGet(t *testing.T, c *client.Client, key string, opts client.GetOptions) (string, uint64) {
 	t.Helper()

@@ -1,6 +1,6 @@
 //go:build !chaos
 
-package testcluster_test
+package faults_test
 
 import "time"
 

@@ -1,6 +1,6 @@
 //go:build chaos
 
-package testcluster_test
+package faults_test
 
 // defaultChaosKills is how many leaders the linearizability test kills in a
 // long run: go test -tags chaos -run Linearizability ./internal/testcluster/

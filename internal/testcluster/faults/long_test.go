@@ -1,4 +1,4 @@
-package testcluster_test
+package faults_test
 
 import "testing"
 
@@ -9,6 +9,6 @@ import "testing"
 func skipUnlessLong(t *testing.T) {
 	t.Helper()
 	if !longRun {
-		t.Skip("long growth test: run with -tags chaos")
+		t.Skip("long test: run with -tags chaos")
 	}
 }

@@ -1,4 +1,4 @@
-package testcluster_test
+package faults_test
 
 import (
 	"context"
@@ -166,7 +166,7 @@ func TestKVWatch_ResumesAcrossNodeKills(t *testing.T) {
 	poll.Until(t, time.Minute, "the watcher to catch up", func() error {
 		seen, _, _ := w.snapshot()
 		if len(seen) < len(want) {
-			return fmt.Errorf("%d of %d events: %w", len(seen), len(want), errNotYet)
+			return fmt.Errorf("%d of %d events: %w", len(seen), len(want), testcluster.ErrNotYet)
 		}
 		return nil
 	})

@@ -1,4 +1,4 @@
-package testcluster_test
+package faults_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/poll"
+	"github.com/parley-chat/parley/internal/testcluster"
 )
 
 // delivery is one message a consumer of the queue chaos test took.
@@ -53,17 +54,17 @@ func TestChaos_QueueUnderLeaderKills(t *testing.T) {
 	start := time.Now()
 
 	clientsOf := func(user string) []*client.Client {
-		signUp(t, c, 0, 0, user)
+		testcluster.SignUp(t, c, 0, 0, user)
 		var out []*client.Client
 		for n := 0; n < nodes; n++ {
-			out = append(out, signIn(t, c, n, user))
+			out = append(out, testcluster.SignIn(t, c, n, user))
 		}
 		return out
 	}
 	prod, cons := clientsOf("producer"), [][]*client.Client{clientsOf("alice"), clientsOf("bob")}
 	parts := map[uint64]bool{}
 	for i, q := range queues {
-		if _, err := prod[i%nodes].CreateQueue(apiCtx(t), q); err != nil {
+		if _, err := prod[i%nodes].CreateQueue(testcluster.StepContext(t), q); err != nil {
 			t.Fatalf("create %s: %v", q, err)
 		}
 		parts[c.Node(0).Router().PartitionOf(q)] = true
@@ -182,7 +183,7 @@ func TestChaos_QueueUnderLeaderKills(t *testing.T) {
 	sendWG.Wait()
 	draining.Store(true)
 	poll.Until(t, 90*time.Second, "queues drained", func() error {
-		qs, err := prod[0].ListQueues(apiCtx(t), false)
+		qs, err := prod[0].ListQueues(testcluster.StepContext(t), false)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package testcluster_test
+package faults_test
 
 import (
 	"context"
@@ -51,12 +51,12 @@ func TestChaos_QueueDeadLettersUnderKills(t *testing.T) {
 	c := newChaosCluster(t, partitions)
 	start := time.Now()
 	work, dead := "work", pickOtherPartition(c, "work")
-	signUp(t, c, 0, 0, "owner")
+	testcluster.SignUp(t, c, 0, 0, "owner")
 	var api []*client.Client
 	for n := range nodes {
-		api = append(api, signIn(t, c, n, "owner"))
+		api = append(api, testcluster.SignIn(t, c, n, "owner"))
 	}
-	ctx := apiCtx(t)
+	ctx := testcluster.StepContext(t)
 	if _, err := api[0].CreateQueue(ctx, dead); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestChaos_QueueDeadLettersUnderKills(t *testing.T) {
 	sendWG.Wait()
 	draining.Store(true)
 	poll.Until(t, 120*time.Second, "work drained and its dead letters moved", func() error {
-		q, err := api[0].GetQueue(apiCtx(t), work)
+		q, err := api[0].GetQueue(testcluster.StepContext(t), work)
 		if err != nil {
 			return err
 		}

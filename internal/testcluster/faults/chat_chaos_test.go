@@ -1,4 +1,4 @@
-package testcluster_test
+package faults_test
 
 import (
 	"context"
@@ -108,20 +108,20 @@ func TestChaos_ChatUnderLeaderKills(t *testing.T) {
 
 	byUser := map[string][]*client.Client{} // a client per node for each user
 	for i, u := range users {
-		signUp(t, c, i%nodes, 0, u)
+		testcluster.SignUp(t, c, i%nodes, 0, u)
 		for n := 0; n < nodes; n++ {
-			byUser[u] = append(byUser[u], signIn(t, c, n, u))
+			byUser[u] = append(byUser[u], testcluster.SignIn(t, c, n, u))
 		}
 	}
 	roomNames := make([]string, rooms)
 	parts := map[uint64]bool{}
 	for r := range roomNames {
 		roomNames[r] = fmt.Sprintf("room%d", r)
-		if _, err := byUser[users[0]][r%nodes].CreateRoom(apiCtx(t), client.RoomSpec{Name: roomNames[r]}); err != nil {
+		if _, err := byUser[users[0]][r%nodes].CreateRoom(testcluster.StepContext(t), client.RoomSpec{Name: roomNames[r]}); err != nil {
 			t.Fatalf("create %s: %v", roomNames[r], err)
 		}
 		for _, u := range users[1:] {
-			if _, err := byUser[u][r%nodes].JoinRoom(apiCtx(t), roomNames[r], ""); err != nil {
+			if _, err := byUser[u][r%nodes].JoinRoom(testcluster.StepContext(t), roomNames[r], ""); err != nil {
 				t.Fatalf("%s joins %s: %v", u, roomNames[r], err)
 			}
 		}
@@ -199,7 +199,7 @@ func TestChaos_ChatUnderLeaderKills(t *testing.T) {
 			for n := 0; n < nodes; n++ {
 				events := fullHistory(t, byUser[u][n], room)
 				if prev, ok := views[u]; ok && !slices.EqualFunc(prev, events, sameEvent) {
-					t.Fatalf("%s: %s's history differs between nodes:\n n1: %s\n n%d: %s", room, u, fmtSeqs(prev), n+1, fmtSeqs(events))
+					t.Fatalf("%s: %s's history differs between nodes:\n n1: %s\n n%d: %s", room, u, testcluster.FormatSeqs(prev), n+1, testcluster.FormatSeqs(events))
 				}
 				views[u] = events
 			}
@@ -259,7 +259,7 @@ func checkRoomHistory(t *testing.T, room string, users []string, views map[strin
 		}
 		for i, e := range v {
 			if e.Seq != uint64(i+1) {
-				t.Fatalf("%s: %s's event %d has seq %d: not gap-free from 1: %s", room, u, i, e.Seq, fmtSeqs(v))
+				t.Fatalf("%s: %s's event %d has seq %d: not gap-free from 1: %s", room, u, i, e.Seq, testcluster.FormatSeqs(v))
 			}
 		}
 	}
