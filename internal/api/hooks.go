@@ -16,6 +16,11 @@ type HookService interface {
 	CheckHookPost(req chat.HookPostRequest) error
 	AuthHook(ctx context.Context, key, secret string) error
 	PostHook(ctx context.Context, req chat.HookPostRequest) (chat.PostResult, error)
+	// Outgoing webhooks (outhooks.go).
+	CreateOutHook(ctx context.Context, user, room string, req chat.OutHookRequest, isAdmin bool) (chat.OutHook, error)
+	OutHooks(ctx context.Context, user, room string, isAdmin bool) ([]chat.OutHook, error)
+	DeleteOutHook(ctx context.Context, user, room, id string, isAdmin bool) error
+	Deliveries(ctx context.Context, user, room, id string, isAdmin bool) ([]chat.DeliveryAttempt, error)
 }
 
 var _ HookService = (*chat.Service)(nil)
@@ -29,6 +34,7 @@ func (s *Server) hookRoutes() {
 	s.handleAuth("GET /api/v1/rooms/{room}/hooks", s.hookList)
 	s.handleAuth("DELETE /api/v1/rooms/{room}/hooks/{id}", s.hookRevoke)
 	s.handle("POST /api/v1/hooks/{key}/{secret}", s.hookPost)
+	s.outHookRoutes() // outhooks.go
 }
 
 // hookCreateRequest is the body of POST /api/v1/rooms/{room}/hooks.

@@ -114,6 +114,9 @@ var layers = map[string][]string{
 	// The presence service proposes and reads through its Replicator (the
 	// partition Router): no engine, store or transport of its own.
 	"internal/presence/tracker": {"internal/node", "internal/partition", "internal/api", "internal/multiraft", "internal/storage", "internal/transport"},
+	// Outgoing webhook delivery reads and records through the rooms
+	// Service (its Source): no engine, store, transport or node.
+	"internal/webhook": {"internal/node", "internal/partition", "internal/api", "internal/cli", "internal/multiraft", "internal/storage", "internal/transport"},
 }
 
 func TestImports_Layers(t *testing.T) {

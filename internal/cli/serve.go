@@ -146,6 +146,7 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.Var(newChoiceValue(&c.CachePolicy, d.CachePolicy, "lru", "lfu", "fifo"), "cache-policy", "read cache eviction `policy`: lru, lfu or fifo")
 	defineLimitFlags(fs, c, d)
 	fs.Var(newListValue(&c.AllowedOrigins, nil), "allowed-origin", "extra `origins` whose browser pages may open streams and call the API (CORS), also named in the web app's Content-Security-Policy, comma separated, repeatable")
+	fs.Var(newListValue(&c.WebhookAllowCIDRs, nil), "webhook-allow-cidr", "address `ranges` (CIDRs or addresses) outgoing webhooks may reach although private, loopback or link-local, comma separated, repeatable (default: none: such hooks are refused)")
 	fs.StringVar(&o.TLSCert, "tls-cert", "", "certificate `file` (PEM) for HTTPS; needs --tls-key")
 	fs.StringVar(&o.TLSKey, "tls-key", "", "private key `file` (PEM) for HTTPS; needs --tls-cert")
 	fs.StringVar(&o.ClusterTLSCert, "cluster-tls-cert", "", "certificate `file` (PEM) this node presents on internal traffic (mutual TLS)")

@@ -84,6 +84,10 @@ type Config struct {
 	PprofAddr string
 	// AllowedOrigins are extra Origins accepted for WebSocket streams.
 	AllowedOrigins []string
+	// WebhookAllowCIDRs are address ranges (CIDRs or single addresses)
+	// outgoing webhooks may reach although they are private, loopback,
+	// link-local or otherwise refused (internal/webhook).
+	WebhookAllowCIDRs []string
 	// HTTPTLS, when set, serves HTTPS.
 	HTTPTLS *tls.Config
 	// ClusterTLS, when set, secures internal traffic with mutual TLS on the
