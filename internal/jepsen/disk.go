@@ -2,7 +2,9 @@ package jepsen
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/parley-chat/parley/internal/nemesis"
 )
@@ -46,5 +48,23 @@ func DiskFull(ofLeader bool) Fault {
 			}
 			return victim.FreeDisk()
 		},
+	}
+}
+
+// TornWAL kills the leader with SIGKILL and leaves the tail of its newest
+// WAL torn — a record half written — as a power cut mid-write does; the
+// heal restarts it on that directory.
+func TornWAL() Fault {
+	var victim *nemesis.Node
+	return Fault{
+		Name:    "kill -9 of the leader mid-write: its WAL's tail torn, restarted",
+		Promise: "a torn write at the end of the log is one that was never acknowledged: the node restarts without it and loses nothing acknowledged",
+		Inject: func(c *nemesis.Cluster) (string, error) {
+			victim = c.Nodes[leader(c)]
+			victim.Kill()
+			file, off, err := victim.TearWAL(rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)))
+			return fmt.Sprintf("%s killed; %s torn at byte %d", victim.ID, file, off), err
+		},
+		Heal: func(c *nemesis.Cluster) error { return victim.Start() },
 	}
 }

@@ -32,6 +32,7 @@ func TestNemesis_KV(t *testing.T) {
 		{"kv-pause-leader", jepsen.PauseLeader()},
 		{"kv-disk-full-follower", jepsen.DiskFull(false)},
 		{"kv-disk-full-leader", jepsen.DiskFull(true)},
+		{"kv-torn-wal", jepsen.TornWAL()},
 	}
 	var rows []jepsen.Row
 	for _, f := range faults {
