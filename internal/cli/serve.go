@@ -237,7 +237,7 @@ func Serve(ctx context.Context, o ServeOptions, stdout, stderr io.Writer) error 
 	var fatal error
 	select {
 	case <-ctx.Done():
-	case fatal = <-n.Fatal(): // the node cannot go on safely (a stale data dir)
+	case fatal = <-n.Fatal(): // the node cannot go on safely (a stale data dir, a failed store)
 		log.Error("stopping", "err", fatal)
 	}
 	timeout := o.ShutdownTimeout

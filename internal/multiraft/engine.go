@@ -111,6 +111,12 @@ func (e *Engine) Close() {
 	<-e.done
 }
 
+// Done returns a channel closed when the loop has stopped: after Close, or
+// on a fatal error (Err), such as a failed write or fsync of a round batch.
+// A failed fsync is never retried: what the file holds is unknown after it,
+// so the store stops and the node restarts from what is durable.
+func (e *Engine) Done() <-chan struct{} { return e.done }
+
 // Err returns the fatal error that stopped the loop, if any.
 func (e *Engine) Err() error {
 	if p := e.fatalErr.Load(); p != nil {

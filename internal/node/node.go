@@ -342,6 +342,7 @@ func (n *Node) Start(ctx context.Context) error {
 		n.Close()
 		return err
 	}
+	n.goBackground(n.watchEngine)
 	n.goBackground(n.reconcileLoop)
 	n.goBackground(func() { n.presence.Frames(n.ctx, n.feeds, tracker.FrameInterval) })
 	n.goBackground(n.controlLoop)
