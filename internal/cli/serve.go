@@ -141,7 +141,7 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.Var(newEditWindowValue(&c.EditWindow, d.EditWindow), "edit-window", "how long after posting authors may edit a message (`duration`; none: no limit; 0: editing is off)")
 	fs.IntVar(&c.KVHistory, "kv-history", d.KVHistory, "`versions` of each kv key kept for reads at a revision and watches (1 to 1000)")
 	fs.Var(newChoiceValue(&c.Registration, d.Registration, "open", "closed"), "registration", "`mode` of registration: open (anyone may sign up) or closed (only admins create users)")
-	fs.StringVar(&c.PprofAddr, "pprof", "", "`host:port` serving Go's CPU, heap, mutex and block profiles at /debug/pprof/, without authentication (\":6060\" binds to 127.0.0.1; default: off)")
+	fs.StringVar(&c.PprofAddr, "pprof", "", "`host:port` on loopback serving Go's CPU, heap, mutex and block profiles at /debug/pprof/, without authentication (\":6060\" binds to 127.0.0.1; another host is refused; default: off)")
 	fs.IntVar(&c.CacheSize, "cache-size", d.CacheSize, "`entries` in the node's read cache")
 	fs.Var(newChoiceValue(&c.CachePolicy, d.CachePolicy, "lru", "lfu", "fifo"), "cache-policy", "read cache eviction `policy`: lru, lfu or fifo")
 	defineLimitFlags(fs, c, d)
