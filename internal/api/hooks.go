@@ -3,8 +3,10 @@ package api
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/parley-chat/parley/internal/chat"
+	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/ratelimit"
 )
 
@@ -109,8 +111,9 @@ func (s *Server) hookRevoke(w http.ResponseWriter, r *http.Request) {
 
 // hookPost serves POST /api/v1/hooks/{key}/{secret}: 201 {seq,ts,sender}
 // with the bot as sender. Order of checks: the payload (400/413 naming the
-// problem, nothing posted), the key and secret (404 whatever is wrong,
-// compared in constant time), the hook's rate limit (429; the posts limit,
+// problem, nothing posted), the per-address sign-in limit for an address
+// that sent a wrong secret lately (429: hookguess.go), the key and secret
+// (404 whatever is wrong, compared in constant time), the hook's rate limit (429; the posts limit,
 // counted per hook, so guessers cannot spend a hook's budget), then the
 // post, which is checked against the hook again when it is applied.
 func (s *Server) hookPost(w http.ResponseWriter, r *http.Request) {
@@ -125,7 +128,16 @@ func (s *Server) hookPost(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	addr := s.clientIP(r)
+	if err := s.takeHookGuess(r.Context(), addr); err != nil {
+		s.auditLimited(addr, ratelimit.LoginsPerAddress, addr)
+		s.writeError(w, r, err)
+		return
+	}
 	if err := s.hooks.AuthHook(r.Context(), req.Key, req.Secret); err != nil {
+		if errs.Is(err, errs.NotFound) {
+			s.hookGuesses.failed(addr, time.Now())
+		}
 		s.writeError(w, r, err)
 		return
 	}
