@@ -135,6 +135,8 @@ type Server struct {
 	apiTokens TokenService
 	// limitAudits throttles the audit of limit refusals (limits.go).
 	limitAudits limitAudits
+	// hookGuesses counts wrong webhook secrets per address (hookguess.go).
+	hookGuesses hookGuesses
 	audit       audit.Recorder
 	publicURL   string
 	log         *slog.Logger

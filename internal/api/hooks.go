@@ -3,8 +3,10 @@ package api
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/parley-chat/parley/internal/chat"
+	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/ratelimit"
 )
 
@@ -16,6 +18,11 @@ type HookService interface {
 	CheckHookPost(req chat.HookPostRequest) error
 	AuthHook(ctx context.Context, key, secret string) error
 	PostHook(ctx context.Context, req chat.HookPostRequest) (chat.PostResult, error)
+	// Outgoing webhooks (outhooks.go).
+	CreateOutHook(ctx context.Context, user, room string, req chat.OutHookRequest, isAdmin bool) (chat.OutHook, error)
+	OutHooks(ctx context.Context, user, room string, isAdmin bool) ([]chat.OutHook, error)
+	DeleteOutHook(ctx context.Context, user, room, id string, isAdmin bool) error
+	Deliveries(ctx context.Context, user, room, id string, isAdmin bool) ([]chat.DeliveryAttempt, error)
 }
 
 var _ HookService = (*chat.Service)(nil)
@@ -29,6 +36,7 @@ func (s *Server) hookRoutes() {
 	s.handleAuth("GET /api/v1/rooms/{room}/hooks", s.hookList)
 	s.handleAuth("DELETE /api/v1/rooms/{room}/hooks/{id}", s.hookRevoke)
 	s.handle("POST /api/v1/hooks/{key}/{secret}", s.hookPost)
+	s.outHookRoutes() // outhooks.go
 }
 
 // hookCreateRequest is the body of POST /api/v1/rooms/{room}/hooks.
@@ -103,8 +111,9 @@ func (s *Server) hookRevoke(w http.ResponseWriter, r *http.Request) {
 
 // hookPost serves POST /api/v1/hooks/{key}/{secret}: 201 {seq,ts,sender}
 // with the bot as sender. Order of checks: the payload (400/413 naming the
-// problem, nothing posted), the key and secret (404 whatever is wrong,
-// compared in constant time), the hook's rate limit (429; the posts limit,
+// problem, nothing posted), the per-address sign-in limit for an address
+// that sent a wrong secret lately (429: hookguess.go), the key and secret
+// (404 whatever is wrong, compared in constant time), the hook's rate limit (429; the posts limit,
 // counted per hook, so guessers cannot spend a hook's budget), then the
 // post, which is checked against the hook again when it is applied.
 func (s *Server) hookPost(w http.ResponseWriter, r *http.Request) {
@@ -119,7 +128,16 @@ func (s *Server) hookPost(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	addr := s.clientIP(r)
+	if err := s.takeHookGuess(r.Context(), addr); err != nil {
+		s.auditLimited(addr, ratelimit.LoginsPerAddress, addr)
+		s.writeError(w, r, err)
+		return
+	}
 	if err := s.hooks.AuthHook(r.Context(), req.Key, req.Secret); err != nil {
+		if errs.Is(err, errs.NotFound) {
+			s.hookGuesses.failed(addr, time.Now())
+		}
 		s.writeError(w, r, err)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +180,37 @@ func TestRoomExport_API(t *testing.T) {
 	}
 	mustError(t, e.call(t, carol, http.MethodGet, "/api/v1/rooms/ops/export", ""), http.StatusForbidden, "forbidden", "owner")
 	mustError(t, e.call(t, bob, http.MethodGet, "/api/v1/rooms/nonesuch/export", ""), http.StatusNotFound, "not_found", "nonesuch")
+}
+
+// TestHooks_GuessingRunsAtTheSignInRate: an address that sent a wrong hook
+// secret is counted against the per-address sign-in limit on every later
+// hook post, the right secret included, so guessing is no faster than
+// signing in; another address with the right URL posts on.
+func TestHooks_GuessingRunsAtTheSignInRate(t *testing.T) {
+	e := newFullEnv(t, envOptions{rateLimit: 4}) // sign-in attempts per minute per address
+	bob := e.signUp(t, "bob")                    // 2 attempts of 192.0.2.1
+	if w := e.call(t, bob, http.MethodPost, "/api/v1/rooms", `{"name":"ops"}`); w.Code != http.StatusCreated {
+		t.Fatalf("create = %d %s", w.Code, w.Body)
+	}
+	h := mustCreateHook(t, e, bob, "ops", "CI")
+	post := func(addr, path string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(`{"text":"x"}`))
+		r.RemoteAddr = addr + ":4242"
+		return serve(t, e.h, r)
+	}
+	right, wrong := hookPath(t, h), "/api/v1/hooks/"+h.Key+"/wrong"
+	for i := range 3 { // a right post is not counted; the first wrong one is not either
+		if w := post("198.51.100.7", right); w.Code != http.StatusCreated {
+			t.Fatalf("post %d from a bot = %d %s", i, w.Code, w.Body)
+		}
+	}
+	mustError(t, post("198.51.100.9", wrong), http.StatusNotFound, "not_found", "no such hook")
+	mustError(t, post("198.51.100.9", wrong), http.StatusNotFound, "not_found", "no such hook") // 1 of 4
+	for range 3 {
+		post("198.51.100.9", wrong) // 2, 3, 4 of 4
+	}
+	mustError(t, post("198.51.100.9", right), http.StatusTooManyRequests, "rate_limited", "")
+	if w := post("198.51.100.7", right); w.Code != http.StatusCreated {
+		t.Fatalf("the bot's post after another address guessed = %d %s", w.Code, w.Body)
+	}
 }

@@ -95,6 +95,10 @@ var roomMatrix = map[string]roomRow{
 	"POST /api/v1/rooms/{room}/hooks":                              {body: `{"name":"matrix-bot"}`, allow: owners},
 	"GET /api/v1/rooms/{room}/hooks":                               {allow: owners},
 	"DELETE /api/v1/rooms/{room}/hooks/{id}":                       {allow: owners},
+	"POST /api/v1/rooms/{room}/outgoing-hooks":                     {body: `{"name":"matrix-out","url":"https://93.184.215.14/hook"}`, allow: owners},
+	"GET /api/v1/rooms/{room}/outgoing-hooks":                      {allow: owners},
+	"DELETE /api/v1/rooms/{room}/outgoing-hooks/{id}":              {allow: owners},
+	"GET /api/v1/rooms/{room}/outgoing-hooks/{id}/deliveries":      {allow: owners},
 }
 
 // TestRooms_PermissionMatrix calls every room route, taken from the route
@@ -168,16 +172,20 @@ func TestRooms_PermissionMatrix(t *testing.T) {
 func setupRoomCall(t *testing.T, e *matrixEnv, pattern, room string, private bool) (method, path string) {
 	t.Helper()
 	row := roomMatrix[pattern]
-	seq, hook := setupMatrixRoom(t, e.Rooms, room, row.private || private)
+	seq, hook, outHook := setupMatrixRoom(t, e.Rooms, room, row.private || private)
 	method, path, _ = strings.Cut(pattern, " ")
+	if strings.Contains(path, "/outgoing-hooks/") {
+		hook = outHook
+	}
 	return method, strings.NewReplacer("{room}", room, "{seq}", fmt.Sprint(seq), "{emoji}", ":tada:", "{user}", row.user, "{id}", hook).Replace(path)
 }
 
 // setupMatrixRoom creates room (private: with matrixPass) owned by olga
 // with moderator mona, members mel and tess, muki muted for an hour, bane
-// banned, ivan invited (private rooms), an incoming webhook, and a message
-// by mel; it returns the message's seq and the hook's id.
-func setupMatrixRoom(t *testing.T, rooms *chat.Service, room string, private bool) (uint64, string) {
+// banned, ivan invited (private rooms), an incoming and an outgoing
+// webhook, and a message by mel; it returns the message's seq and the
+// hooks' ids.
+func setupMatrixRoom(t *testing.T, rooms *chat.Service, room string, private bool) (uint64, string, string) {
 	t.Helper()
 	ctx := t.Context()
 	req := chat.CreateRequest{Name: room}
@@ -209,7 +217,9 @@ func setupMatrixRoom(t *testing.T, rooms *chat.Service, room string, private boo
 	}
 	hook, err := rooms.CreateHook(ctx, "olga", room, "matrix-hook", false)
 	must(err)
+	out, err := rooms.CreateOutHook(ctx, "olga", room, chat.OutHookRequest{Name: "matrix-out", URL: "https://93.184.215.14/hook"}, false)
+	must(err)
 	res, err := rooms.Post(ctx, "mel", room, "the matrix message", nil, "")
 	must(err)
-	return res.Seq, hook.ID
+	return res.Seq, hook.ID, out.ID
 }

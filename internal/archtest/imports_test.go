@@ -118,6 +118,9 @@ var layers = map[string][]string{
 	// through the Remote and learns of replicas through Config.Replicas,
 	// all given by the node: no engine, store, transport or request path.
 	"internal/search": {"internal/node", "internal/partition", "internal/api", "internal/cli", "internal/web", "internal/multiraft", "internal/storage", "internal/transport"},
+	// Outgoing webhook delivery reads and records through the rooms
+	// Service (its Source): no engine, store, transport or node.
+	"internal/webhook": {"internal/node", "internal/partition", "internal/api", "internal/cli", "internal/multiraft", "internal/storage", "internal/transport"},
 }
 
 // TestImports_BleveOnlyInSearch keeps the search library in its one home,

@@ -74,6 +74,12 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 		return applyRevokeHook(w, c)
 	case HookPost:
 		return applyHookPost(w, meta, c)
+	case CreateOutHook: // outhooks.go
+		return applyCreateOutHook(w, meta, c)
+	case DeleteOutHook:
+		return applyDeleteOutHook(w, c)
+	case Delivered:
+		return applyDelivered(w, meta, c)
 	default:
 		return refuse(statusInvalid, "chat: unhandled command %T", c), nil
 	}
@@ -211,6 +217,9 @@ func applyDelete(w state.Writer, c DeleteRoom) ([]byte, error) {
 		return nil, err
 	}
 	if err := deleteHooks(w, c.Room); err != nil { // hooks.go
+		return nil, err
+	}
+	if err := deleteRoomKeys(w, c.Room, outHookPrefix, deliveryPrefix); err != nil { // outhooks.go
 		return nil, err
 	}
 	rec.deleted, rec.members, rec.passwordHash, rec.settings = true, 0, "", roomSettings{}

@@ -120,6 +120,9 @@ func applyPost(w state.Writer, meta state.Meta, c Post, op byte) ([]byte, error)
 	if err := indexPost(w, c.Room, seq, ts, ev, root); err != nil {
 		return nil, err
 	}
+	if err := queueOutgoing(w, c.Room, seq, ev); err != nil { // outhooks.go
+		return nil, err
+	}
 	notified, err := notifiedBy(w, c.Room, ev)
 	if err != nil {
 		return nil, err

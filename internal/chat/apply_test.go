@@ -230,7 +230,7 @@ func randomCommands(n int, seed uint64) [][]byte {
 	for range n {
 		room, user := pick(rooms), pick(users)
 		var c Command
-		switch rng.IntN(14) {
+		switch rng.IntN(16) {
 		case 0:
 			c = CreateRoom{Room: room, Owner: user, MaxMembers: uint64(1 + rng.IntN(4))}
 		case 1:
@@ -252,6 +252,10 @@ func randomCommands(n int, seed uint64) [][]byte {
 				RetentionDays: int64(rng.IntN(3)) - 1, RetentionMessages: int64(rng.IntN(5)) - 1}
 		case 10:
 			c = LegalHold{Room: room, User: user, Admin: rng.IntN(3) != 0, Lift: rng.IntN(2) == 0}
+		case 11:
+			c = CreateOutHook{Room: room, User: user, ID: "000000000000000" + fmt.Sprint(rng.IntN(3)), Name: "n", URL: "https://x/", Secret: "s", Triggers: []string{"1", "2", "3"}[:rng.IntN(3)]}
+		case 12:
+			c = Delivered{Room: room, ID: "000000000000000" + fmt.Sprint(rng.IntN(3)), Seq: uint64(rng.IntN(20)), Due: int64(rng.IntN(10)), Attempt: 1, OK: rng.IntN(2) == 0}
 		default:
 			c = Post{Room: room, User: user, Text: fmt.Sprint(rng.Uint64())}
 		}

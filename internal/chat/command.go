@@ -261,7 +261,9 @@ func DecodeCommand(cmd []byte) (Command, error) {
 		var ok bool
 		if c, ok = decodeMessageCommand(cmd[1], &d); !ok {
 			if c, ok = decodeModCommand(cmd[1], &d); !ok {
-				c, ok = decodeHookCommand(cmd[1], &d) // hooks.go
+				if c, ok = decodeHookCommand(cmd[1], &d); !ok { // hooks.go
+					c, ok = decodeOutHookCommand(cmd[1], &d) // outhooks.go
+				}
 			}
 		}
 		if !ok {

@@ -50,6 +50,12 @@ func encode(t testing.TB, c Command) []byte {
 		return EncodeHookPost(c)
 	case LegalHold: // hold.go
 		return EncodeLegalHold(c)
+	case CreateOutHook: // outhooks.go
+		return EncodeCreateOutHook(c)
+	case DeleteOutHook:
+		return EncodeDeleteOutHook(c)
+	case Delivered:
+		return EncodeDelivered(c)
 	}
 	t.Fatalf("unexpected command %T", c)
 	return nil
@@ -170,6 +176,9 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(EncodeSettings(Settings{Room: "r", User: "a", Set: setAll, Topic: "t", Access: AccessInvite}))
 	f.Add(EncodeSettings(Settings{Room: "r", User: "a", Set: SetRetentionDays | SetRetentionMessages, RetentionDays: -1, RetentionMessages: 9}))
 	f.Add(EncodeLegalHold(LegalHold{Room: "r", User: "a", Admin: true, Lift: true}))
+	f.Add(EncodeCreateOutHook(CreateOutHook{Room: "r", User: "a", ID: "0123456789abcdef", Name: "n", URL: "https://x/", Secret: "s", Triggers: []string{"go"}}))
+	f.Add(EncodeDeleteOutHook(DeleteOutHook{Room: "r", User: "a", Admin: true, ID: "0123456789abcdef"}))
+	f.Add(EncodeDelivered(Delivered{Room: "r", ID: "0123456789abcdef", Seq: 3, Due: 9, Attempt: 2, Status: 500, Error: "e", Drop: true}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := DecodeCommand(in)
 		if err != nil {

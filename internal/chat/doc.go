@@ -29,6 +29,9 @@
 //	c/<room>/m/<user>  member record: username as spelled, joined_at, last_read
 //	c/<room>/e/<seq>   event, seq as 8 bytes big endian: kind, ts, sender,
 //	                   whisper recipients, text
+//	c/<room>/o/<id>    outgoing webhook; c/<room>/d/<id><n> its delivery log
+//	c/!out/<due>...    the partition's outbox of webhook deliveries
+//	                   (outhooks.go, DESIGN.md "Outgoing webhooks")
 //
 // Room names cannot contain '/', so "c/<room>/" holds exactly one room's keys
 // and the rooms of a partition are listed by skipping from one such prefix

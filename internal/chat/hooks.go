@@ -336,6 +336,9 @@ func applyHookPost(w state.Writer, meta state.Meta, c HookPost) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := queueOutgoing(w, c.Room, seq, ev); err != nil { // outhooks.go
+		return nil, err
+	}
 	if err := setRoom(w, c.Room, rec); err != nil {
 		return nil, err
 	}

@@ -57,6 +57,10 @@ type Config struct {
 	// errs.UpgradeInProgress while it is lower (compat.Require). Nil: every
 	// node speaks this build's protocol.
 	ClusterProtocol func() int
+	// CheckHookURL decides whether an outgoing webhook may point at a URL
+	// of a valid form (CheckHookURL): the node's refusal of private
+	// addresses (internal/webhook). Nil refuses every outgoing webhook.
+	CheckHookURL func(ctx context.Context, rawURL string) error
 }
 
 // DefaultConfig returns the defaults.

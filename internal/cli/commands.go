@@ -70,6 +70,12 @@ func rootCommand() *command {
 					{name: "list", summary: "a room's webhooks", action: runRoomHookList},
 					{name: "revoke", summary: "revoke a webhook: its URL stops working", action: runRoomHookRevoke},
 				}},
+				{name: "outgoing-hook", summary: "outgoing webhooks that POST a room's messages to a URL: create, list, delete, deliveries", subs: []*command{
+					{name: "create", summary: "POST a room's messages (or those with a trigger word) to a URL, signed", action: runRoomOutHookCreate},
+					{name: "list", summary: "a room's outgoing webhooks", action: runRoomOutHookList},
+					{name: "delete", summary: "delete an outgoing webhook and its delivery log", action: runRoomOutHookDelete},
+					{name: "deliveries", summary: "an outgoing webhook's recent delivery attempts", action: runRoomOutHookDeliveries},
+				}},
 			}},
 			{name: "search", section: clients, summary: "search the messages you may read: words, \"phrases\", from:USER, in:ROOM", action: runSearch},
 			{name: "chat", section: clients, summary: "interactive terminal chat in rooms (/who, /wsp, /join, /rooms, /put, /get, /help)", action: runChat},

@@ -143,11 +143,12 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.Var(newEditWindowValue(&c.EditWindow, d.EditWindow), "edit-window", "how long after posting authors may edit a message (`duration`; none: no limit; 0: editing is off)")
 	fs.IntVar(&c.KVHistory, "kv-history", d.KVHistory, "`versions` of each kv key kept for reads at a revision and watches (1 to 1000)")
 	fs.Var(newChoiceValue(&c.Registration, d.Registration, "open", "closed"), "registration", "`mode` of registration: open (anyone may sign up) or closed (only admins create users)")
-	fs.StringVar(&c.PprofAddr, "pprof", "", "`host:port` serving Go's CPU, heap, mutex and block profiles at /debug/pprof/, without authentication (\":6060\" binds to 127.0.0.1; default: off)")
+	fs.StringVar(&c.PprofAddr, "pprof", "", "`host:port` on loopback serving Go's CPU, heap, mutex and block profiles at /debug/pprof/, without authentication (\":6060\" binds to 127.0.0.1; another host is refused; default: off)")
 	fs.IntVar(&c.CacheSize, "cache-size", d.CacheSize, "`entries` in the node's read cache")
 	fs.Var(newChoiceValue(&c.CachePolicy, d.CachePolicy, "lru", "lfu", "fifo"), "cache-policy", "read cache eviction `policy`: lru, lfu or fifo")
 	defineLimitFlags(fs, c, d)
 	fs.Var(newListValue(&c.AllowedOrigins, nil), "allowed-origin", "extra `origins` whose browser pages may open streams and call the API (CORS), also named in the web app's Content-Security-Policy, comma separated, repeatable")
+	fs.Var(newListValue(&c.WebhookAllowCIDRs, nil), "webhook-allow-cidr", "address `ranges` (CIDRs or addresses) outgoing webhooks may reach although private, loopback or link-local, comma separated, repeatable (default: none: such hooks are refused)")
 	fs.StringVar(&o.TLSCert, "tls-cert", "", "certificate `file` (PEM) for HTTPS; needs --tls-key")
 	fs.StringVar(&o.TLSKey, "tls-key", "", "private key `file` (PEM) for HTTPS; needs --tls-cert")
 	fs.StringVar(&o.ClusterTLSCert, "cluster-tls-cert", "", "certificate `file` (PEM) this node presents on internal traffic (mutual TLS)")
@@ -239,7 +240,7 @@ func Serve(ctx context.Context, o ServeOptions, stdout, stderr io.Writer) error 
 	var fatal error
 	select {
 	case <-ctx.Done():
-	case fatal = <-n.Fatal(): // the node cannot go on safely (a stale data dir)
+	case fatal = <-n.Fatal(): // the node cannot go on safely (a stale data dir, a failed store)
 		log.Error("stopping", "err", fatal)
 	}
 	timeout := o.ShutdownTimeout

@@ -16,7 +16,8 @@ import (
 //     {tag} are placed by the tag (kv.RoutingKey).
 //   - 3: what protocol 2 brings may be stored: API tokens, room roles,
 //     bans, mutes, invitations and settings (room retention and legal
-//     holds among them), incoming webhooks. A format 2
+//     holds among them), incoming and outgoing webhooks (with their outbox
+//     and delivery logs). A format 2
 //     directory is read as it is (it holds none of them), so an upgrade
 //     from format 2 is a restart; a build of format 2 refuses a format 3
 //     directory instead of misreading it.
@@ -41,7 +42,9 @@ const MinDataFormat = 2
 //     (chat.ModerationProtocol);
 //     incoming webhooks: the chat commands CreateHook, RevokeHook and
 //     HookPost (chat.HookProtocol), proposed only once the cluster speaks
-//     2;
+//     2; outgoing webhooks: CreateOutHook and DeleteOutHook, gated alike,
+//     and Delivered, proposed only for the outbox entries such a hook
+//     leads to;
 //     and per-room retention and legal holds: the Settings bits
 //     retention_days and retention_messages and the chat command LegalHold
 //     (chat.RetentionProtocol), proposed only once the cluster speaks 2.

@@ -79,11 +79,16 @@ type Config struct {
 	// Limits are the per-user limits, counted across the cluster.
 	Limits Limits
 	// PprofAddr, when set, serves Go's profiles (/debug/pprof/) there,
-	// without authentication; a host:port with an empty host binds to
-	// 127.0.0.1. Empty (the default): no profiles.
+	// without authentication, so only a loopback address is accepted; a
+	// host:port with an empty host binds to 127.0.0.1. Empty (the
+	// default): no profiles.
 	PprofAddr string
 	// AllowedOrigins are extra Origins accepted for WebSocket streams.
 	AllowedOrigins []string
+	// WebhookAllowCIDRs are address ranges (CIDRs or single addresses)
+	// outgoing webhooks may reach although they are private, loopback,
+	// link-local or otherwise refused (internal/webhook).
+	WebhookAllowCIDRs []string
 	// HTTPTLS, when set, serves HTTPS.
 	HTTPTLS *tls.Config
 	// ClusterTLS, when set, secures internal traffic with mutual TLS on the
@@ -245,8 +250,10 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.PprofAddr != "" {
-		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
+		if host, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
 			errs = append(errs, fmt.Errorf("pprof %q: want host:port (or :port for loopback)", c.PprofAddr))
+		} else if ip := net.ParseIP(host); host != "" && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			errs = append(errs, fmt.Errorf("pprof %q: profiles are served without authentication, so only on loopback (127.0.0.1:PORT, or :PORT); reach them through an SSH tunnel", c.PprofAddr))
 		}
 	}
 	if c.Partitions < 1 || c.Partitions > 4096 {

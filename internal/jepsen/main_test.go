@@ -37,7 +37,7 @@ func size() (nodes int, hold time.Duration) {
 
 // noLimits turns off the per-user rate limits the workloads would hit
 // (they post and send as one user); the flood row keeps them.
-var noLimits = []string{"--limit-posts", "off", "--limit-queue-sends", "off"}
+var noLimits = []string{"--limit-posts", "off", "--limit-queue-sends", "off", "--limit-link-creates", "off"}
 
 // clients returns one client per node, signed in as the admin.
 func clients(c *nemesis.Cluster) []*client.Client {

@@ -30,6 +30,9 @@ func TestNemesis_KV(t *testing.T) {
 		{"kv-delay", jepsen.Delay(50*time.Millisecond, 0.25)},
 		{"kv-kill-leader", jepsen.KillLeader()},
 		{"kv-pause-leader", jepsen.PauseLeader()},
+		{"kv-disk-full-follower", jepsen.DiskFull(false)},
+		{"kv-disk-full-leader", jepsen.DiskFull(true)},
+		{"kv-torn-wal", jepsen.TornWAL()},
 	}
 	var rows []jepsen.Row
 	for _, f := range faults {

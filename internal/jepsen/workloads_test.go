@@ -33,6 +33,14 @@ func TestNemesis_Workloads(t *testing.T) {
 		}
 		return w
 	}
+	links := func(name string) jepsen.Workload { return jepsen.NewLinks(api, name) }
+	stream := func(name string) jepsen.Workload {
+		w, err := jepsen.NewStream(api, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
 	sessions := func(name string) jepsen.Workload {
 		w, err := jepsen.NewSessions(c, name+"-u", 3)
 		if err != nil {
@@ -51,6 +59,10 @@ func TestNemesis_Workloads(t *testing.T) {
 		{"queue-pause-leader", jepsen.PauseLeader(), queue},
 		{"session-partition-leader", jepsen.LeaderIsolated(), sessions},
 		{"session-partition-minority", jepsen.MinorityPartition(), sessions},
+		{"links-partition-leader", jepsen.LeaderIsolated(), links},
+		{"links-kill-leader", jepsen.KillLeader(), links},
+		{"stream-partition-leader", jepsen.LeaderIsolated(), stream},
+		{"stream-kill-leader", jepsen.KillLeader(), stream},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {

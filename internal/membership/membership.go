@@ -74,6 +74,9 @@ type Meta struct {
 	// build from before they were gossiped leaves them out.
 	Build    string `json:"build,omitempty"`
 	Protocol int    `json:"protocol,omitempty"`
+	// DiskFull is set while the member's disk is below its reserve: it
+	// refuses writes and must not be given leadership.
+	DiskFull bool `json:"disk_full,omitempty"`
 }
 
 // wireMeta is Meta as gossiped, with the cluster id.
@@ -208,6 +211,7 @@ type Membership struct {
 	dropped atomic.Uint64
 	keyring *memberlist.Keyring // nil for plaintext gossip
 	started time.Time
+	addr    string // the advertised gossip address, fixed at start (Addr)
 
 	mu      sync.Mutex // guards members, leaving, closed and sends on events
 	members map[string]*Member
@@ -253,6 +257,9 @@ func New(cfg Config) (*Membership, error) {
 	if err != nil {
 		return nil, fmt.Errorf("membership: start gossip on %s: %w", cfg.BindAddr, err)
 	}
+	// Read once: memberlist rewrites its local node in place on UpdateNode
+	// (UpdateMeta), so reading it later would race.
+	m.addr = m.ml.LocalNode().Address()
 	return m, nil
 }
 
@@ -341,7 +348,7 @@ func hostPort(addr string) (string, int, error) {
 }
 
 // Addr returns this node's advertised gossip address.
-func (m *Membership) Addr() string { return m.ml.LocalNode().Address() }
+func (m *Membership) Addr() string { return m.addr }
 
 // Started returns when this Membership began: a member of the cluster map
 // it has never seen has been unreachable at least since then.
@@ -453,6 +460,9 @@ func (m *Membership) Events() <-chan Event { return m.events }
 
 // Dropped returns how many events did not fit in Events.
 func (m *Membership) Dropped() uint64 { return m.dropped.Load() }
+
+// LocalMeta returns this node's metadata as it gossips it now.
+func (m *Membership) LocalMeta() Meta { return m.meta.Load().Meta }
 
 // UpdateMeta changes this node's metadata and gossips it; it waits until the
 // update went out to some member, or 5 s.

@@ -85,6 +85,11 @@ type Config struct {
 	// successful local Propose with where its time went (ProposalTimes),
 	// when the loop saw every phase of it. It must be quick.
 	OnProposal func(ProposalTimes)
+	// PeerCanLead, if set, reports whether the node holding replica of
+	// group may take its leadership: a node whose disk is full hands its
+	// groups only to those (diskfull.go). Nil: any voter may. It is called
+	// on the driver goroutine and must not block.
+	PeerCanLead func(group, replica uint64) bool
 	// OnConfChange, if set, is called on the driver goroutine after a group's
 	// membership changed. It must not block.
 	OnConfChange func(group uint64, removedSelf bool)

@@ -63,6 +63,10 @@ type Stats struct {
 	// CommitNanos is the time spent committing round batches (fsync
 	// included); SyncNanos the part spent in synced commits.
 	CommitNanos, SyncNanos atomic.Uint64
+	// DiskDrops counts appends stepped without their entries and DiskSheds
+	// leadership transfers
+	// started because the disk was low (diskfull.go).
+	DiskDrops, DiskSheds atomic.Uint64
 }
 
 // New returns an engine; call Start to run its loop.
@@ -106,6 +110,12 @@ func (e *Engine) Close() {
 	close(e.stop)
 	<-e.done
 }
+
+// Done returns a channel closed when the loop has stopped: after Close, or
+// on a fatal error (Err), such as a failed write or fsync of a round batch.
+// A failed fsync is never retried: what the file holds is unknown after it,
+// so the store stops and the node restarts from what is durable.
+func (e *Engine) Done() <-chan struct{} { return e.done }
 
 // Err returns the fatal error that stopped the loop, if any.
 func (e *Engine) Err() error {

@@ -163,10 +163,7 @@ func (e *Engine) round(tick bool) error {
 	}
 	now := time.Now()
 	if tick {
-		for _, g := range e.groups {
-			g.rn.Tick()
-			e.markTouched(g)
-		}
+		e.tickGroups() // diskfull.go
 	}
 	for _, g := range e.ls().ready {
 		if len(g.pendingReads) > 0 || g.inflight != nil {
@@ -208,6 +205,13 @@ func (e *Engine) stepMessage(m *transport.GroupMessage) {
 		// Addressed to an older replica of this node, or a snapshot without
 		// its data (snapshots arrive through HandleSnapshot).
 		return
+	}
+	if dropForDisk(m.Msg, e.diskLow()) {
+		// Step it without its entries: the replica acknowledges only the
+		// prefix it holds, so the leader learns where it stands and keeps
+		// probing, instead of waiting for answers to appends never taken.
+		m.Msg.Entries = nil
+		e.stats.DiskDrops.Add(1)
 	}
 	if err := g.rn.Step(m.Msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		e.log.Debug("step failed", "group", g.id, "type", m.Msg.Type, "err", err)

@@ -57,6 +57,9 @@ func (e *Engine) HandleSnapshot(ctx context.Context, msg transport.GroupMessage,
 	if msg.Msg.Type != raftpb.MsgSnap {
 		return fmt.Errorf("multiraft: expected a snapshot message, got %s", msg.Msg.Type)
 	}
+	if err := e.cfg.DB.CheckSpace(); err != nil {
+		return fmt.Errorf("multiraft: snapshot of group %d refused: %w", msg.Group, err)
+	}
 	p, err := e.cfg.DB.PrepareSnapshot(msg.Group, msg.Msg.Snapshot.Metadata, data)
 	if err != nil {
 		return fmt.Errorf("multiraft: receive snapshot of group %d: %w", msg.Group, err)

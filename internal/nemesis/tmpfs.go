@@ -1,8 +1,10 @@
 package nemesis
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 )
@@ -50,4 +52,40 @@ func (n *Node) DiskUsed() (int64, error) {
 		return 0, err
 	}
 	return int64(st.Blocks-st.Bfree) * st.Bsize, nil
+}
+
+// fillerName is the file FillDisk writes beside n's data directory, on its
+// tmpfs.
+const fillerName = "nemesis-filler"
+
+// FillDisk fills n's tmpfs with one file until only leave bytes are free,
+// as another program filling the disk would, and returns the file's size.
+// FreeDisk removes it.
+func (n *Node) FillDisk(leave int64) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(n.DataDir, &st); err != nil {
+		return 0, err
+	}
+	size := int64(st.Bavail)*st.Bsize - leave
+	if size <= 0 {
+		return 0, nil
+	}
+	f, err := os.OpenFile(filepath.Join(filepath.Dir(n.DataDir), fillerName), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
+		return 0, fmt.Errorf("fill the disk of %s: %w", n.ID, err)
+	}
+	return size, nil
+}
+
+// FreeDisk removes what FillDisk wrote.
+func (n *Node) FreeDisk() error {
+	err := os.Remove(filepath.Join(filepath.Dir(n.DataDir), fillerName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
 }

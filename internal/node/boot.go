@@ -121,12 +121,36 @@ func (n *Node) staleRefused(reason string) {
 				n.log.Error("could not mark the data directory stale", "err", err)
 			}
 		}
-		n.fatal <- fmt.Errorf("data dir %s is stale: %s", n.cfg.DataDir, reason)
+		n.stopFatal(fmt.Errorf("data dir %s is stale: %s", n.cfg.DataDir, reason))
 	})
 }
 
+// stopFatal tells the owner of the node, through Fatal, that it must stop;
+// the first reason is kept.
+func (n *Node) stopFatal(err error) {
+	select {
+	case n.fatal <- err:
+	default:
+	}
+}
+
+// watchEngine stops the node (Fatal) when its Raft loop stops on its own:
+// a write or fsync of the store failed, after which nothing the store holds
+// can be trusted until a restart replays what is durable.
+func (n *Node) watchEngine() {
+	select {
+	case <-n.ctx.Done():
+	case <-n.engine.Done():
+		if err := n.engine.Err(); err != nil && n.ctx.Err() == nil {
+			n.log.Error("the store failed; stopping: restart the node, it recovers from what was written durably", "err", err)
+			n.stopFatal(fmt.Errorf("store failed: %w", err))
+		}
+	}
+}
+
 // Fatal returns a channel that yields an error when the node must stop
-// because it cannot go on safely (its data directory was found stale); the
+// because it cannot go on safely (its data directory was found stale, or
+// its store failed a write or an fsync); the
 // caller shuts the node down and exits with the error.
 func (n *Node) Fatal() <-chan error { return n.fatal }
 

@@ -28,6 +28,8 @@ const (
 	EventDrainStarted    = "drain_started"
 	EventDrainFinished   = "drain_finished"
 	EventNodeRemoved     = "node_removed"
+	EventDiskFull        = "disk_full"
+	EventDiskOK          = "disk_ok"
 )
 
 // eventCapacity is how many recent events a node keeps.

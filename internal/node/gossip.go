@@ -127,6 +127,7 @@ func (n *Node) startGossip() error {
 	n.goBackground(func() { n.syncGossipKeys(ml) })
 	n.goBackground(n.publishGossipAddr)
 	n.goBackground(func() { n.gossipLoop(ml) })
+	n.goBackground(func() { n.watchDisk(ml) })
 	return nil
 }
 
@@ -269,17 +270,22 @@ func (n *Node) health(m *placement.Map) map[string]placement.NodeHealth {
 			continue
 		}
 		mb, ok := ml.Member(nd.ID)
+		var h placement.NodeHealth
 		if quiet, heard := n.heard.silentFor(nd.ID, now); heard && quiet > n.silentAfter() {
-			out[nd.ID] = placement.NodeHealth{Silent: true}
+			h.Silent = true
 		}
+		h.DiskFull = ok && mb.Meta.DiskFull
 		switch {
 		case !ok && now.Sub(ml.Started()) < grace:
 		case !ok:
-			out[nd.ID] = placement.NodeHealth{State: placement.HealthDead, DeadFor: now.Sub(ml.Started())}
+			h.State, h.DeadFor = placement.HealthDead, now.Sub(ml.Started())
 		case mb.State == membership.Suspect:
-			out[nd.ID] = placement.NodeHealth{State: placement.HealthSuspect}
+			h.State = placement.HealthSuspect
 		case mb.State == membership.Dead || mb.State == membership.Left:
-			out[nd.ID] = placement.NodeHealth{State: placement.HealthDead, DeadFor: now.Sub(mb.Since)}
+			h.State, h.DeadFor = placement.HealthDead, now.Sub(mb.Since)
+		}
+		if h != (placement.NodeHealth{}) {
+			out[nd.ID] = h
 		}
 	}
 	return out

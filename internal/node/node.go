@@ -314,6 +314,7 @@ func (n *Node) Start(ctx context.Context) error {
 	ecfg.Accept = n.accept
 	ecfg.OnApplied = n.onApplied
 	ecfg.OnConfChange = n.onConfChange
+	ecfg.PeerCanLead = n.peerCanLead
 	ecfg.OnLag = n.ops.lag.record
 	ecfg.OnProposal = n.ops.phases.record
 	if n.engine, err = multiraft.New(ecfg); err != nil {
@@ -344,6 +345,7 @@ func (n *Node) Start(ctx context.Context) error {
 		n.Close()
 		return err
 	}
+	n.goBackground(n.watchEngine)
 	n.goBackground(n.reconcileLoop)
 	n.goBackground(func() { n.presence.Frames(n.ctx, n.feeds, tracker.FrameInterval) })
 	n.goBackground(n.controlLoop)

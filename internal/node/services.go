@@ -11,6 +11,7 @@ import (
 	"github.com/parley-chat/parley/internal/kv"
 	"github.com/parley-chat/parley/internal/link"
 	"github.com/parley-chat/parley/internal/password"
+	"github.com/parley-chat/parley/internal/webhook"
 )
 
 // Intervals of the services' background work.
@@ -34,6 +35,8 @@ type services struct {
 	queues   queueService
 	links    *link.Service
 	kv       *kv.Service
+	// guard decides where outgoing webhooks may point.
+	guard *webhook.Guard
 }
 
 // newServices builds the domain services from the node's configuration;
@@ -74,9 +77,16 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 		return nil, fmt.Errorf("links: %w", err)
 	}
 	queues := n.newQueueService(accounts, n.notes.Queues(n.router.PartitionOf))
+	guard, err := n.newWebhookGuard()
+	if err != nil {
+		return nil, err
+	}
+	chatCfg := n.chatConfig(hasher)
+	chatCfg.CheckHookURL = guard.CheckURL
 	return &services{
+		guard:    guard,
 		accounts: accounts,
-		rooms:    chat.NewService(n.router, n.chatConfig(hasher)),
+		rooms:    chat.NewService(n.router, chatCfg),
 		queues:   queues,
 		links:    links,
 		kv:       kv.NewService(n.router, kv.Limits{History: n.cfg.KVHistory}),
@@ -114,6 +124,7 @@ func (n *Node) startServices(s *services) {
 	})
 	n.goBackground(func() { n.presence.Run(n.ctx) })
 	n.startQueues(s.queues.Service)
+	n.startWebhooks(s.rooms, s.guard)
 	n.goBackground(func() {
 		n.leaderLoop(kvExpireInterval, "kv expiry", func(_ context.Context, p uint64) error { return n.expirePartition(s.kv, p) })
 	})

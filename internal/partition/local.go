@@ -33,6 +33,12 @@ func (d *Deps) snapshotLocal(ctx context.Context, p uint64, linearizable bool) (
 	}
 	var staleMs int64
 	if linearizable {
+		if _, leads := d.Engine.Leader(p); !leads && d.DB.CheckSpace() != nil {
+			// A follower on a full disk takes no new commands
+			// (multiraft/diskfull.go), so it would never reach the read
+			// index: read at the leader instead.
+			return nil, &multiraft.NoReplicaError{Group: p}
+		}
 		if err := d.Engine.ReadIndex(ctx, p); err != nil {
 			return nil, err
 		}

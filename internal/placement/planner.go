@@ -51,6 +51,10 @@ type NodeHealth struct {
 	// Silent is set when none of the node's Raft traffic was heard lately:
 	// it may have died before gossip noticed. It is given no leadership.
 	Silent bool
+	// DiskFull is set while the node's disk is below its reserve (it
+	// gossips so): it refuses writes and hands its leaderships over, so it
+	// is given none.
+	DiskFull bool
 }
 
 // GroupView is the applied state of one Raft group, as its leader reports it.

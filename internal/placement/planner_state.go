@@ -9,7 +9,7 @@ type nodeView struct {
 	standby  bool
 	draining bool
 	up       bool // alive: may receive replicas, counts as a live voter
-	silent   bool // not heard lately: gets no leadership (NodeHealth.Silent)
+	silent   bool // not heard lately or disk full: gets no leadership (NodeHealth.Silent, DiskFull)
 	dead     bool // declared dead, for any time
 	gone     bool // dead for DeadAfter or longer, or not in the map
 }
@@ -51,7 +51,7 @@ func newPlanner(v View) *planner {
 		h := v.Health[n.ID]
 		nv := nodeView{zone: n.Zone, standby: n.Standby, draining: n.State == NodeDraining}
 		nv.up = h.State == "" || h.State == HealthAlive
-		nv.silent = h.Silent
+		nv.silent = h.Silent || h.DiskFull // either way: no leadership
 		nv.dead = h.State == HealthDead
 		nv.gone = nv.dead && h.DeadFor >= v.DeadAfter
 		p.nodes[n.ID] = nv

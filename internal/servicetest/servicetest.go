@@ -19,6 +19,7 @@ import (
 	"github.com/parley-chat/parley/internal/queue"
 	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/state/statetest"
+	"github.com/parley-chat/parley/internal/webhook"
 )
 
 // Partitions is the number of partitions of every replicator.
@@ -86,7 +87,10 @@ func New(t testing.TB, o Options) *Stack {
 	if s.Links, err = link.NewService(s.LinkRep, link.Config{}); err != nil {
 		t.Fatal(err)
 	}
-	s.Rooms = chat.NewService(s.RoomRep, chat.Config{Hasher: hasher})
+	// Outgoing webhooks are checked by the node's guard, with no private
+	// range allowed: tests give public addresses as IP literals, which
+	// need no resolver.
+	s.Rooms = chat.NewService(s.RoomRep, chat.Config{Hasher: hasher, CheckHookURL: webhook.NewGuard(nil, nil).CheckURL})
 	s.Queues = queue.NewService(s.QueueRep, queue.Config{Now: s.QueueRep.Now, Notifier: s.QueueRep, IsAdmin: o.IsAdmin})
 	s.KV = kv.NewService(s.KVRep, kv.Limits{})
 	s.KVWatch = KVWatch{KV: s.KV, Rep: s.KVRep}

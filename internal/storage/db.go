@@ -61,6 +61,7 @@ type DB struct {
 	pins      pinRegistry
 	batchPool sync.Pool
 	space     *spaceGuard
+	failed    atomic.Pointer[error] // set by the first failed commit (ErrFailed)
 }
 
 // Open opens (creating if needed) the database in dir.
@@ -122,6 +123,11 @@ func (db *DB) Close() error {
 		return ErrClosed
 	}
 	db.pins.close()
+	if err := db.Failed(); err != nil {
+		// Pebble's commit pipeline is broken: closing it could wait
+		// forever. The process is about to exit; what is durable stays.
+		return err
+	}
 	if err := db.pdb.Close(); err != nil {
 		return fmt.Errorf("storage: close: %w", err)
 	}
@@ -139,8 +145,24 @@ func (db *DB) writeOptions(sync bool) *pebble.WriteOptions {
 	return pebble.NoSync
 }
 
-// commit commits a Pebble batch and counts the fsync.
-func (db *DB) commit(b *pebble.Batch, sync bool) error {
+// commit commits a Pebble batch and counts the fsync. A commit Pebble
+// cannot complete (a WAL write or fsync failed: it calls Logger.Fatalf,
+// which panics with pebbleFatal) fails the store: this commit and every
+// later one return ErrFailed, nothing is retried.
+func (db *DB) commit(b *pebble.Batch, sync bool) (err error) {
+	if f := db.failed.Load(); f != nil {
+		return *f
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			pf, ok := r.(pebbleFatal)
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("%w: %s", ErrFailed, string(pf))
+			db.failed.CompareAndSwap(nil, &err)
+		}
+	}()
 	wo := db.writeOptions(sync)
 	if err := b.Commit(wo); err != nil {
 		return err
@@ -316,9 +338,23 @@ func (p pebbleLogger) Infof(format string, args ...any) { p.l.Debug(fmt.Sprintf(
 // Errorf implements pebble.Logger.
 func (p pebbleLogger) Errorf(format string, args ...any) { p.l.Error(fmt.Sprintf(format, args...)) }
 
-// Fatalf implements pebble.Logger. Pebble calls it on broken invariants and expects no return.
+// Fatalf implements pebble.Logger. Pebble calls it on broken invariants and on a commit it
+// cannot complete, and expects no return: it panics with pebbleFatal, which DB.commit turns
+// into ErrFailed (anywhere else the process stops).
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	p.l.Error(msg)
-	panic("pebble: " + msg)
+	panic(pebbleFatal(msg))
+}
+
+// pebbleFatal is the panic value of pebbleLogger.Fatalf.
+type pebbleFatal string
+
+// Failed returns the error that failed the store (ErrFailed, wrapped), or
+// nil while it works.
+func (db *DB) Failed() error {
+	if f := db.failed.Load(); f != nil {
+		return *f
+	}
+	return nil
 }

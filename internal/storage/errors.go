@@ -15,4 +15,9 @@ var (
 	ErrCorruptSnapshot = errors.New("storage: corrupt or truncated snapshot stream")
 	// ErrCorrupt is returned when a stored record cannot be decoded.
 	ErrCorrupt = errors.New("storage: corrupt record")
+	// ErrFailed is returned by every write once a commit failed (a WAL
+	// write or fsync that returned an error): what the files hold is then
+	// unknown, so the store takes no more writes and the node must restart
+	// from what is durable. A failed fsync is never retried.
+	ErrFailed = errors.New("storage: the store failed a write; restart the node")
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -208,5 +209,71 @@ func checkSeedReadable(t *testing.T, cl *client.Client, where string) {
 	}
 	if rooms, err := cl.ListRooms(ctx); err != nil || len(rooms) == 0 {
 		t.Errorf("%s: rooms = %v, %v", where, rooms, err)
+	}
+}
+
+// One node's disk fills while the others have room: it hands over every
+// leadership it holds, takes no entries it could not write (so it neither
+// fills the disk to ENOSPC nor acknowledges what it did not store), the
+// cluster keeps acknowledging writes through every node, and once space is
+// freed the node catches up by itself: every replica identical.
+func TestDiskFull_OneFullNodeStepsDownAndCatchesUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	var low atomic.Bool
+	var used atomic.Int64
+	const full = 1 // the node whose disk fills
+	c := testcluster.New(t, testcluster.Options{
+		Nodes: 3, Partitions: 4,
+		Configure: func(_ int, cfg *config.Config) { cfg.RateLimit = 1 << 20 },
+		FS: func(i int) vfs.FS {
+			if i == full {
+				return fullDisk{FS: vfs.NewMem(), low: &low, used: &used}
+			}
+			return vfs.NewMem()
+		},
+	})
+	groups := []uint64{0, 1, 2, 3, 4} // the metadata group and the partitions
+	poll.Until(t, 20*time.Second, "n2 leads a group", func() error {
+		for _, g := range groups {
+			if c.LeaderOf(g) == full {
+				return nil
+			}
+		}
+		return testcluster.ErrNotYet
+	})
+
+	low.Store(true)
+	poll.Until(t, 15*time.Second, "n2 leads no group", func() error {
+		for _, g := range groups {
+			if c.LeaderOf(g) == full {
+				return fmt.Errorf("n2 still leads group %d", g)
+			}
+		}
+		return nil
+	})
+	// 6 MiB of puts, through every node: more than the disk has left.
+	value := strings.Repeat("x", 512<<10)
+	for i := range 12 {
+		testcluster.MustPut(t, c.Client(i%3), fmt.Sprintf("big%d", i), value, client.PutOptions{})
+	}
+	if err := c.Node(full).Engine().Err(); err != nil {
+		t.Fatalf("n2's Raft loop stopped: %v", err)
+	}
+	if u := used.Load(); u > diskReserve {
+		t.Fatalf("n2 wrote %d bytes on a disk with %d left", u, diskReserve)
+	}
+	t.Logf("n2 wrote %d bytes while its disk was full", used.Load())
+	for _, g := range groups {
+		if c.LeaderOf(g) == full {
+			t.Errorf("n2 took the leadership of group %d back with a full disk", g)
+		}
+	}
+
+	low.Store(false)
+	c.VerifyReplicas(60 * time.Second)
+	if v, _ := testcluster.MustGet(t, c.Client(full), "big11", client.GetOptions{}); v != value {
+		t.Fatalf("big11 via n2 after space was freed: %d bytes", len(v))
 	}
 }

@@ -94,6 +94,23 @@ func TestWeb_Moderation(t *testing.T) {
 	owner.do("lift the legal hold", clickJS(`.legal-hold-toggle`))
 	owner.waitFor("the hold lifted", `document.querySelector('.legal-hold-status').textContent.startsWith('Not held') && document.querySelector('.room-rules').hidden`)
 
+	// Outgoing webhooks: a private address is refused with the server's
+	// reason; a public one is made, its secret shown once, listed and
+	// deleted. Its trigger word is in no message, so nothing is sent.
+	owner.do("an outgoing webhook to a private address",
+		chromedp.SendKeys(chromedp.CSS(`.room-settings input[name=outhook_name]`), "ci"),
+		chromedp.SendKeys(chromedp.CSS(`.room-settings input[name=outhook_url]`), "http://10.0.0.1/hook"),
+		clickJS(`.outhook-create button[type=submit]`))
+	owner.waitFor("the refusal names the private address", `[...document.querySelectorAll('.outhook-create .field-error')].some((e) => e.textContent.includes('private address'))`)
+	owner.do("an outgoing webhook to a public address", clear(`.room-settings input[name=outhook_url]`),
+		chromedp.SendKeys(chromedp.CSS(`.room-settings input[name=outhook_url]`), "https://93.184.215.14/hook"),
+		chromedp.SendKeys(chromedp.CSS(`.room-settings input[name=outhook_triggers]`), "never-said"),
+		clickJS(`.outhook-create button[type=submit]`))
+	owner.waitFor("the signing secret, shown once", `(document.querySelector('.outhook-secret')?.textContent || '').length === 43`)
+	owner.waitFor("the outgoing webhook listed", hasText(".outhooks-list li .row span", "never-said"))
+	owner.do("delete the outgoing webhook", clickJS(`.delete-outhook`))
+	owner.waitFor("no outgoing webhooks listed", hasText(".outhooks-list p", "No outgoing webhooks."))
+
 	// bob's tab is in a browser context of its own: tabs of one context
 	// share localStorage, where the app keeps its session.
 	pb := p

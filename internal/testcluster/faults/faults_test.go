@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,41 +13,13 @@ import (
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
-// mustPut puts key=value through c, retrying what a client retries (a 503
-// from a node too busy to answer in time, a lost connection) for up to 20 s
-// under one idempotency key, so a retry never applies the put twice.
-func mustPut(t *testing.T, c *client.Client, key, value string, opts client.PutOptions) uint64 {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if opts.IdempotencyKey == "" {
-		opts.IdempotencyKey = fmt.Sprintf("mustPut-%d", putSeq.Add(1))
-	}
-	for {
-		v, err := c.KVPut(ctx, key, []byte(value), opts)
-		if err == nil {
-			return v
-		}
-		if !retryable(err) || ctx.Err() != nil {
-			t.Fatalf("put %s: %v", key, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// putSeq numbers mustPut's idempotency keys.
-var putSeq atomic.Int64
-
-func mustGet(t *testing.T, c *client.Client, key string, opts client.GetOptions) (string, uint64) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	v, ver, err := c.KVGet(ctx, key, opts)
-	if err != nil {
-		t.Fatalf("get %s: %v", key, err)
-	}
-	return string(v), ver
-}
+// Short names for the KV helpers of package testcluster.
+var (
+	mustPut = testcluster.MustPut
+	mustGet = testcluster.MustGet
+	// retryable says what a client retries.
+	retryable = testcluster.Retryable
+)
 
 // A write acknowledged to the client was fsynced: a power loss right after
 // the acknowledgement loses nothing, on one node and on a whole cluster.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"slices"
 	"sort"
 	"sync"
@@ -49,14 +48,6 @@ func startKVLoad(t *testing.T, prefix string, clients, keys int, targets func() 
 		l.wg.Go(func() { l.worker(cl) })
 	}
 	return l
-}
-
-// retryable reports whether a client may simply send the request again: the
-// server said so, the connection failed, or the client's own deadline ran
-// out (the outcome is unknown; retry with the same idempotency key).
-func retryable(err error) bool {
-	var ue *url.Error
-	return client.IsRetryable(err) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue)
 }
 
 func (l *kvLoad) worker(cl int) {

@@ -170,6 +170,12 @@ export function moderate(room, user, action, body = {}) {
 export const createHook = (room, name) => request('POST', `/api/v1/rooms/${enc(room)}/hooks`, {body: {name}});
 export const hooks = (room) => request('GET', `/api/v1/rooms/${enc(room)}/hooks`).then((r) => r.hooks);
 export const revokeHook = (room, id) => request('DELETE', `/api/v1/rooms/${enc(room)}/hooks/${enc(id)}`);
+// Outgoing webhooks of a room (owner or admin): the signing secret comes
+// only in createOutHook's answer.
+export const createOutHook = (room, spec) => request('POST', `/api/v1/rooms/${enc(room)}/outgoing-hooks`, {body: spec});
+export const outHooks = (room) => request('GET', `/api/v1/rooms/${enc(room)}/outgoing-hooks`).then((r) => r.hooks);
+export const deleteOutHook = (room, id) => request('DELETE', `/api/v1/rooms/${enc(room)}/outgoing-hooks/${enc(id)}`);
+export const outHookDeliveries = (room, id) => request('GET', `/api/v1/rooms/${enc(room)}/outgoing-hooks/${enc(id)}/deliveries`).then((r) => r.deliveries);
 export const invite = (room, username) => request('POST', `/api/v1/rooms/${enc(room)}/invites`, {body: {username}, idem: requestId()});
 export const moderation = (room) => request('GET', `/api/v1/rooms/${enc(room)}/moderation`);
 // legalHold places (on) or lifts a room's legal hold (admins only) and

@@ -1,7 +1,7 @@
 // views/room_mod.js: what the room view shows its owner and moderators: the
 // settings panel (topic, description, announcement room, slow mode, member
-// limit, who may join, retention, legal hold, invitations) and each
-// member's moderation actions
+// limit, who may join, retention, legal hold, invitations, incoming and
+// outgoing webhooks) and each member's moderation actions
 // (mute, kick, ban, and for the owner the moderator role). Every rule is
 // the server's; this only offers the buttons a role can use and shows the
 // server's answer. Text from users is set as text, never parsed.
@@ -9,6 +9,7 @@
 import * as api from '../api.js';
 import {h, replace, field, fieldError, formError, clearErrors} from '../dom.js';
 import {copyButton} from './links.js';
+import {outHooksSection} from './room_outhooks.js';
 
 // MUTE_S is how long the members panel's mute lasts.
 const MUTE_S = 10 * 60;
@@ -45,6 +46,8 @@ export function settingsPanel(v) {
   form.append(inviteForm);
   const hooks = hooksSection(v);
   form.append(hooks.el);
+  const outHooks = outHooksSection(v);
+  form.append(outHooks.el);
 
   const fill = (info) => {
     topic.input.value = info.topic || '';
@@ -60,7 +63,8 @@ export function settingsPanel(v) {
     ownerOnly.disabled = v.role !== 'owner';
     inviteForm.hidden = !info.private;
     hooks.el.hidden = v.role !== 'owner';
-    if (v.role === 'owner') hooks.refresh();
+    outHooks.el.hidden = v.role !== 'owner';
+    if (v.role === 'owner') { hooks.refresh(); outHooks.refresh(); }
   };
   form.addEventListener('submit', async (e) => {
     e.preventDefault();

@@ -1,0 +1,25 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestValidate_PprofOnlyOnLoopback: profiles have no authentication, so a
+// node refuses to serve them anywhere but on loopback.
+func TestValidate_PprofOnlyOnLoopback(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		":6060": true, "127.0.0.1:6060": true, "localhost:6060": true, "[::1]:6060": true,
+		"0.0.0.0:6060": false, "10.0.0.5:6060": false, "[::]:6060": false, "example.org:6060": false, "6060": false,
+	} {
+		c := Default()
+		c.PprofAddr = addr
+		err := c.Validate()
+		if ok && err != nil {
+			t.Errorf("pprof %q refused: %v", addr, err)
+		}
+		if !ok && (err == nil || !strings.Contains(err.Error(), "pprof")) {
+			t.Errorf("pprof %q accepted (err %v)", addr, err)
+		}
+	}
+}

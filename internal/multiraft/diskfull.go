@@ -1,0 +1,85 @@
+package multiraft
+
+import (
+	"go.etcd.io/raft/v3"
+	raftpb "go.etcd.io/raft/v3/raftpb"
+)
+
+// A node whose disk is (nearly) full — storage.DB.CheckSpace reports
+// ErrDiskFull once less than the reserve is left — must never meet ENOSPC
+// inside Pebble (its commit pipeline cannot survive a failed WAL write) and
+// must never acknowledge an entry it did not write. So while the disk is
+// low the engine:
+//
+//   - steps appends that carry commands without their entries, and refuses
+//     snapshots, so it writes no commands: it acknowledges only the prefix
+//     of the log it holds (an append of no entries is a valid Raft message),
+//     the leader keeps probing it (its append window never fills with
+//     appends that will get no answer), and it catches up by itself once
+//     space returns. Heartbeats, empty entries and membership changes still
+//     step whole: a few bytes of the reserve each;
+//   - ticks only the groups it leads, so its followers never start an
+//     election they would have to write for;
+//   - hands the leadership of every group it leads to the most up-to-date
+//     follower whose node may lead (Config.PeerCanLead: its disk is not
+//     full either), once per tick until one takes it. With every disk full
+//     it keeps leading: reads still work, writes get 507 at Propose.
+
+// diskLow reports whether the node's disk is below its reserve.
+func (e *Engine) diskLow() bool { return e.cfg.DB.CheckSpace() != nil }
+
+// dropForDisk reports whether the entries of the incoming message m must
+// be dropped because the disk is low: it carries commands to append. Empty entries (a
+// new leader's, which it must commit before it can serve reads) and
+// membership changes are a few bytes each and still step, so that a group
+// whose replicas all have full disks can still elect a leader and read.
+func dropForDisk(m raftpb.Message, low bool) bool {
+	if !low || m.Type != raftpb.MsgApp {
+		return false
+	}
+	for _, ent := range m.Entries {
+		if ent.Type == raftpb.EntryNormal && len(ent.Data) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// tickGroups ticks every group, or, while the disk is low, only the groups
+// this node leads, each of which it then tries to hand over.
+func (e *Engine) tickGroups() {
+	low := e.diskLow()
+	for _, g := range e.groups {
+		if low && !g.isLeader {
+			continue
+		}
+		g.rn.Tick()
+		if low {
+			e.shedLeadership(g)
+		}
+		e.markTouched(g)
+	}
+}
+
+// shedLeadership asks g, which this node leads, to transfer leadership to
+// its most up-to-date voter that may lead, unless a transfer is running.
+func (e *Engine) shedLeadership(g *group) {
+	st := g.rn.Status()
+	if st.RaftState != raft.StateLeader || st.LeadTransferee != 0 {
+		return
+	}
+	var best, bestMatch uint64
+	for rid, pr := range st.Progress {
+		if rid == g.replica || pr.IsLearner || pr.Match < bestMatch {
+			continue
+		}
+		if e.cfg.PeerCanLead != nil && !e.cfg.PeerCanLead(g.id, rid) {
+			continue
+		}
+		best, bestMatch = rid, pr.Match
+	}
+	if best != 0 {
+		g.rn.TransferLeader(best)
+		e.stats.DiskSheds.Add(1)
+	}
+}
