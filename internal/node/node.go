@@ -281,43 +281,13 @@ func (n *Node) Start(ctx context.Context) error {
 		n.Close()
 		return err
 	}
-	tlsCfg, identify, err := n.transportSecurity()
+	tr, err := n.newTransport()
 	if err != nil {
 		n.Close()
 		return err
 	}
-	tr, err := transport.New(transport.Config{
-		ListenAddr:    n.cfg.ClusterAddr,
-		AdvertiseAddr: n.cfg.Advertise,
-		TLS:           tlsCfg,
-		Identify:      identify,
-		OnRefused:     n.transportRefused,
-		Boot:          n.boot,
-		CheckBoot:     n.boots.check,
-		OnStale:       n.staleRefused,
-		ClusterID:     n.clusterID,
-		NodeID:        n.cfg.ID,
-		Logger:        n.log,
-	}, n)
-	if err != nil {
-		n.Close()
-		return fmt.Errorf("listen for cluster traffic on %s: %w", n.cfg.ClusterAddr, err)
-	}
 	n.tr = tr
-	ecfg := multiraft.DefaultConfig()
-	ecfg.DB, ecfg.Sender, ecfg.Directory, ecfg.Logger = db, tr, &n.dir, n.log
-	ecfg.Applier = n.applierFor
-	ecfg.TickInterval, ecfg.ElectionTicks = n.cfg.TickInterval, n.cfg.ElectionTicks
-	ecfg.DedupWindow = n.cfg.DedupWindow
-	ecfg.CompactionThreshold = n.cfg.CompactionThreshold
-	ecfg.ReadRetry = n.cfg.TickInterval * time.Duration(n.cfg.ElectionTicks)
-	ecfg.Accept = n.accept
-	ecfg.OnApplied = n.onApplied
-	ecfg.OnConfChange = n.onConfChange
-	ecfg.PeerCanLead = n.peerCanLead
-	ecfg.OnLag = n.ops.lag.record
-	ecfg.OnProposal = n.ops.phases.record
-	if n.engine, err = multiraft.New(ecfg); err != nil {
+	if n.engine, err = multiraft.New(n.engineConfig(db, tr)); err != nil {
 		n.Close()
 		return err
 	}
@@ -351,6 +321,51 @@ func (n *Node) Start(ctx context.Context) error {
 	n.goBackground(n.controlLoop)
 	n.goBackground(n.runSearch)
 	return nil
+}
+
+// newTransport listens on the cluster port with the cluster's TLS and the
+// node's boot checks.
+func (n *Node) newTransport() (*transport.Transport, error) {
+	tlsCfg, identify, err := n.transportSecurity()
+	if err != nil {
+		return nil, err
+	}
+	tr, err := transport.New(transport.Config{
+		ListenAddr:    n.cfg.ClusterAddr,
+		AdvertiseAddr: n.cfg.Advertise,
+		TLS:           tlsCfg,
+		Identify:      identify,
+		OnRefused:     n.transportRefused,
+		Boot:          n.boot,
+		CheckBoot:     n.boots.check,
+		OnStale:       n.staleRefused,
+		ClusterID:     n.clusterID,
+		NodeID:        n.cfg.ID,
+		Logger:        n.log,
+	}, n)
+	if err != nil {
+		return nil, fmt.Errorf("listen for cluster traffic on %s: %w", n.cfg.ClusterAddr, err)
+	}
+	return tr, nil
+}
+
+// engineConfig is the multi-Raft engine's configuration: the node's store,
+// transport and directory, its timings, and the node's hooks.
+func (n *Node) engineConfig(db *storage.DB, tr *transport.Transport) multiraft.Config {
+	ecfg := multiraft.DefaultConfig()
+	ecfg.DB, ecfg.Sender, ecfg.Directory, ecfg.Logger = db, tr, &n.dir, n.log
+	ecfg.Applier = n.applierFor
+	ecfg.TickInterval, ecfg.ElectionTicks = n.cfg.TickInterval, n.cfg.ElectionTicks
+	ecfg.DedupWindow = n.cfg.DedupWindow
+	ecfg.CompactionThreshold = n.cfg.CompactionThreshold
+	ecfg.ReadRetry = n.cfg.TickInterval * time.Duration(n.cfg.ElectionTicks)
+	ecfg.Accept = n.accept
+	ecfg.OnApplied = n.onApplied
+	ecfg.OnConfChange = n.onConfChange
+	ecfg.PeerCanLead = n.peerCanLead
+	ecfg.OnLag = n.ops.lag.record
+	ecfg.OnProposal = n.ops.phases.record
+	return ecfg
 }
 
 // Close stops everything the node started at once, dropping requests in
