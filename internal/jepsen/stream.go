@@ -2,8 +2,8 @@ package jepsen
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -182,18 +182,21 @@ type streamViolations struct{ order, dup, gap, differ, lost int }
 
 func (v streamViolations) count() int { return v.order + v.dup + v.gap + v.differ }
 
-// String lists the non-zero counts.
+// String lists the non-zero counts, in a fixed order.
 func (v streamViolations) String() string {
-	var errs []error
-	for name, n := range map[string]int{"out of order": v.order, "twice": v.dup, "gaps": v.gap, "unlike the history": v.differ, "acknowledged posts never received": v.lost} {
-		if n > 0 {
-			errs = append(errs, fmt.Errorf("%d %s", n, name))
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{v.order, "out of order"}, {v.dup, "twice"}, {v.gap, "gaps"}, {v.differ, "unlike the history"}, {v.lost, "acknowledged posts never received"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
 		}
 	}
-	if len(errs) == 0 {
+	if len(parts) == 0 {
 		return ""
 	}
-	return ", " + errors.Join(errs...).Error()
+	return ", " + strings.Join(parts, ", ")
 }
 
 // audit checks one reader's events against the stored history (bySeq, up

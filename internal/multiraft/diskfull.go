@@ -29,17 +29,19 @@ import (
 func (e *Engine) diskLow() bool { return e.cfg.DB.CheckSpace() != nil }
 
 // dropForDisk reports whether the entries of the incoming message m must
-// be dropped because the disk is low: it carries commands to append. Empty entries (a
-// new leader's, which it must commit before it can serve reads) and
-// membership changes are a few bytes each and still step, so that a group
-// whose replicas all have full disks can still elect a leader and read.
-func dropForDisk(m raftpb.Message, low bool) bool {
-	if !low || m.Type != raftpb.MsgApp {
+// be dropped because the disk is low (asked of low only then, so the
+// heartbeats and votes of every round cost no check): it carries commands
+// to append. Empty entries (a new leader's, which it must commit before it
+// can serve reads) and membership changes are a few bytes each and still
+// step, so that a group whose replicas all have full disks can still elect
+// a leader and read.
+func dropForDisk(m raftpb.Message, low func() bool) bool {
+	if m.Type != raftpb.MsgApp {
 		return false
 	}
 	for _, ent := range m.Entries {
 		if ent.Type == raftpb.EntryNormal && len(ent.Data) > 0 {
-			return true
+			return low()
 		}
 	}
 	return false

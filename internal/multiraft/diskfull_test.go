@@ -24,7 +24,7 @@ func TestDropForDisk(t *testing.T) {
 		{"heartbeat", raftpb.Message{Type: raftpb.MsgHeartbeat}, true, false},
 		{"vote", raftpb.Message{Type: raftpb.MsgVote}, true, false},
 	} {
-		if got := dropForDisk(c.m, c.low); got != c.want {
+		if got := dropForDisk(c.m, func() bool { return c.low }); got != c.want {
 			t.Errorf("%s: dropForDisk = %v, want %v", c.name, got, c.want)
 		}
 	}

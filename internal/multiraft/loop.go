@@ -206,7 +206,7 @@ func (e *Engine) stepMessage(m *transport.GroupMessage) {
 		// its data (snapshots arrive through HandleSnapshot).
 		return
 	}
-	if dropForDisk(m.Msg, e.diskLow()) {
+	if dropForDisk(m.Msg, e.diskLow) {
 		// Step it without its entries: the replica acknowledges only the
 		// prefix it holds, so the leader learns where it stands and keeps
 		// probing, instead of waiting for answers to appends never taken.
