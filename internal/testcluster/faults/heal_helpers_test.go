@@ -182,7 +182,8 @@ func (l *kvLoad) stop(via *client.Client) loadReport {
 	return r
 }
 
-// placedOn checks that every partition has rf voters and the metadata
+// placedOn checks that every partition has rf voters and no other replica
+// (no move in flight), the metadata
 // group min(3, len(nodes)) voters, all on the given nodes, and that no
 // partition replica is anywhere else.
 func placedOn(m *placement.Map, rf int, nodes []string) error {
@@ -205,6 +206,9 @@ func placedOn(m *placement.Map, rf int, nodes []string) error {
 		}
 		if voters != want {
 			return fmt.Errorf("group %d has %d voters, want %d", g.ID, voters, want)
+		}
+		if g.ID != placement.MetaGroup && len(g.Replicas) != want {
+			return fmt.Errorf("group %d has %d replicas, want %d (a move is in flight)", g.ID, len(g.Replicas), want)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package faults_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -145,12 +146,20 @@ func TestHeal_RestartIsNotADeparture(t *testing.T) {
 	}
 }
 
-// waitStable waits until the cluster converged with replicas balanced.
+// waitStable waits until the cluster converged with every partition at full
+// strength on the running nodes, no move in flight, and replicas balanced.
 func waitStable(t *testing.T, c *testcluster.Cluster) {
 	t.Helper()
 	poll.Until(t, time.Minute, "replicas balanced", func() error {
 		ids, _ := running(c, nil)
-		if err := replicasBalanced(anyMap(c), ids); err != nil {
+		m := anyMap(c)
+		if m == nil {
+			return errors.New("no node running")
+		}
+		if err := placedOn(m, m.ReplicationFactor, ids); err != nil {
+			return err
+		}
+		if err := replicasBalanced(m, ids); err != nil {
 			return err
 		}
 		return c.Converged()
