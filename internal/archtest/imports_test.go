@@ -121,6 +121,8 @@ var layers = map[string][]string{
 	// Outgoing webhook delivery reads and records through the rooms
 	// Service (its Source): no engine, store, transport or node.
 	"internal/webhook": {"internal/node", "internal/partition", "internal/api", "internal/cli", "internal/multiraft", "internal/storage", "internal/transport"},
+	// The node's clock is a leaf: the engine and the services take its Now.
+	"internal/clock": {"internal/node", "internal/partition", "internal/multiraft", "internal/storage", "internal/transport", "internal/api"},
 }
 
 // TestImports_BleveOnlyInSearch keeps the search library in its one home,

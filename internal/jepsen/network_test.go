@@ -33,6 +33,8 @@ func TestNemesis_KV(t *testing.T) {
 		{"kv-disk-full-follower", jepsen.DiskFull(false)},
 		{"kv-disk-full-leader", jepsen.DiskFull(true)},
 		{"kv-torn-wal", jepsen.TornWAL()},
+		{"kv-clock-forward-leader", jepsen.ClockJump(10 * time.Minute)},
+		{"kv-clock-backward-leader", jepsen.ClockJump(-10 * time.Minute)},
 	}
 	var rows []jepsen.Row
 	for _, f := range faults {

@@ -53,6 +53,10 @@ type Config struct {
 	// DedupWindow is how long proposal ids and client idempotency keys are
 	// remembered.
 	DedupWindow time.Duration
+	// Now is the time a proposal is stamped with, which decides every
+	// expiry in the replicated state (dedup records, leases): the node's
+	// clock.Clock, which does not follow wall-clock jumps. Nil: time.Now.
+	Now func() time.Time
 	// ProposalAttempt bounds one attempt of a local proposal; after it the
 	// caller retries with the same id.
 	ProposalAttempt time.Duration
@@ -133,6 +137,9 @@ func (c *Config) withDefaults() error {
 	}
 	if c.DedupWindow <= 0 {
 		c.DedupWindow = d.DedupWindow
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.ProposalAttempt <= 0 {
 		c.ProposalAttempt = d.ProposalAttempt

@@ -71,7 +71,7 @@ func (e *Engine) Propose(ctx context.Context, groupID uint64, id, cmd []byte) ([
 		return nil, errs.Wrap(errs.InsufficientStorage, err, "the disk is full: writes are refused until space is freed; reads still work")
 	}
 	start := time.Now()
-	env := envelope{id: id, timeMs: start.UnixMilli(), windowMs: e.cfg.DedupWindow.Milliseconds(), cmd: cmd}
+	env := envelope{id: id, timeMs: e.cfg.Now().UnixMilli(), windowMs: e.cfg.DedupWindow.Milliseconds(), cmd: cmd}
 	p := &proposal{
 		group: groupID,
 		id:    string(id),

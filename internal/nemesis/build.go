@@ -14,8 +14,10 @@ var (
 	buildBin string
 )
 
-// Binary builds the parley binary once per test process (go build) and
-// returns its path; RemoveBinary deletes it.
+// Binary builds the parley binary once per test process (go build, with
+// the failpoints tag: the clock faults of clock.go need it; the failpoints
+// do nothing unless their environment variables are set) and returns its
+// path; RemoveBinary deletes it.
 func Binary() (string, error) {
 	buildMu.Lock()
 	defer buildMu.Unlock()
@@ -27,7 +29,7 @@ func Binary() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "parley")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/parley-chat/parley/cmd/parley").CombinedOutput()
+	out, err := exec.Command("go", "build", "-tags", "failpoints", "-o", bin, "github.com/parley-chat/parley/cmd/parley").CombinedOutput()
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return "", fmt.Errorf("go build: %v\n%s", err, out)

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/clock"
 )
 
 // Ports every node listens on, on its own address (gossip is the cluster
@@ -67,7 +68,7 @@ func (n *Node) start(env []string, extra ...string) error {
 	args := append([]string{"netns", "exec", n.Host.NS, n.bin}, append(append([]string{}, n.args...), extra...)...)
 	cmd := exec.Command("ip", args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), clock.OffsetFileEnv+"="+n.clockFile()), env...)
 	// The node dies with the test process, even one killed before its
 	// cleanup ran.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -30,6 +30,7 @@ const (
 	EventNodeRemoved     = "node_removed"
 	EventDiskFull        = "disk_full"
 	EventDiskOK          = "disk_ok"
+	EventClockJump       = "clock_jump"
 )
 
 // eventCapacity is how many recent events a node keeps.

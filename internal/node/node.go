@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/parley-chat/parley/internal/clock"
 	"github.com/parley-chat/parley/internal/compat"
 	"log/slog"
 	"net"
@@ -43,8 +44,10 @@ import (
 
 // Node is one running Parley node.
 type Node struct {
-	cfg    config.Config
-	log    *slog.Logger
+	cfg config.Config
+	log *slog.Logger
+	// clock stamps proposals and decides expiries (clock_jump.go).
+	clock  *clock.Clock
 	db     *storage.DB
 	tr     *transport.Transport
 	engine *multiraft.Engine
@@ -205,6 +208,7 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	n.dir = directory{view: &n.cmap, partitions: cfg.Partitions}
 	n.audit = audit.NewLog(cfg.ID, n.log)
 	n.heal.init()
+	n.clock = clock.New(n.onClockJump)
 	n.calls = n.callTable()
 	n.notes = partition.NewNotifier(func(p uint64) bool {
 		e := n.live.Load()
@@ -357,6 +361,7 @@ func (n *Node) engineConfig(db *storage.DB, tr *transport.Transport) multiraft.C
 	ecfg.Applier = n.applierFor
 	ecfg.TickInterval, ecfg.ElectionTicks = n.cfg.TickInterval, n.cfg.ElectionTicks
 	ecfg.DedupWindow = n.cfg.DedupWindow
+	ecfg.Now = n.clock.Now
 	ecfg.CompactionThreshold = n.cfg.CompactionThreshold
 	ecfg.ReadRetry = n.cfg.TickInterval * time.Duration(n.cfg.ElectionTicks)
 	ecfg.Accept = n.accept

@@ -57,6 +57,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 		Limiter:      limits,
 		SessionTTL:   n.cfg.SessionTTL,
 		Hasher:       hasher,
+		Now:          n.clock.Now,
 		// Token commands wait until every node applies them.
 		ClusterProtocol: n.ClusterProtocol,
 	})
@@ -72,6 +73,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 		CachePolicy: policy,
 		Logger:      n.log,
 		SelfURLs:    n.linkSelfURLs,
+		Now:         n.clock.Now,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("links: %w", err)

@@ -28,11 +28,11 @@ func (n *Node) expirePartition(s *kv.Service, p uint64) error {
 	for range kvExpireRounds {
 		ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 		due, ok, err := s.NextDue(ctx, p)
-		if err == nil && ok && due <= time.Now().UnixMilli() {
+		if err == nil && ok && due <= n.clock.Now().UnixMilli() {
 			_, err = s.Expire(ctx, p)
 		}
 		cancel()
-		if err != nil || !ok || due > time.Now().UnixMilli() {
+		if err != nil || !ok || due > n.clock.Now().UnixMilli() {
 			return err
 		}
 	}

@@ -33,7 +33,7 @@ func (n *Node) ListJoinTokens(ctx context.Context) ([]api.JoinToken, error) {
 	if err = errors.Join(err, fnErr); err != nil {
 		return nil, errs.Wrap(errs.Unavailable, err, "cannot read the join tokens")
 	}
-	now := time.Now().UnixMilli()
+	now := n.clock.Now().UnixMilli()
 	toks = slices.DeleteFunc(toks, func(t placement.JoinToken) bool { return t.ExpiresMs != 0 && t.ExpiresMs <= now })
 	slices.SortFunc(toks, func(a, b placement.JoinToken) int { return int(a.CreatedMs - b.CreatedMs) })
 	out := make([]api.JoinToken, 0, len(toks))

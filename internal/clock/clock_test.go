@@ -1,0 +1,118 @@
+package clock
+
+import (
+	"testing"
+	"time"
+)
+
+// fakeSources is a wall clock and a monotonic clock the test moves.
+type fakeSources struct {
+	wall time.Time
+	mono time.Duration
+}
+
+func (f *fakeSources) advance(d time.Duration) { f.wall, f.mono = f.wall.Add(d), f.mono+d }
+
+func newFake(t *testing.T) (*Clock, *fakeSources, *[]time.Duration) {
+	t.Helper()
+	f := &fakeSources{wall: time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)}
+	var jumps []time.Duration
+	c := newClock(func() time.Time { return f.wall }, func() time.Duration { return f.mono }, func(d time.Duration) { jumps = append(jumps, d) })
+	return c, f, &jumps
+}
+
+func TestClock_FollowsASteadyWallClock(t *testing.T) {
+	c, f, jumps := newFake(t)
+	for range 100 {
+		f.advance(37 * time.Millisecond)
+		if got := c.Now(); !got.Equal(f.wall) {
+			t.Fatalf("Now = %v, want the wall clock %v", got, f.wall)
+		}
+	}
+	if len(*jumps) != 0 {
+		t.Fatalf("jumps reported for a steady clock: %v", *jumps)
+	}
+}
+
+func TestClock_JumpsAreNotFollowed(t *testing.T) {
+	for _, jump := range []time.Duration{5 * time.Minute, -5 * time.Minute} {
+		t.Run(jump.String(), func(t *testing.T) {
+			c, f, jumps := newFake(t)
+			f.advance(time.Second)
+			before := c.Now()
+			f.wall = f.wall.Add(jump)
+			f.advance(time.Second)
+			got := c.Now()
+			// One second passed by the monotonic clock: the clock moved one
+			// second, give or take MaxSlew of it towards the wall clock.
+			if d := got.Sub(before); d < time.Second-2*time.Millisecond || d > time.Second+2*time.Millisecond {
+				t.Fatalf("after a %v jump the clock moved %v in one second", jump, d)
+			}
+			if len(*jumps) != 1 || (*jumps)[0] < jump-2*time.Second || (*jumps)[0] > jump+2*time.Second {
+				t.Fatalf("jumps reported %v, want one of about %v", *jumps, jump)
+			}
+			for range 10 {
+				f.advance(time.Second)
+				c.Now()
+			}
+			if len(*jumps) != 1 {
+				t.Fatalf("the same jump reported again: %v", *jumps)
+			}
+		})
+	}
+}
+
+func TestClock_SlewsTowardsTheWallClock(t *testing.T) {
+	c, f, jumps := newFake(t)
+	f.wall = f.wall.Add(200 * time.Millisecond) // a small step, as NTP's first sync
+	var got time.Time
+	for range 400 { // 400 s: 400 ms of slew at most, enough to close 200 ms
+		f.advance(time.Second)
+		got = c.Now()
+	}
+	if !got.Equal(f.wall) {
+		t.Fatalf("after 400 s the clock is %v off the wall clock, want 0", f.wall.Sub(got))
+	}
+	if len(*jumps) != 0 {
+		t.Fatalf("a 200 ms step was reported as a jump: %v", *jumps)
+	}
+}
+
+func TestClock_NeverGoesBackwards(t *testing.T) {
+	c, f, _ := newFake(t)
+	prev := c.Now()
+	for i := range 1000 {
+		f.advance(time.Millisecond)
+		if i%100 == 0 {
+			f.wall = f.wall.Add(-10 * time.Second)
+		}
+		now := c.Now()
+		if now.Before(prev) {
+			t.Fatalf("step %d: Now went back from %v to %v", i, prev, now)
+		}
+		prev = now
+	}
+}
+
+func TestClock_JumpReportedAgainAfterHealing(t *testing.T) {
+	c, f, jumps := newFake(t)
+	f.wall = f.wall.Add(2 * time.Second)
+	f.advance(time.Millisecond)
+	c.Now()
+	f.wall = f.wall.Add(-2 * time.Second) // set right again
+	f.advance(time.Millisecond)
+	c.Now()
+	f.wall = f.wall.Add(3 * time.Second)
+	f.advance(time.Millisecond)
+	c.Now()
+	if len(*jumps) != 2 {
+		t.Fatalf("jumps reported %v, want two", *jumps)
+	}
+}
+
+func TestNew_StartsAtTheWallClock(t *testing.T) {
+	c := New(nil)
+	if d := time.Since(c.Now()); d < -time.Second || d > time.Second {
+		t.Fatalf("a new clock is %v off time.Now", d)
+	}
+}
