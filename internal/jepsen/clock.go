@@ -60,7 +60,7 @@ func jumpReported(c *nemesis.Cluster, node string) error {
 	var evs []client.ClusterEvent
 	_, err := retry(func(ctx context.Context, attempt int) error {
 		var err error
-		evs, err = c.Admin(attempt%len(c.Nodes)).ClusterEvents(ctx)
+		evs, err = c.Admin(attempt % len(c.Nodes)).ClusterEvents(ctx)
 		return err
 	})
 	if err != nil {

@@ -269,7 +269,7 @@ func (n *Node) Start(ctx context.Context) error {
 	}
 	db, err := storage.Open(n.cfg.DataDir, storage.Options{NoSync: n.cfg.NoSync, FS: n.fs, Logger: n.log})
 	if err != nil {
-		return fmt.Errorf("open store in %s: %w", n.cfg.DataDir, err)
+		return n.storeOpenError(err)
 	}
 	n.db = db
 	n.boots.db = db
@@ -320,6 +320,7 @@ func (n *Node) Start(ctx context.Context) error {
 		return err
 	}
 	n.goBackground(n.watchEngine)
+	n.goBackground(n.watchStore)
 	n.goBackground(n.reconcileLoop)
 	n.goBackground(func() { n.presence.Frames(n.ctx, n.feeds, tracker.FrameInterval) })
 	n.goBackground(n.controlLoop)

@@ -62,6 +62,7 @@ type DB struct {
 	batchPool sync.Pool
 	space     *spaceGuard
 	failed    atomic.Pointer[error] // set by the first failed commit (ErrFailed)
+	quar      *quarantine           // corruption found (quarantine.go)
 }
 
 // Open opens (creating if needed) the database in dir.
@@ -69,8 +70,18 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.CacheSize < 0 {
 		return nil, fmt.Errorf("storage: negative cache size %d", opts.CacheSize)
 	}
-	pdb, err := pebble.Open(dir, pebbleOptions(opts))
+	if err := checkMarker(opts.FS, dir); err != nil {
+		return nil, err
+	}
+	quar := newQuarantine(opts.FS, dir)
+	po := pebbleOptions(opts)
+	po.EventListener = quar.eventListener()
+	pdb, err := pebble.Open(dir, po)
 	if err != nil {
+		if pebble.IsCorruptionError(err) {
+			quar.mark(fmt.Errorf("%w: found opening %s: %v", ErrQuarantined, dir, err))
+			return nil, quar.err
+		}
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
 	db := &DB{
@@ -80,6 +91,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		cacheBytes:   defaultCacheBytes,
 		groups:       make(map[uint64]*GroupStorage),
 		space:        newSpaceGuard(opts.FS, dir, opts.MinFreeBytes),
+		quar:         quar,
 	}
 	db.pins.init(defaultPinTTL)
 	return db, nil
@@ -152,6 +164,9 @@ func (db *DB) writeOptions(sync bool) *pebble.WriteOptions {
 func (db *DB) commit(b *pebble.Batch, sync bool) (err error) {
 	if f := db.failed.Load(); f != nil {
 		return *f
+	}
+	if err := db.QuarantineErr(); err != nil {
+		return err
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -1,0 +1,62 @@
+package jepsen
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/parley-chat/parley/internal/nemesis"
+)
+
+// quarantineWithin bounds how long a node restarted on a flipped bit may
+// serve before its start-up scrub finds the corruption and stops it.
+const quarantineWithin = 30 * time.Second
+
+// BitFlip flips one bit in a table file of a follower while it is stopped
+// (restarted once first, so its recent writes are in tables: Pebble flushes
+// the WAL it replays), then starts it on that directory. The follower must
+// find the corruption (its start-up scrub reads every block and checks its
+// checksum), stop, and refuse its directory; the heal rebuilds it from its
+// peers on an empty data directory, as an operator would.
+func BitFlip() Fault {
+	var victim *nemesis.Node
+	return Fault{
+		Name:    "a bit flipped in a table file of a follower",
+		Promise: "a node whose store fails a checksum is quarantined: it stops, marks its data directory so that no start uses it again, never serves what it read, and is rebuilt from its peers; the others serve on",
+		Inject: func(c *nemesis.Cluster) (string, error) {
+			victim = c.Nodes[(leader(c)+1)%len(c.Nodes)]
+			victim.Kill()
+			if err := victim.Start(); err != nil {
+				return "", err
+			}
+			c.WaitReady(victim, time.Minute)
+			victim.Kill()
+			file, off, err := victim.FlipBit(rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11)))
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s: bit flipped in %s at byte %d, restarted", victim.ID, file, off), victim.Start()
+		},
+		Heal: func(c *nemesis.Cluster) error {
+			select {
+			case <-victim.Exited():
+			case <-time.After(quarantineWithin):
+				return fmt.Errorf("%s still runs %v after its restart on a flipped bit: the corruption was not found", victim.ID, quarantineWithin)
+			}
+			if log := victim.Log(20000); !strings.Contains(log, "quarantined") {
+				return fmt.Errorf("%s stopped, but not because its store was quarantined:\n%s", victim.ID, log)
+			}
+			victim.Kill() // reaps the exited process
+			if err := victim.Start(); err != nil {
+				return err
+			}
+			select {
+			case <-victim.Exited():
+			case <-time.After(quarantineWithin):
+				return fmt.Errorf("%s started again on its quarantined data directory", victim.ID)
+			}
+			return c.Rebuild(victim)
+		},
+	}
+}
