@@ -23,7 +23,7 @@ const OffsetFileEnv = "PARLEY_FAILPOINT_CLOCK_OFFSET_FILE"
 
 // Clock keeps a node's time: the wall clock at start, carried forward by
 // the monotonic clock and slewed towards the wall clock (doc.go). Its Now
-// never goes backwards. It is safe for concurrent use.
+// never goes backwards, but by Correct. It is safe for concurrent use.
 type Clock struct {
 	wall   func() time.Time     // the wall clock (no monotonic reading)
 	mono   func() time.Duration // the monotonic clock, from any origin
@@ -34,6 +34,9 @@ type Clock struct {
 	monoBase time.Duration // the monotonic reading at base
 	last     time.Time     // the last time Now returned
 	jumped   bool          // a jump was reported and has not healed
+	// corrected is what Correct added: the wall clock plus corrected is
+	// the time the clock follows.
+	corrected time.Duration
 }
 
 // New returns a clock that starts at the wall clock now. onJump, if not
@@ -58,6 +61,7 @@ func (c *Clock) Now() time.Time {
 	wall, mono := c.wall(), c.mono()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	wall = wall.Add(c.corrected)
 	elapsed := mono - c.monoBase
 	est := c.base.Add(elapsed)
 	diff := wall.Sub(est)
@@ -77,6 +81,20 @@ func (c *Clock) Now() time.Time {
 	}
 	c.last = est
 	return est
+}
+
+// Correct moves the clock by d (positive: forward), as the node's peers
+// measured it off theirs: from then on it follows the wall clock plus d
+// (the wall clock set right later is a jump, reported and not followed).
+// It is the one way Now goes backwards: a node corrects its clock once, at
+// start, before it stamps anything that matters (and every replica keeps
+// its group's time monotonic whatever a leader stamps).
+func (c *Clock) Correct(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.base = c.base.Add(d)
+	c.corrected += d
+	c.last = time.Time{}
 }
 
 // noteJump reports the wall clock's difference from the clock when it

@@ -116,3 +116,23 @@ func TestNew_StartsAtTheWallClock(t *testing.T) {
 		t.Fatalf("a new clock is %v off time.Now", d)
 	}
 }
+
+func TestClock_CorrectFollowsTheWallClockPlusTheCorrection(t *testing.T) {
+	c, f, jumps := newFake(t)
+	c.Now()
+	c.Correct(-10 * time.Minute) // the wall clock is 10 minutes ahead of the cluster's
+	for range 100 {
+		f.advance(time.Second)
+		if got, want := c.Now(), f.wall.Add(-10*time.Minute); !got.Equal(want) {
+			t.Fatalf("Now = %v, want the corrected wall clock %v", got, want)
+		}
+	}
+	f.wall = f.wall.Add(-10 * time.Minute) // the machine's clock set right: a jump
+	f.advance(time.Second)
+	if got, want := c.Now(), f.wall; got.Sub(want) > time.Second || want.Sub(got) > time.Second {
+		t.Fatalf("Now = %v after the wall clock was set right, want about %v", got, want)
+	}
+	if len(*jumps) != 1 {
+		t.Fatalf("jumps reported %v, want one (setting the wall clock right)", *jumps)
+	}
+}

@@ -12,9 +12,9 @@
 // time by the monotonic clock, which never jumps, and follows the wall
 // clock only as NTP's slewing does, by at most MaxSlew of the time elapsed;
 // a bigger difference is reported once (a clock_jump cluster event) and
-// is not followed. A node restarted after a jump starts from its wall
-// clock again: a wall clock wrong at start-up is the operator's to fix, as
-// the node's log says.
+// is not followed. A node starts from its wall clock; its peers' clocks,
+// read when it announces its start, correct it (Correct) when a majority
+// of the cluster agrees it is more than JumpThreshold off.
 //
 // The failpoints build tag adds an offset to the wall clock read from a
 // file, so the nemesis tests can jump one node's clock in a real process

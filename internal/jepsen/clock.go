@@ -128,3 +128,85 @@ func (p clockProbe) check(cl *client.Client) error {
 	}
 	return errors.Join(errsOut...)
 }
+
+// ClockAheadRestart restarts a follower on a machine whose wall clock is
+// offset from the others' and then makes it the leader (by killing the
+// leader, and again, until it wins an election): a node that stamped its
+// own wall clock would end leases and idempotency records early (ahead)
+// or late (behind). The same probe as ClockJump checks it took the
+// cluster's time at start.
+func ClockAheadRestart(offset time.Duration) Fault {
+	var victim *nemesis.Node
+	var probe clockProbe
+	return Fault{
+		Name:    fmt.Sprintf("a follower restarted with its wall clock %s, then made the leader", signed(offset)),
+		Promise: promiseClock,
+		Inject: func(c *nemesis.Cluster) (string, error) {
+			l := leader(c)
+			vi := (l + 1) % len(c.Nodes)
+			victim = c.Nodes[vi]
+			var err error
+			if probe, err = newClockProbe(c.Admin(l), victim.ID); err != nil {
+				return "", fmt.Errorf("clock probe before the restart: %w", err)
+			}
+			victim.Kill()
+			if err := victim.SetClockOffset(offset); err != nil {
+				return "", err
+			}
+			if err := victim.Start(); err != nil {
+				return "", err
+			}
+			c.WaitReady(victim, time.Minute)
+			kills, err := makeLeader(c, vi)
+			return fmt.Sprintf("%s restarted with its wall clock %s; leads after %d leader kills", victim.ID, signed(offset), kills), err
+		},
+		Heal: func(c *nemesis.Cluster) error {
+			err := errors.Join(probe.check(c.Admin(leader(c))), jumpReported(c, victim.ID))
+			return errors.Join(err, victim.SetClockOffset(0))
+		},
+	}
+}
+
+// makeLeader kills and restarts the data partition's leader until node vi
+// leads it (an election between the others picks it about every other
+// time), at most 12 times, and returns how many kills it took.
+func makeLeader(c *nemesis.Cluster, vi int) (int, error) {
+	for kills := 0; kills < 12; kills++ {
+		l := waitLeader(c, -1)
+		if l == vi {
+			return kills, nil
+		}
+		if l < 0 {
+			return kills, errors.New("no leader")
+		}
+		n := c.Nodes[l]
+		n.Kill()
+		next := waitLeader(c, l)
+		if err := n.Start(); err != nil {
+			return kills, err
+		}
+		c.WaitReady(n, time.Minute)
+		if next == vi {
+			return kills + 1, nil
+		}
+	}
+	return 12, fmt.Errorf("%s did not win an election in 12 leader kills", c.Nodes[vi].ID)
+}
+
+// waitLeader waits up to 20 s for a running node to name a leader of the
+// data partition other than not, and returns it (-1 if none).
+func waitLeader(c *nemesis.Cluster, not int) int {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for i, n := range c.Nodes {
+			if i == not || !n.Running() {
+				continue
+			}
+			if l := c.Leader(i, dataPartition); l >= 0 && l != not {
+				return l
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return -1
+}

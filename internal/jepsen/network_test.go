@@ -35,6 +35,7 @@ func TestNemesis_KV(t *testing.T) {
 		{"kv-torn-wal", jepsen.TornWAL()},
 		{"kv-clock-forward-leader", jepsen.ClockJump(10 * time.Minute)},
 		{"kv-clock-backward-leader", jepsen.ClockJump(-10 * time.Minute)},
+		{"kv-clock-ahead-restart", jepsen.ClockAheadRestart(10 * time.Minute)},
 		{"kv-bitflip-follower", jepsen.BitFlip()},
 	}
 	var rows []jepsen.Row

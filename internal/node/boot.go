@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -157,7 +158,9 @@ func (n *Node) Fatal() <-chan error { return n.fatal }
 // announceBoot calls every other node of the cluster map once, so each
 // records this start (their CheckBoot), and reports whether one refused it
 // as stale. Unreachable nodes are skipped: they learn the boot when this
-// node next dials them.
+// node next dials them. The answers carry the peers' clocks, which set
+// this node's clock right if it started from a wrong wall clock
+// (clock_jump.go).
 func (n *Node) announceBoot(ctx context.Context) error {
 	m := n.cmap.Load()
 	if m == nil {
@@ -168,25 +171,34 @@ func (n *Node) announceBoot(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var stale error
+	var offsets []time.Duration
 	for _, nd := range m.m.Nodes {
 		if nd.ID == n.cfg.ID || nd.Addr == "" {
 			continue
 		}
 		wg.Go(func() {
 			var rep partition.Reply
-			if err := n.call(ctx, nd.Addr, methodBoot, nil, &rep); errors.Is(err, transport.ErrStaleData) {
-				mu.Lock()
+			sent := n.clock.Now()
+			err := n.call(ctx, nd.Addr, methodBoot, nil, &rep)
+			off, ok := peerClockOffset(sent, n.clock.Now(), rep.Result)
+			mu.Lock()
+			defer mu.Unlock()
+			if errors.Is(err, transport.ErrStaleData) {
 				stale = err
-				mu.Unlock()
+			} else if err == nil && ok {
+				offsets = append(offsets, off)
 			}
 		})
 	}
 	wg.Wait()
+	if stale == nil {
+		n.syncClock(offsets)
+	}
 	return stale
 }
 
-// callBoot answers a boot announcement: the handshake that carried it did
-// the work.
+// callBoot answers a boot announcement (the handshake that carried it did
+// the work) with this node's clock, in Unix milliseconds.
 func (n *Node) callBoot(context.Context, string, []byte) (partition.Reply, error) {
-	return partition.Reply{}, nil
+	return partition.Reply{Result: binary.BigEndian.AppendUint64(nil, uint64(n.clock.Now().UnixMilli()))}, nil
 }
