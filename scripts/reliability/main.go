@@ -24,8 +24,6 @@ import (
 )
 
 const (
-	begin = "<!-- results -->"
-	end   = "<!-- /results -->"
 	// rowMark starts the hidden copy of each row's JSON kept in the document,
 	// so a later run of some rows keeps the others.
 	rowMark = "<!-- row "
@@ -34,19 +32,26 @@ const (
 func main() {
 	results := flag.String("results", "", "JSON lines `file` the tests wrote ($PARLEY_NEMESIS_RESULTS)")
 	doc := flag.String("doc", "docs/RELIABILITY.md", "Markdown `file` to update")
+	long := flag.Bool("long", false, "render the long form's table (between the results-long markers)")
 	flag.Parse()
-	if err := run(*results, *doc); err != nil {
+	begin, end := "<!-- results -->", "<!-- /results -->"
+	if *long {
+		begin, end = "<!-- results-long -->", "<!-- /results-long -->"
+	}
+	if err := run(*results, *doc, begin, end); err != nil {
 		fmt.Fprintln(os.Stderr, "reliability:", err)
 		os.Exit(1)
 	}
 }
 
-func run(resultsPath, docPath string) error {
+// run renders the rows of resultsPath, merged with those already between
+// begin and end in docPath, between those markers.
+func run(resultsPath, docPath, begin, end string) error {
 	text, err := os.ReadFile(docPath)
 	if err != nil {
 		return err
 	}
-	head, mid, tail, err := split(string(text))
+	head, mid, tail, err := split(string(text), begin, end)
 	if err != nil {
 		return fmt.Errorf("%s: %w", docPath, err)
 	}
@@ -69,7 +74,7 @@ func run(resultsPath, docPath string) error {
 }
 
 // split cuts the document around the markers.
-func split(s string) (head, mid, tail string, err error) {
+func split(s, begin, end string) (head, mid, tail string, err error) {
 	i, j := strings.Index(s, begin), strings.Index(s, end)
 	if i < 0 || j < i {
 		return "", "", "", fmt.Errorf("no %s ... %s markers", begin, end)
