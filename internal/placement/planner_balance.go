@@ -23,7 +23,7 @@ func (p *planner) balanceReplicas(settled []*groupState) {
 				}
 				for _, dst := range st.pool.nodes {
 					dv := p.node(dst)
-					if !dv.up || dv.standby != sv.standby || st.holds(dst) ||
+					if !dv.up || dv.diskFull || dv.standby != sv.standby || st.holds(dst) ||
 						dv.zone != sv.zone && st.zoneGood[dv.zone] >= st.pool.zoneMax[dv.zone] {
 						continue
 					}

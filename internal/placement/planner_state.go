@@ -10,6 +10,7 @@ type nodeView struct {
 	draining bool
 	up       bool // alive: may receive replicas, counts as a live voter
 	silent   bool // not heard lately or disk full: gets no leadership (NodeHealth.Silent, DiskFull)
+	diskFull bool // disk below its reserve: gets no new replica either (it could not store it)
 	dead     bool // declared dead, for any time
 	gone     bool // dead for DeadAfter or longer, or not in the map
 }
@@ -52,6 +53,7 @@ func newPlanner(v View) *planner {
 		nv := nodeView{zone: n.Zone, standby: n.Standby, draining: n.State == NodeDraining}
 		nv.up = h.State == "" || h.State == HealthAlive
 		nv.silent = h.Silent || h.DiskFull // either way: no leadership
+		nv.diskFull = h.DiskFull
 		nv.dead = h.State == HealthDead
 		nv.gone = nv.dead && h.DeadFor >= v.DeadAfter
 		p.nodes[n.ID] = nv

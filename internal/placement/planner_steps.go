@@ -153,7 +153,7 @@ func (p *planner) planMeta() {
 		}
 	}
 	for _, n := range p.m.Nodes {
-		if p.node(n.ID).up && !st.holds(n.ID) {
+		if nv := p.node(n.ID); nv.up && !nv.diskFull && !st.holds(n.ID) {
 			p.add(Step{Kind: StepAddReplica, Group: MetaGroup, Node: n.ID, Reason: "every node follows the map"})
 			return
 		}
@@ -204,14 +204,14 @@ func (p *planner) partitionStep(st *groupState) bool {
 }
 
 // pickAdd chooses the node for a new replica of st: a live pool node without
-// one, regular before standby, in a zone below its share (only those for a
+// one whose disk is not full, regular before standby, in a zone below its share (only those for a
 // zone fix), the zone with the fewest replicas of the group, the node with
 // the fewest replicas, the smallest id.
 func (p *planner) pickAdd(st *groupState, zoneFix bool) string {
 	best, bestKey := "", [5]int{}
 	for _, n := range st.pool.nodes {
 		nv := p.node(n)
-		if !nv.up || st.holds(n) {
+		if !nv.up || nv.diskFull || st.holds(n) {
 			continue
 		}
 		full := b2i(st.zoneGood[nv.zone] >= st.pool.zoneMax[nv.zone])

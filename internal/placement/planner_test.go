@@ -194,6 +194,27 @@ func TestPlan_ReplaceDead(t *testing.T) {
 	s.checkLayout()
 }
 
+// A dead node's replicas are rebuilt on a node with room, never on one
+// whose disk is full (it could not store them).
+func TestPlan_NoReplicaOnAFullDisk(t *testing.T) {
+	s := grow(t, 4, 3, 1, testNodes(5, 0, false))
+	s.health["n1"] = NodeHealth{State: HealthDead, DeadFor: 2 * simDeadAfter}
+	s.health["n5"] = NodeHealth{DiskFull: true}
+	steps, _ := Plan(s.view())
+	adds := 0
+	for _, st := range steps {
+		if st.Kind == StepAddReplica {
+			adds++
+			if st.Node == "n5" {
+				t.Fatalf("a replica of group %d planned on n5, whose disk is full: %+v", st.Group, st)
+			}
+		}
+	}
+	if adds == 0 {
+		t.Fatalf("no replica planned to replace the dead node's: the test proves nothing (%v)", steps)
+	}
+}
+
 func TestPlan_Deterministic(t *testing.T) {
 	s := grow(t, 16, 3, 2, testNodes(5, 2, true))
 	s.health["n2"] = NodeHealth{State: HealthDead, DeadFor: simDeadAfter}
