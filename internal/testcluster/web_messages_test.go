@@ -53,6 +53,9 @@ func TestWeb_MessageChanges(t *testing.T) {
 
 			tb.do("post a message", chromedp.SendKeys(chromedp.CSS("textarea[name=text]"), "first try\n"))
 			tb.waitFor("alice's message", hasText(".events .msg .text", "first try"))
+			// The stream may show the post before its send returns and
+			// enables the composer again.
+			tb.waitFor("the composer enabled", `!document.querySelector('textarea[name=text]').disabled`)
 			tb.do("↑ edits my last message",
 				chromedp.Focus(chromedp.CSS("textarea[name=text]")),
 				chromedp.KeyEvent(kb.ArrowUp))
