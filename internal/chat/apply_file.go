@@ -32,23 +32,30 @@ func checkFileID(id string) []byte {
 	return nil
 }
 
+// fileCommand checks a file command's id, loads its room for user
+// (uploadRoom) and reads the file (nil: none yet).
+func fileCommand(r state.Reader, meta state.Meta, room, user, id string) (memberRecord, *fileRecord, []byte, error) {
+	if ref := checkFileID(id); ref != nil {
+		return memberRecord{}, nil, ref, nil
+	}
+	_, m, refusal, err := uploadRoom(r, meta, room, user)
+	if err != nil || refusal != nil {
+		return m, nil, refusal, err
+	}
+	f, err := getFile(r, room, id)
+	return m, f, nil, err
+}
+
 // applyFileChunk stores one chunk of an upload in order, within the
 // room's quota.
 func applyFileChunk(w state.Writer, meta state.Meta, c FileChunk) ([]byte, error) {
-	if ref := checkFileID(c.ID); ref != nil {
-		return ref, nil
-	}
 	if len(c.Data) == 0 || len(c.Data) > MaxFileChunk {
 		return refuse(statusInvalid, "a file chunk holds 1 to %d bytes, got %d", MaxFileChunk, len(c.Data)), nil
 	}
-	_, m, refusal, err := uploadRoom(w, meta, c.Room, c.User)
-	if err != nil || refusal != nil {
-		return refusal, err
-	}
-	f, err := getFile(w, c.Room, c.ID)
+	m, f, refusal, err := fileCommand(w, meta, c.Room, c.User, c.ID)
 	switch {
-	case err != nil:
-		return nil, err
+	case err != nil || refusal != nil:
+		return refusal, err
 	case f == nil && c.Index != 0:
 		return refuse(statusNotFound, "upload %s not found: it was not started or was removed unfinished", c.ID), nil
 	case f == nil:
@@ -84,20 +91,13 @@ func applyFileChunk(w state.Writer, meta state.Meta, c FileChunk) ([]byte, error
 
 // applyFileCommit finishes an upload whose chunks all arrived.
 func applyFileCommit(w state.Writer, meta state.Meta, c FileCommit) ([]byte, error) {
-	if ref := checkFileID(c.ID); ref != nil {
-		return ref, nil
-	}
 	if len(c.Name) > MaxFileName || len(c.ContentType) > MaxContentType {
 		return refuse(statusInvalid, "file name or media type too long"), nil
 	}
-	_, m, refusal, err := uploadRoom(w, meta, c.Room, c.User)
-	if err != nil || refusal != nil {
-		return refusal, err
-	}
-	f, err := getFile(w, c.Room, c.ID)
+	m, f, refusal, err := fileCommand(w, meta, c.Room, c.User, c.ID)
 	switch {
-	case err != nil:
-		return nil, err
+	case err != nil || refusal != nil:
+		return refusal, err
 	case f == nil || !ident.EqualFold(f.owner, c.User):
 		return refuse(statusNotFound, "upload %s not found: it was not started or was removed unfinished", c.ID), nil
 	case f.state != fileUploading:
