@@ -79,7 +79,10 @@ func (s *Server) fileDownload(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Set("Content-Type", f.ContentType)
 	h.Set("Content-Length", strconv.FormatInt(f.Size, 10))
-	h.Set("Content-Disposition", mime.FormatMediaType(disposition, map[string]string{"filename": f.Name}))
+	if named := mime.FormatMediaType(disposition, map[string]string{"filename": f.Name}); named != "" {
+		disposition = named
+	}
+	h.Set("Content-Disposition", disposition)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", fileCSP)
 	h.Set("Cache-Control", "private, max-age=300")

@@ -146,6 +146,14 @@ func TestAPI_Files(t *testing.T) {
 	}
 	_, err = as(c, 1, olga).Post(apiCtx(t), filesTestRoom, "again", client.PostOptions{Files: []string{f.ID}})
 	mustStatus(t, err, 409, "conflict")
+	// The owner's export lists the file as a link.
+	var export bytes.Buffer
+	if _, err := olga.ExportRoom(apiCtx(t), filesTestRoom, &export); err != nil {
+		t.Fatal(err)
+	}
+	if link := `"url":"/api/v1/files/` + f.ID + `"`; !strings.Contains(export.String(), link) {
+		t.Fatalf("the export does not link the file (%s):\n%s", link, export.String())
+	}
 
 	checkFileRefusals(t, c, p, olga, nora)
 
