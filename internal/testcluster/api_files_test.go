@@ -88,7 +88,7 @@ func TestAPI_Files(t *testing.T) {
 			cfg.RateLimit = 1 << 20
 			cfg.MaxFileSize, cfg.RoomFileQuota = testMaxFile, testFileQuota
 		}})
-	signUpAdmin(t, c, 0, "root")
+	admin := signUpAdmin(t, c, 0, "root")
 	olga := signUp(t, c, 0, 0, "olga")
 	mel := signUp(t, c, 1, 1, "mel")
 	nora := signUp(t, c, 2, 2, "nora")
@@ -164,6 +164,13 @@ func TestAPI_Files(t *testing.T) {
 	_, _, err = download(t, as(c, 0, mel), f.ID)
 	mustStatus(t, err, 404, "not_found")
 	waitStores(t, c, p, "the deleted message's file gone", []string{fileMarker}, nil)
+	poll.Until(t, 30*time.Second, "identical replicas", func() error {
+		rep, err := admin.Verify(apiCtx(t))
+		if err == nil && (rep.Mismatches != 0 || rep.Unverified != 0) {
+			err = fmt.Errorf("%d mismatches, %d unverified", rep.Mismatches, rep.Unverified)
+		}
+		return err
+	})
 }
 
 // checkFileRefusals checks the refusals of uploads and downloads: each a
