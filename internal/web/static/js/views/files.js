@@ -142,7 +142,10 @@ export function composer(v) {
       const bar = h('progress', {max: 1, value: 0, 'aria-label': 'Uploading ' + name});
       const status = h('span', {class: 'file-size'}, fileSize(file.size));
       const remove = h('button', {type: 'button', class: 'file-remove', 'aria-label': 'Remove ' + name, title: 'Remove'}, '×');
-      const chip = h('div', {class: 'file-chip uploading'}, fileIcon(file.type || 'File'),
+      // An image shows a small preview of itself, read from the file, not
+      // the server.
+      const preview = INLINE.includes(file.type) ? h('img', {class: 'file-preview', alt: '', src: URL.createObjectURL(file)}) : fileIcon(file.type || 'File');
+      const chip = h('div', {class: 'file-chip uploading'}, preview,
         h('span', {class: 'file-name'}, name), status, bar, remove);
       const p = {chip};
       p.done = upload(v.room, file, name, (x) => { bar.value = x; }).then((info) => {
@@ -158,7 +161,8 @@ export function composer(v) {
         throw e;
       });
       p.done.catch(() => {}); // reported by post
-      remove.addEventListener('click', () => { pending.splice(pending.indexOf(p), 1); chip.remove(); sync(); });
+      p.drop = () => { if (preview.src) URL.revokeObjectURL(preview.src); chip.remove(); };
+      remove.addEventListener('click', () => { pending.splice(pending.indexOf(p), 1); p.drop(); sync(); });
       pending.push(p);
       tray.append(chip);
     }
@@ -196,8 +200,7 @@ export function composer(v) {
     const files = pending.map((p) => p.info);
     const r = await api.request('POST', `/api/v1/rooms/${encodeURIComponent(v.room)}/messages`,
       {body: {text, to: to.length ? to : undefined, files: files.map((f) => f.id)}, idem: api.requestId()});
-    pending.length = 0;
-    tray.replaceChildren();
+    for (const p of pending.splice(0)) p.drop();
     sync();
     return {...r, files};
   }
