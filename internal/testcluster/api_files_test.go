@@ -27,7 +27,13 @@ const (
 	fileMarker     = "FILE-MARKER-b7c1"
 	refusedMarker  = "REFUSED-MARKER-e4a9"
 	oversizeMarker = "OVERSIZE-MARKER-5d02"
+	cutMarker      = "CUT-MARKER-90ab"
 )
+
+// failingReader fails every read, as a client that goes away does.
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("the client went away") }
 
 // fileBytes returns n random bytes with marker at the start of every
 // chunk, so that each chunk stored can be found by a scan of the store.
@@ -200,7 +206,16 @@ func checkFileRefusals(t *testing.T, c *testcluster.Cluster, p uint64, olga, nor
 	refused := fileBytes(testMaxFile, refusedMarker)
 	mustMessage(t, upload(olga, "full.bin", "application/octet-stream", refused, -1), 409, "quota is full")
 	mustMessage(t, upload(olga, "full.bin", "application/octet-stream", refused, int64(len(refused))), 409, "5242880 bytes")
-	waitStores(t, c, p, "no refused upload stored", []string{oversizeMarker, refusedMarker}, []string{fileMarker})
+	// An upload cut off midway (its client fails after a chunk and a
+	// half) leaves no file and no chunk.
+	cut := io.MultiReader(bytes.NewReader(fileBytes(3<<18, cutMarker)), failingReader{})
+	if err := upload(olga, "cut.bin", "application/octet-stream", nil, -1); err == nil {
+		t.Fatal("an empty upload was accepted")
+	}
+	if _, err := olga.UploadFile(apiCtx(t), filesTestRoom, "cut.bin", "application/octet-stream", cut, -1); err == nil {
+		t.Fatal("an upload cut off midway succeeded")
+	}
+	waitStores(t, c, p, "no refused or cut upload stored", []string{oversizeMarker, refusedMarker, cutMarker}, []string{fileMarker})
 
 	// A non-member may not download; images are inline, SVG and HTML
 	// attachments, all with nosniff.
