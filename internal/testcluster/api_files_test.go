@@ -107,28 +107,10 @@ func TestAPI_Files(t *testing.T) {
 	}
 	p := c.Node(0).Router().PartitionOf(filesTestRoom)
 
-	// Upload 1.5 MiB (three chunks), then retry it with the same
-	// idempotency key through another node: one file.
 	data := fileBytes(3<<19, fileMarker)
-	ctx := client.WithIdempotencyKey(apiCtx(t), "upload-1")
-	f, err := olga.UploadFile(ctx, filesTestRoom, "report.bin", "application/octet-stream", bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := as(c, 2, olga).UploadFile(ctx, filesTestRoom, "report.bin", "application/octet-stream", bytes.NewReader(data), -1)
-	if err != nil || again.ID != f.ID {
-		t.Fatalf("retried upload = %+v, %v; want %s again", again, err, f.ID)
-	}
-	for i := range c.Len() {
-		poll.Until(t, 30*time.Second, fmt.Sprintf("n%d stores one file's three chunks", i+1), func() error {
-			if n := storeCount(t, c, i, p, fileMarker); n != 3 {
-				return fmt.Errorf("%d chunks with the marker", n)
-			}
-			return nil
-		})
-	}
+	f := uploadTwice(t, c, p, olga, data)
 	// Before it is attached only its owner sees it.
-	_, _, err = download(t, as(c, 1, mel), f.ID)
+	_, _, err := download(t, as(c, 1, mel), f.ID)
 	mustStatus(t, err, 404, "not_found")
 
 	res, err := as(c, 1, olga).Post(apiCtx(t), filesTestRoom, "the report", client.PostOptions{Files: []string{f.ID}})
@@ -177,6 +159,31 @@ func TestAPI_Files(t *testing.T) {
 		}
 		return err
 	})
+}
+
+// uploadTwice uploads data (1.5 MiB: three chunks) as olga, then retries
+// it with the same idempotency key through another node, and checks that
+// every replica stores one file.
+func uploadTwice(t *testing.T, c *testcluster.Cluster, p uint64, olga *client.Client, data []byte) client.FileInfo {
+	t.Helper()
+	ctx := client.WithIdempotencyKey(apiCtx(t), "upload-1")
+	f, err := olga.UploadFile(ctx, filesTestRoom, "report.bin", "application/octet-stream", bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := as(c, 2, olga).UploadFile(ctx, filesTestRoom, "report.bin", "application/octet-stream", bytes.NewReader(data), -1)
+	if err != nil || again.ID != f.ID {
+		t.Fatalf("retried upload = %+v, %v; want %s again", again, err, f.ID)
+	}
+	for i := range c.Len() {
+		poll.Until(t, 30*time.Second, fmt.Sprintf("n%d stores one file's three chunks", i+1), func() error {
+			if n := storeCount(t, c, i, p, fileMarker); n != 3 {
+				return fmt.Errorf("%d chunks with the marker", n)
+			}
+			return nil
+		})
+	}
+	return f
 }
 
 // checkFileRefusals checks the refusals of uploads and downloads: each a
