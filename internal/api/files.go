@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/errs"
@@ -47,7 +48,8 @@ func (s *Server) fileUpload(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	req := chat.UploadRequest{Name: r.URL.Query().Get("name"), ContentType: r.Header.Get("Content-Type"), Size: r.ContentLength, Body: r.Body}
+	body := &chunkDeadlines{rc: http.NewResponseController(w), r: r.Body}
+	req := chat.UploadRequest{Name: r.URL.Query().Get("name"), ContentType: r.Header.Get("Content-Type"), Size: r.ContentLength, Body: body}
 	f, err := s.files.Upload(r.Context(), identity(r).User, r.PathValue("room"), req, idem)
 	if err != nil {
 		if errs.Is(err, errs.TooLarge) {
@@ -90,7 +92,7 @@ func (s *Server) fileDownload(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	if err := write(w); err != nil {
+	if err := write(&chunkDeadlines{rc: http.NewResponseController(w), w: w}); err != nil {
 		// The status is sent: cut the response short so the client sees
 		// fewer bytes than Content-Length, and log why.
 		s.log.Warn("file download cut short", "file", f.ID, "err", err)
@@ -107,4 +109,33 @@ func fileRoom(r *http.Request) (string, bool) {
 	}
 	room, _, err := chat.ParseFileID(r.PathValue("id"))
 	return room, err == nil
+}
+
+// fileChunkWindow is how long the reading or writing of one chunk of a
+// file may take: the deadline moves on with every chunk, so a large file on
+// a slow link is not cut by the server's read and write timeouts while a
+// stalled client still is.
+const fileChunkWindow = 30 * time.Second
+
+// chunkDeadlines moves the connection's deadlines on before each read of r
+// (both: the answer follows the body), or its write deadline before each
+// write to w.
+type chunkDeadlines struct {
+	rc *http.ResponseController
+	r  io.Reader
+	w  io.Writer
+}
+
+// Read implements io.Reader.
+func (c *chunkDeadlines) Read(p []byte) (int, error) {
+	end := time.Now().Add(fileChunkWindow)
+	_ = c.rc.SetReadDeadline(end) // not every writer has deadlines
+	_ = c.rc.SetWriteDeadline(end)
+	return c.r.Read(p)
+}
+
+// Write implements io.Writer.
+func (c *chunkDeadlines) Write(p []byte) (int, error) {
+	_ = c.rc.SetWriteDeadline(time.Now().Add(fileChunkWindow))
+	return c.w.Write(p)
 }
