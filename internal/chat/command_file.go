@@ -92,7 +92,7 @@ func decodeFileCommand(op byte, d *decoder) (c Command, ok bool) {
 	case opFileChunk:
 		f := FileChunk{Room: d.name(), User: d.name(), ID: d.name(), Index: d.uvarint(), Quota: d.uvarint()}
 		if d.err == nil {
-			f.Data, d.b = append([]byte(nil), d.b...), nil
+			f.Data, d.b = d.b, nil // aliases the command, as decoder.bytes does
 		}
 		return f, true
 	case opFileCommit:

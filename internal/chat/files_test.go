@@ -3,6 +3,7 @@ package chat
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -205,4 +206,35 @@ func FuzzDecodeFile(f *testing.F) {
 			t.Fatalf("%+v re-encodes to % x, not % x", rec, encodeFile(rec), v)
 		}
 	})
+}
+
+// BenchmarkStateMachine_ApplyFileChunk applies full 512 KiB chunks of one
+// upload after another (a new file every 16 chunks, the quota never met;
+// the store starts afresh every 64 chunks).
+func BenchmarkStateMachine_ApplyFileChunk(b *testing.B) {
+	data := bytes.Repeat([]byte("x"), MaxFileChunk)
+	var sm StateMachine
+	var w *sortedMem
+	reset := func() {
+		w = &sortedMem{}
+		f := &fixture{t: b, w: w, now: 1}
+		f.create("general", "alice")
+	}
+	reset()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := range b.N {
+		if i > 0 && i%64 == 0 { // keep memory bounded; a file starts here
+			b.StopTimer()
+			reset()
+			b.StartTimer()
+		}
+		id := fmt.Sprintf("%016x", i/16)
+		cmd := EncodeFileChunk(FileChunk{Room: "general", User: "alice", ID: id, Index: uint64(i % 16), Quota: 1 << 62, Data: data})
+		res, err := sm.Apply(w, state.Meta{Index: uint64(i), TimeMs: int64(i)}, cmd)
+		if err != nil || res[0] != statusOK {
+			b.Fatal(res, err)
+		}
+	}
 }
