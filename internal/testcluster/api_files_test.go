@@ -277,3 +277,35 @@ func rawHeaders(t *testing.T, c *testcluster.Cluster, cl *client.Client, path st
 	}
 	return resp.Header
 }
+
+// A node that holds no replica of the room's partition forwards every
+// chunk of an upload and every chunk of a download: the bytes match.
+func TestAPI_FilesForwarded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := newAPICluster(t, 4, 3)
+	signUpAdmin(t, c, 0, "root")
+	const room = "forwarded"
+	far := noReplica(c, room)
+	if far < 0 {
+		t.Fatal("every node holds the room's partition")
+	}
+	olga := signUp(t, c, far, far, "olga")
+	waitProtocol(t, c, chat.FileProtocol)
+	if _, err := olga.CreateRoom(apiCtx(t), client.RoomSpec{Name: room}); err != nil {
+		t.Fatal(err)
+	}
+	data := fileBytes(5<<18, "FORWARDED")
+	f, err := olga.UploadFile(apiCtx(t), room, "far.bin", "application/octet-stream", bytes.NewReader(data), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := olga.Post(apiCtx(t), room, "", client.PostOptions{Files: []string{f.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	got, b, err := download(t, olga, f.ID)
+	if err != nil || !bytes.Equal(b, data) || got.Size != int64(len(data)) {
+		t.Fatalf("download through n%d: %+v, %d of %d bytes, %v", far+1, got, len(b), len(data), err)
+	}
+}
