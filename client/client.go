@@ -106,6 +106,12 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, he
 	if err != nil {
 		return nil, fmt.Errorf("parley: %s %s: %w", method, path, err)
 	}
+	return c.send(req, header)
+}
+
+// send is do for a request built by the caller.
+func (c *Client) send(req *http.Request, header http.Header) (*http.Response, error) {
+	ctx, method, path := req.Context(), req.Method, strings.TrimPrefix(req.URL.String(), c.base)
 	for k, vs := range header {
 		req.Header[k] = vs
 	}

@@ -115,6 +115,8 @@ type EventDetails struct {
 	ReplyCount  uint64     `json:"reply_count,omitempty"`
 	LastReplyAt int64      `json:"last_reply_at,omitempty"`
 	Reactions   []Reaction `json:"reactions,omitempty"`
+	// Files are the files a message carries (none once deleted).
+	Files []FileInfo `json:"files,omitempty"`
 	// Target is the message a change (edit, delete, react, unreact, pin,
 	// unpin) is about; Message is that message as it is now, or for a
 	// reply its thread's first message as it is now.
@@ -146,6 +148,9 @@ type PostOptions struct {
 	To []string
 	// ReplyTo makes the post a reply in that message's thread.
 	ReplyTo uint64
+	// Files attaches the caller's uploads to the room (UploadFile's
+	// FileInfo.ID); with files the text may be empty.
+	Files []string
 }
 
 // HistoryOptions select a page of history. Without HasAfter the page holds
@@ -227,7 +232,8 @@ func (c *Client) Post(ctx context.Context, room, text string, opts PostOptions) 
 		Text    string   `json:"text"`
 		To      []string `json:"to,omitempty"`
 		ReplyTo uint64   `json:"reply_to,omitempty"`
-	}{text, opts.To, opts.ReplyTo}
+		Files   []string `json:"files,omitempty"`
+	}{text, opts.To, opts.ReplyTo, opts.Files}
 	var r PostResult
 	_, err := c.sendJSON(ctx, http.MethodPost, roomPath(room, "/messages"), body, &r)
 	return r, err

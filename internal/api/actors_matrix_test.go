@@ -29,6 +29,7 @@ var routeFamilies = map[string]string{
 	"/api/v1/queues":       "queueMatrix",
 	"/api/v1/tokens":       "apiTokenMatrix",
 	"/api/v1/hooks/":       "hookMatrix",
+	"/api/v1/files":        "fileMatrix",
 	// Not about one owned thing: any signed-in user (or the public),
 	// admin routes, and the stream, checked by the route-wide matrices.
 	"/api/v1/rooms":        "route-wide: any signed-in user",
@@ -124,12 +125,12 @@ func (e *matrixEnv) mintToken(t *testing.T, session string, scopes ...string) (t
 
 // matrixCall calls method target with body as the holder of token (""
 // anonymous).
-func (e *matrixEnv) matrixCall(t *testing.T, token, method, target, body string) *httptest.ResponseRecorder {
+func (e *matrixEnv) matrixCall(t *testing.T, token, method, target, body string, headers ...string) *httptest.ResponseRecorder {
 	t.Helper()
 	if token == "" {
-		return e.do(t, method, target, body)
+		return e.do(t, method, target, body, headers...)
 	}
-	return e.call(t, token, method, target, body)
+	return e.call(t, token, method, target, body, headers...)
 }
 
 // mustRefusal checks that w is the refusal of an anonymous caller (401), of

@@ -44,6 +44,9 @@ type Config struct {
 	// Search serves GET /api/v1/search (search.go); nil leaves the route
 	// out.
 	Search SearchService
+	// Files serves the file routes and posts carrying files (files.go);
+	// nil leaves the routes out.
+	Files FileService
 	// Queues serves /api/v1/queues.
 	Queues QueueService
 	// Links serves /api/v1/links and the redirects of /s/{code}.
@@ -126,6 +129,7 @@ type Server struct {
 	export   ExportService // the Config's Export (rooms_export.go)
 	hooks    HookService   // the Config's Hooks (hooks.go)
 	search   SearchService // the Config's Search (search.go)
+	files    FileService   // the Config's Files (files.go)
 	queues   QueueService
 	links    LinkService
 	presence PresenceService
@@ -176,6 +180,7 @@ func New(cfg Config) *Server {
 		export:    cfg.Export,
 		hooks:     cfg.Hooks,
 		search:    cfg.Search,
+		files:     cfg.Files,
 		queues:    cfg.Queues,
 		links:     cfg.Links,
 		presence:  cfg.Presence,
@@ -274,6 +279,9 @@ func (s *Server) routes() {
 	}
 	if s.search != nil {
 		s.searchRoutes() // search.go
+	}
+	if s.files != nil {
+		s.fileRoutes() // files.go
 	}
 	if s.streams != nil {
 		s.addRoute("GET /api/v1/stream", InStream, s.streamHandler)

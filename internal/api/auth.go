@@ -124,6 +124,8 @@ func (s *Server) authorize(r *http.Request, rt Route) (Identity, error) {
 		kind, name = account.KindRoom, room
 	} else if q := r.PathValue("queue"); q != "" {
 		kind, name = account.KindQueue, q
+	} else if room, ok := fileRoom(r); ok { // files.go
+		kind, name = account.KindRoom, room
 	}
 	return id, permit(id, rt.Token, kind, name, rt.Pattern)
 }

@@ -58,7 +58,7 @@ func newFullEnv(t *testing.T, o envOptions) *fullEnv {
 	cfg := o.cfg
 	cfg.Accounts, cfg.Rooms, cfg.Queues, cfg.Links = e.Accounts, e.Rooms, e.Queues, e.Links
 	cfg.APITokens = e.Accounts
-	cfg.Export, cfg.Hooks = e.Rooms, e.Rooms
+	cfg.Export, cfg.Hooks, cfg.Files = e.Rooms, e.Rooms, e.Rooms
 	cfg.Search = newRefreshingSearch(e.RoomRep)
 	cfg.Limiter = e.limiter
 	if cfg.PublicURL == "" {

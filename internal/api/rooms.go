@@ -61,6 +61,9 @@ type postRequest struct {
 	To   []string `json:"to,omitempty"`
 	// ReplyTo makes the post a reply in the thread of that message.
 	ReplyTo uint64 `json:"reply_to,omitempty"`
+	// Files are ids of the poster's uploads to attach (files.go); with
+	// them the text may be empty.
+	Files []string `json:"files,omitempty"`
 	writeMeta
 }
 
@@ -236,9 +239,14 @@ func (s *Server) roomPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var res chat.PostResult
-	if body.ReplyTo != 0 {
+	switch {
+	case len(body.Files) > 0 && s.files == nil:
+		err = errs.New(errs.Invalid, "files: this server stores no files")
+	case len(body.Files) > 0:
+		res, err = s.files.PostFiles(r.Context(), identity(r).User, r.PathValue("room"), body.Text, body.To, body.ReplyTo, body.Files, idem)
+	case body.ReplyTo != 0:
 		res, err = s.messages().PostReply(r.Context(), identity(r).User, r.PathValue("room"), body.Text, body.To, body.ReplyTo, idem)
-	} else {
+	default:
 		res, err = s.rooms.Post(r.Context(), identity(r).User, r.PathValue("room"), body.Text, body.To, idem)
 	}
 	if err != nil {

@@ -45,6 +45,9 @@ type roomRow struct {
 	user, body string
 	private    bool
 	allow      []string
+	// query and headers complete a call whose body is no JSON (uploads).
+	query   string
+	headers []string
 }
 
 // readers may read a public room; members are its members.
@@ -99,6 +102,8 @@ var roomMatrix = map[string]roomRow{
 	"GET /api/v1/rooms/{room}/outgoing-hooks":                      {allow: owners},
 	"DELETE /api/v1/rooms/{room}/outgoing-hooks/{id}":              {allow: owners},
 	"GET /api/v1/rooms/{room}/outgoing-hooks/{id}/deliveries":      {allow: owners},
+	"POST /api/v1/rooms/{room}/files": {body: "matrix file", query: "?name=m.txt", headers: []string{"Content-Type", "text/plain"},
+		allow: posters}, // files_test.go: who may download
 }
 
 // TestRooms_PermissionMatrix calls every room route, taken from the route
@@ -144,9 +149,9 @@ func TestRooms_PermissionMatrix(t *testing.T) {
 			method, path := setupRoomCall(t, e, pattern, room, false)
 			t.Run(fmt.Sprintf("%s as %s", pattern, id), func(t *testing.T) {
 				before := e.stored()
-				var w = e.do(t, method, path, row.body)
+				var w = e.do(t, method, path, row.body, row.headers...)
 				if id != asAnonymous {
-					w = e.call(t, tokens[id], method, path, row.body)
+					w = e.call(t, tokens[id], method, path, row.body, row.headers...)
 				}
 				switch {
 				case slices.Contains(row.allow, id):
@@ -177,7 +182,7 @@ func setupRoomCall(t *testing.T, e *matrixEnv, pattern, room string, private boo
 	if strings.Contains(path, "/outgoing-hooks/") {
 		hook = outHook
 	}
-	return method, strings.NewReplacer("{room}", room, "{seq}", fmt.Sprint(seq), "{emoji}", ":tada:", "{user}", row.user, "{id}", hook).Replace(path)
+	return method, strings.NewReplacer("{room}", room, "{seq}", fmt.Sprint(seq), "{emoji}", ":tada:", "{user}", row.user, "{id}", hook).Replace(path) + row.query
 }
 
 // setupMatrixRoom creates room (private: with matrixPass) owned by olga

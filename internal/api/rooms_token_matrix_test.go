@@ -65,7 +65,7 @@ func TestRooms_TokenRoleMatrix(t *testing.T) {
 					}
 					byScope := !scopeAllows(t, r, scopes, account.KindRoom, room)
 					before := e.stored()
-					w := e.call(t, token, method, path, row.body)
+					w := e.call(t, token, method, path, row.body, row.headers...)
 					if !byScope && slices.Contains(row.allow, as) {
 						if w.Code < 200 || w.Code > 299 {
 							t.Fatalf("%s %s = %d %s, want success", method, path, w.Code, w.Body)
@@ -133,7 +133,7 @@ func TestRooms_PrivatePermissionMatrix(t *testing.T) {
 			method, path := setupRoomCall(t, e, pattern, fmt.Sprintf("p%d", n), true)
 			t.Run(fmt.Sprintf("%s as %s", pattern, id), func(t *testing.T) {
 				before := e.stored()
-				w := e.matrixCall(t, tokens[id], method, path, row.body)
+				w := e.matrixCall(t, tokens[id], method, path, row.body, row.headers...)
 				if slices.Contains(allow, id) {
 					if w.Code < 200 || w.Code > 299 {
 						t.Fatalf("%s %s = %d %s, want success", method, path, w.Code, w.Body)

@@ -80,6 +80,12 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 		return applyDeleteOutHook(w, c)
 	case Delivered:
 		return applyDelivered(w, meta, c)
+	case FileChunk: // apply_file.go
+		return applyFileChunk(w, meta, c)
+	case FileCommit:
+		return applyFileCommit(w, meta, c)
+	case FileAbort:
+		return applyFileAbort(w, c)
 	default:
 		return refuse(statusInvalid, "chat: unhandled command %T", c), nil
 	}

@@ -76,7 +76,7 @@ func memberRoom(r state.Reader, room, user, verb string) (*roomRecord, memberRec
 }
 
 func applyPost(w state.Writer, meta state.Meta, c Post, op byte) ([]byte, error) {
-	if c.Text == "" {
+	if c.Text == "" && len(c.Files) == 0 {
 		return refuse(statusInvalid, "text is empty"), nil
 	}
 	rec, sender, refusal, err := memberRoom(w, c.Room, c.User, "post in it")
@@ -91,6 +91,13 @@ func applyPost(w state.Writer, meta state.Meta, c Post, op byte) ([]byte, error)
 		return ref, err
 	}
 	ev := &eventRecord{kind: evPost, sender: sender.name, to: to, text: c.Text}
+	var files []*fileRecord
+	if len(c.Files) > 0 { // apply_file.go
+		if ev.files, files, ref, err = postFiles(w, c.Room, sender.name, c.Files); ref != nil || err != nil {
+			return ref, err
+		}
+		ev.flags |= msgFiles
+	}
 	var root *eventRecord
 	if c.ReplyTo != 0 {
 		if root, ref, err = threadRoot(w, c.Room, rec, c.ReplyTo, sender.name); ref != nil || err != nil {
@@ -118,6 +125,9 @@ func applyPost(w state.Writer, meta state.Meta, c Post, op byte) ([]byte, error)
 		return nil, err
 	}
 	if err := indexPost(w, c.Room, seq, ts, ev, root); err != nil {
+		return nil, err
+	}
+	if err := attachFiles(w, c.Room, seq, ts, ev.files, files); err != nil {
 		return nil, err
 	}
 	if err := queueOutgoing(w, c.Room, seq, ev); err != nil { // outhooks.go
@@ -342,6 +352,9 @@ func applyRemove(w state.Writer, meta state.Meta, c Remove) ([]byte, error) {
 		if err := w.Delete(k); err != nil {
 			return nil, fmt.Errorf("chat: delete %q: %w", k, err)
 		}
+	}
+	if err := removeFiles(w, c.Room, msg); err != nil { // apply_file.go
+		return nil, err
 	}
 	who := c.User
 	if m, member, err := getMember(w, c.Room, c.User); err != nil {

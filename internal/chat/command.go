@@ -117,6 +117,9 @@ type Post struct {
 	ReplyTo                  uint64
 	Mentions, Here           []string
 	MentionRoom, MentionHere bool
+	// Files are the ids (in Room) of files User uploaded and finished, not
+	// yet attached, that the message carries (new at FileProtocol).
+	Files []string
 }
 
 // Compact removes events older than RetentionMs before the command's time
@@ -262,7 +265,9 @@ func DecodeCommand(cmd []byte) (Command, error) {
 		if c, ok = decodeMessageCommand(cmd[1], &d); !ok {
 			if c, ok = decodeModCommand(cmd[1], &d); !ok {
 				if c, ok = decodeHookCommand(cmd[1], &d); !ok { // hooks.go
-					c, ok = decodeOutHookCommand(cmd[1], &d) // outhooks.go
+					if c, ok = decodeOutHookCommand(cmd[1], &d); !ok { // outhooks.go
+						c, ok = decodeFileCommand(cmd[1], &d) // command_file.go
+					}
 				}
 			}
 		}

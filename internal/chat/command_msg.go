@@ -136,9 +136,9 @@ func EncodeNotify(c Notify) []byte {
 }
 
 // encodePostFull encodes a Post with a reply or mentions: Tag, 'P', flags
-// (mention room, mention here), Room, User, uvarint ReplyTo, uvarint
+// (mention room, mention here, files), Room, User, uvarint ReplyTo, uvarint
 // len(To), each To, uvarint len(Mentions), each, uvarint len(Here), each,
-// Text (the rest).
+// with flag files uvarint len(Files), each, Text (the rest).
 func encodePostFull(p Post) []byte {
 	var flags byte
 	if p.MentionRoom {
@@ -147,17 +147,23 @@ func encodePostFull(p Post) []byte {
 	if p.MentionHere {
 		flags |= flagMentionHere
 	}
+	if len(p.Files) > 0 {
+		flags |= flagPostFiles
+	}
 	b := make([]byte, 0, 64+len(p.Room)+len(p.User)+len(p.Text)+16*(len(p.To)+len(p.Mentions)+len(p.Here)))
 	b = append(b, Tag, opPostFull, flags)
 	b = wire.AppendString(wire.AppendString(b, p.Room), p.User)
 	b = binary.AppendUvarint(b, p.ReplyTo)
 	b = appendNames(appendNames(appendNames(b, p.To), p.Mentions), p.Here)
+	if len(p.Files) > 0 {
+		b = appendNames(b, p.Files)
+	}
 	return append(b, p.Text...)
 }
 
 // plain reports whether p has no reply and no mentions: the short encoding.
 func (p Post) plain() bool {
-	return p.ReplyTo == 0 && len(p.Mentions) == 0 && len(p.Here) == 0 && !p.MentionRoom && !p.MentionHere
+	return p.ReplyTo == 0 && len(p.Mentions) == 0 && len(p.Here) == 0 && !p.MentionRoom && !p.MentionHere && len(p.Files) == 0
 }
 
 // decodeMessageCommand decodes the commands of this file; ok is false for
@@ -165,9 +171,14 @@ func (p Post) plain() bool {
 func decodeMessageCommand(op byte, d *decoder) (c Command, ok bool) {
 	switch op {
 	case opPostFull:
-		flags := d.flags(flagMentionRoom | flagMentionHere)
+		flags := d.flags(flagMentionRoom | flagMentionHere | flagPostFiles)
 		p := Post{MentionRoom: flags&flagMentionRoom != 0, MentionHere: flags&flagMentionHere != 0, Room: d.name(), User: d.name()}
 		p.ReplyTo, p.To, p.Mentions, p.Here = d.uvarint(), d.names(), d.names(), d.names()
+		if flags&flagPostFiles != 0 {
+			if p.Files = d.names(); d.err == nil && len(p.Files) == 0 {
+				d.fail("the files flag with no files")
+			}
+		}
 		p.Text, d.b = string(d.b), nil
 		if d.err == nil && p.plain() {
 			d.fail("a post without reply or mentions has the short encoding")

@@ -56,6 +56,12 @@ func encode(t testing.TB, c Command) []byte {
 		return EncodeDeleteOutHook(c)
 	case Delivered:
 		return EncodeDelivered(c)
+	case FileChunk: // command_file.go
+		return EncodeFileChunk(c)
+	case FileCommit:
+		return EncodeFileCommit(c)
+	case FileAbort:
+		return EncodeFileAbort(c)
 	}
 	t.Fatalf("unexpected command %T", c)
 	return nil
@@ -179,6 +185,10 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(EncodeCreateOutHook(CreateOutHook{Room: "r", User: "a", ID: "0123456789abcdef", Name: "n", URL: "https://x/", Secret: "s", Triggers: []string{"go"}}))
 	f.Add(EncodeDeleteOutHook(DeleteOutHook{Room: "r", User: "a", Admin: true, ID: "0123456789abcdef"}))
 	f.Add(EncodeDelivered(Delivered{Room: "r", ID: "0123456789abcdef", Seq: 3, Due: 9, Attempt: 2, Status: 500, Error: "e", Drop: true}))
+	f.Add(EncodeFileChunk(FileChunk{Room: "r", User: "a", ID: "0123456789abcdef", Index: 2, Quota: 1 << 30, Data: []byte("bytes")}))
+	f.Add(EncodeFileCommit(FileCommit{Room: "r", User: "a", ID: "0123456789abcdef", Size: 9, Chunks: 1, Name: "a.png", ContentType: "image/png"}))
+	f.Add(EncodeFileAbort(FileAbort{Room: "r", User: "a", ID: "0123456789abcdef"}))
+	f.Add(EncodePost(Post{Room: "r", User: "a", Text: "see", Files: []string{"0123456789abcdef"}}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := DecodeCommand(in)
 		if err != nil {

@@ -32,6 +32,10 @@
 //	c/<room>/o/<id>    outgoing webhook; c/<room>/d/<id><n> its delivery log
 //	c/!out/<due>...    the partition's outbox of webhook deliveries
 //	                   (outhooks.go, DESIGN.md "Outgoing webhooks")
+//	c/<room>/f/<id>    file record: state, owner, size, chunks, message seq,
+//	                   name, media type; c/<room>/F/<id><i> its chunks, i 4
+//	                   bytes big endian; c/<room>/q the bytes the room's
+//	                   files take (files.go, DESIGN.md "Files")
 //
 // Room names cannot contain '/', so "c/<room>/" holds exactly one room's keys
 // and the rooms of a partition are listed by skipping from one such prefix

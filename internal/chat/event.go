@@ -87,6 +87,8 @@ type Event struct {
 	ReplyCount  uint64     `json:"reply_count,omitempty"`
 	LastReplyAt int64      `json:"last_reply_at,omitempty"`
 	Reactions   []Reaction `json:"reactions,omitempty"`
+	// Files are the files the message carries (none once deleted).
+	Files []FileInfo `json:"files,omitempty"`
 
 	// Target is the seq of the message a change is about.
 	Target uint64 `json:"target,omitempty"`

@@ -21,8 +21,9 @@ const (
 	// current state: kind, varint ts, sender, to, flags (msg*), uvarint
 	// replyTo, varint editedAt, uvarint replyCount, varint lastReplyAt,
 	// uvarint len(mentions), each mention, uvarint len(reactions), each
-	// reaction (emoji, uvarint len(users), each user), text (the rest). A
-	// deleted message keeps its sender and time and nothing else.
+	// reaction (emoji, uvarint len(users), each user), with msgFiles its
+	// files (appendFileRefs), text (the rest). A deleted message keeps its
+	// sender and time and nothing else.
 	evPost byte = 'M'
 	// Changes to a message (its seq is target) are events of their own:
 	// kind, varint ts, sender (who acted), to (the whisper's participants
@@ -62,7 +63,8 @@ const (
 	msgPinned      byte = 1 << 1
 	msgMentionRoom byte = 1 << 2 // the text mentions @room
 	msgMentionHere byte = 1 << 3 // the text mentions @here
-	msgFlags            = msgDeleted | msgPinned | msgMentionRoom | msgMentionHere
+	msgFiles       byte = 1 << 4 // files follow the reactions (files.go)
+	msgFlags            = msgDeleted | msgPinned | msgMentionRoom | msgMentionHere | msgFiles
 )
 
 var kindNames = map[byte]string{
@@ -116,6 +118,7 @@ type eventRecord struct {
 	lastReplyAt int64
 	mentions    []string // members mentioned by name or as online for @here
 	reactions   []reactionRec
+	files       []fileRef // with msgFiles
 	// Changes.
 	target uint64
 	arg    string
@@ -156,6 +159,9 @@ func encodeEvent(e *eventRecord) []byte {
 		b = binary.AppendUvarint(b, uint64(len(e.reactions)))
 		for _, r := range e.reactions {
 			b = appendNames(wire.AppendString(b, r.emoji), r.users)
+		}
+		if e.flags&msgFiles != 0 {
+			b = appendFileRefs(b, e.files)
 		}
 		return append(b, e.text...)
 	case isChange(kind):
@@ -208,6 +214,9 @@ func decodeEventRecord(k, v []byte) (*eventRecord, error) {
 		}
 		for i := uint64(0); d.err == nil && i < n; i++ {
 			e.reactions = append(e.reactions, reactionRec{emoji: d.name(), users: d.names()})
+		}
+		if e.flags&msgFiles != 0 {
+			e.files = d.fileRefs()
 		}
 		e.text, d.b = string(d.b), nil
 	case isChange(e.kind):
@@ -284,6 +293,9 @@ func (e *eventRecord) view(room string, seq uint64) Event {
 		ev.Mentions = e.mentions
 		for _, r := range e.reactions {
 			ev.Reactions = append(ev.Reactions, Reaction{Emoji: r.emoji, Count: len(r.users), Users: r.users[:min(len(r.users), MaxReactionUsers)]})
+		}
+		for _, f := range e.files {
+			ev.Files = append(ev.Files, f.info(room))
 		}
 	case e.kind == evMention:
 		ev.Target, ev.Origin = e.target, e.arg

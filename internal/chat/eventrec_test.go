@@ -12,6 +12,8 @@ func FuzzDecodeEventRecord(f *testing.F) {
 		mentions: []string{"b"}, reactions: []reactionRec{{emoji: "👍", users: []string{"a", "b"}}}, flags: msgPinned}))
 	f.Add(encodeEvent(&eventRecord{kind: evReact, ts: 6, sender: "b", target: 3, arg: ":tada:"}))
 	f.Add(encodeEvent(&eventRecord{kind: evJoin, ts: 1, sender: "a"}))
+	f.Add(encodeEvent(&eventRecord{kind: evPost, ts: 7, sender: "a", text: "see", flags: msgFiles,
+		files: []fileRef{{id: "0123456789abcdef", name: "a.png", contentType: "image/png", size: 9}}}))
 	f.Fuzz(func(t *testing.T, v []byte) {
 		rec, err := decodeEventRecord([]byte("k"), v)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 //	c/<room>/p/<seq>           seq is pinned
 //	c/<room>/n/<user>/<seq>    seq mentions user (<user> "@room": everyone)
 //	c/@<user>/...              user's mention inbox, stored as a room
+//	c/<room>/f/<id>, F/<id><i>, q  files, their chunks, the room's usage (files.go)
 //
 // Room names never contain '/', so "c/<room>/" is a prefix of exactly that
 // room's keys, and the rooms of a partition are found by skipping from one

@@ -170,6 +170,13 @@ func (cp *compaction) room(room string, rec *roomRecord) error {
 	if err != nil {
 		return err
 	}
+	if !cp.more {
+		probe := *rec
+		probe.firstRetained = first
+		if err := cp.files(room, &probe); err != nil { // apply_file.go
+			return err
+		}
+	}
 	if r := &s.retention; r.messages > 0 && r.countedTo < first {
 		r.countedTo, r.counted = first, 0
 	}

@@ -57,6 +57,11 @@ type Config struct {
 	// errs.UpgradeInProgress while it is lower (compat.Require). Nil: every
 	// node speaks this build's protocol.
 	ClusterProtocol func() int
+	// MaxFileSize is the largest file an upload may carry in bytes
+	// (DefaultMaxFileSize); RoomFileQuota the most bytes of files one room
+	// stores (DefaultRoomFileQuota): the node's --max-file-size and
+	// --room-file-quota.
+	MaxFileSize, RoomFileQuota int64
 	// CheckHookURL decides whether an outgoing webhook may point at a URL
 	// of a valid form (CheckHookURL): the node's refusal of private
 	// addresses (internal/webhook). Nil refuses every outgoing webhook.
@@ -82,6 +87,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxPassword <= 0 {
 		c.MaxPassword = DefaultMaxPassword
 	}
+	if c.MaxFileSize <= 0 {
+		c.MaxFileSize = DefaultMaxFileSize
+	}
+	if c.RoomFileQuota <= 0 {
+		c.RoomFileQuota = DefaultRoomFileQuota
+	}
 	return c
 }
 
@@ -93,6 +104,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("chat: default room size %d exceeds the member cap %d", c.RoomMembers, c.MaxMembers)
 	case c.MinPassword > c.MaxPassword:
 		return fmt.Errorf("chat: minimum password length %d exceeds the maximum %d", c.MinPassword, c.MaxPassword)
+	case c.MaxFileSize > c.RoomFileQuota:
+		return fmt.Errorf("chat: the largest file, %d bytes, exceeds the room file quota of %d bytes", c.MaxFileSize, c.RoomFileQuota)
 	}
 	return nil
 }
@@ -308,7 +321,7 @@ func (s *Service) MarkRead(ctx context.Context, user, room string, seq uint64, i
 // errs.Invalid names the character). A retry with the same idempotency key
 // returns the first result.
 func (s *Service) Post(ctx context.Context, user, room, text string, to []string, idempotencyKey string) (PostResult, error) {
-	return s.post(ctx, user, room, text, to, 0, idempotencyKey)
+	return s.post(ctx, user, room, text, to, 0, nil, idempotencyKey)
 }
 
 // Room returns a room user may read (see CheckRead).

@@ -38,21 +38,28 @@ const notifyParallel = 8
 // and Mattermost). The parent must be a message user may see and not
 // deleted (errs.NotFound, errs.Invalid naming reply_to).
 func (s *Service) PostReply(ctx context.Context, user, room, text string, to []string, replyTo uint64, idempotencyKey string) (PostResult, error) {
-	return s.post(ctx, user, room, text, to, replyTo, idempotencyKey)
+	return s.post(ctx, user, room, text, to, replyTo, nil, idempotencyKey)
 }
 
 // post checks and proposes a post, then notifies the mentioned members'
 // inboxes (see notify).
-func (s *Service) post(ctx context.Context, user, room, text string, to []string, replyTo uint64, idempotencyKey string) (PostResult, error) {
+func (s *Service) post(ctx context.Context, user, room, text string, to []string, replyTo uint64, files []string, idempotencyKey string) (PostResult, error) {
 	room, dk, err := s.prepare(user, room, idempotencyKey)
 	if err != nil {
 		return PostResult{}, err
 	}
-	if err := s.checkPost(text, to); err != nil {
+	ids, err := s.postFileIDs(room, files) // service_file.go
+	if err != nil {
+		return PostResult{}, err
+	}
+	if len(ids) == 0 || text != "" {
+		err = s.checkPost(text, to)
+	}
+	if err != nil {
 		return PostResult{}, err
 	}
 	mentions := ParseMentions(text)
-	cmd := Post{Room: room, User: user, To: to, Text: text, ReplyTo: replyTo,
+	cmd := Post{Room: room, User: user, To: to, Text: text, ReplyTo: replyTo, Files: ids,
 		Mentions: mentions.Users, MentionRoom: mentions.Room, MentionHere: mentions.Here}
 	if mentions.Here {
 		if cmd.Here, err = s.onlineMembers(ctx, user, room); err != nil {

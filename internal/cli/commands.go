@@ -65,6 +65,8 @@ func rootCommand() *command {
 				{name: "mute", summary: "mute a user in a room for a while (--lift: unmute)", action: runRoomMute},
 				{name: "moderation", summary: "a room's bans, mutes, invitations and moderation events", action: runRoomModeration},
 				{name: "export", summary: "download a room's history as JSON Lines (owner or admin)", action: runRoomExport},
+				{name: "upload", summary: "post a file to a room", action: runRoomUpload},
+				{name: "download", summary: "download a file of a room's message", action: runRoomDownload},
 				{name: "hook", summary: "incoming webhooks that post as a bot: create, list, revoke", subs: []*command{
 					{name: "create", summary: "make a webhook URL that posts to a room, shown once", action: runRoomHookCreate},
 					{name: "list", summary: "a room's webhooks", action: runRoomHookList},

@@ -229,6 +229,9 @@ func messageNotes(ev client.Event) string {
 	if ev.Pinned {
 		b.WriteString(" [pinned]")
 	}
+	for _, f := range ev.Files {
+		fmt.Fprintf(&b, " [file %s: %s, %s]", termSafe(f.ID), termSafe(f.Name), byteSize(uint64(f.Size)))
+	}
 	return b.String()
 }
 

@@ -141,6 +141,8 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.DurationVar(&c.DedupWindow, "dedup-window", d.DedupWindow, "how long idempotency keys are remembered")
 	fs.DurationVar(&c.HistoryRetention, "history-retention", d.HistoryRetention, "how long room history is kept in rooms without a retention of their own (0: forever)")
 	fs.Var(newEditWindowValue(&c.EditWindow, d.EditWindow), "edit-window", "how long after posting authors may edit a message (`duration`; none: no limit; 0: editing is off)")
+	fs.Int64Var(&c.MaxFileSize, "max-file-size", d.MaxFileSize, "largest file an upload may carry, in `bytes`")
+	fs.Int64Var(&c.RoomFileQuota, "room-file-quota", d.RoomFileQuota, "most `bytes` of files one room stores, unfinished uploads included")
 	fs.IntVar(&c.KVHistory, "kv-history", d.KVHistory, "`versions` of each kv key kept for reads at a revision and watches (1 to 1000)")
 	fs.Var(newChoiceValue(&c.Registration, d.Registration, "open", "closed"), "registration", "`mode` of registration: open (anyone may sign up) or closed (only admins create users)")
 	fs.StringVar(&c.PprofAddr, "pprof", "", "`host:port` on loopback serving Go's CPU, heap, mutex and block profiles at /debug/pprof/, without authentication (\":6060\" binds to 127.0.0.1; another host is refused; default: off)")

@@ -64,6 +64,11 @@ type Config struct {
 	// EditWindow is how long after posting a message its author may edit
 	// it: NoEditLimit (the default) for ever, 0 never.
 	EditWindow time.Duration
+	// MaxFileSize is the largest file an upload may carry, in bytes;
+	// RoomFileQuota the most bytes of files one room stores, uploads in
+	// progress included (chat.DefaultMaxFileSize and
+	// chat.DefaultRoomFileQuota).
+	MaxFileSize, RoomFileQuota int64
 	// KVHistory is how many versions of each kv key are kept (1 to
 	// kv.MaxHistory; the leader stamps it into every write).
 	KVHistory int
@@ -220,6 +225,8 @@ func Default() Config {
 		CompactionThreshold: 10000,
 		PresenceTTL:         11 * time.Second,
 		EditWindow:          NoEditLimit,
+		MaxFileSize:         10 << 20,
+		RoomFileQuota:       1 << 30,
 	}
 }
 
@@ -267,6 +274,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DedupWindow <= 0 {
 		errs = append(errs, errors.New("dedup-window: must be positive"))
+	}
+	if c.MaxFileSize <= 0 || c.RoomFileQuota < c.MaxFileSize {
+		errs = append(errs, fmt.Errorf("max-file-size %d, room-file-quota %d: want a positive file size no larger than the quota", c.MaxFileSize, c.RoomFileQuota))
 	}
 	if c.DeadAfter <= 0 {
 		errs = append(errs, errors.New("dead-after: must be positive"))

@@ -37,6 +37,7 @@ func (n *Node) startHTTP() error {
 		Rooms:           n.apiRooms(svc),
 		Export:          svc.rooms,
 		Hooks:           svc.rooms,
+		Files:           svc.rooms,
 		Search:          n.searcher,
 		Presence:        n.presence,
 		Queues:          svc.queues,

@@ -96,10 +96,12 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 }
 
 // chatConfig is the rooms' configuration: the edit window of
-// --edit-window and @here resolved by the presence tracker.
+// --edit-window, the file limits of --max-file-size and --room-file-quota
+// and @here resolved by the presence tracker.
 func (n *Node) chatConfig(hasher *password.Hasher) chat.Config {
 	// Moderation and hook commands wait until every node applies them.
-	cfg := chat.Config{Hasher: hasher, Online: n.presence.Online, ClusterProtocol: n.ClusterProtocol}
+	cfg := chat.Config{Hasher: hasher, Online: n.presence.Online, ClusterProtocol: n.ClusterProtocol,
+		MaxFileSize: n.cfg.MaxFileSize, RoomFileQuota: n.cfg.RoomFileQuota}
 	switch w := n.cfg.EditWindow; {
 	case w == 0:
 		cfg.EditsOff = true

@@ -13,7 +13,7 @@ import (
 // Policy: scripts and styles come from this origin only (no inline code),
 // nothing may frame the app, and forms post only here.
 const (
-	policyHead = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src "
+	policyHead = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src "
 	policyTail = "; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 

@@ -7,6 +7,7 @@
 import {h, fmtTime} from '../dom.js';
 import {render} from '../markdown.js';
 import {pinIcon, editIcon, deleteIcon, replyIcon} from './icons.js';
+import {attachments} from './files.js';
 
 // QUICK are the reactions the hover menu offers: 👍 ❤️ 😂 🎉. Reactions
 // are content, emoji by nature (as others' reactions arrive), unlike the
@@ -43,6 +44,7 @@ export function eventElement(ev, me, act) {
           ev.reply_to ? h('div', {class: 'reply-tag'}, '↳ in a thread') : null,
           ev.deleted ? h('div', {class: 'text tombstone'}, 'This message was deleted.')
             : h('div', {class: 'text'}, render(ev.text, me), ev.edited_at ? h('span', {class: 'edited', title: 'Edited ' + new Date(ev.edited_at).toLocaleString()}, ' (edited)') : null),
+          attachments(ev), // files.js
           reactions(ev, me, act),
           ev.reply_count ? h('button', {type: 'button', class: 'replies link-button', onclick: () => act && act.thread(ev.seq)},
             `${ev.reply_count} ${ev.reply_count === 1 ? 'reply' : 'replies'}`) : null),

@@ -10,6 +10,7 @@ import {h, replace, formError} from '../dom.js';
 import {eventElement, isChange, isModeration, parseComposer, regroup} from './events.js';
 import * as thread from './thread.js';
 import {settingsPanel, memberActions, roleTag, showRules, canModerate} from './room_mod.js';
+import * as files from './files.js';
 
 const PAGE = 50;
 const POLL_MS = 2000;
@@ -63,7 +64,8 @@ function buildLayout(v, main) {
     title: 'Enter sends, Shift+Enter starts a new line; "/w alice,bob text" whispers to alice and bob (or click a member).'});
   v.typingLine = h('div', {class: 'typing-line', 'aria-live': 'polite'});
   v.editBar = h('div', {class: 'edit-bar', hidden: true});
-  v.form = h('form', {class: 'composer'}, v.input, h('button', {type: 'submit', class: 'primary'}, 'Send'));
+  v.files = files.composer(v);
+  v.form = h('form', {class: 'composer'}, v.files.tray, v.files.picker, v.files.button, v.input, h('button', {type: 'submit', class: 'primary'}, 'Send'));
   v.form.addEventListener('submit', (e) => { e.preventDefault(); send(v); });
   v.input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(v); }
@@ -96,6 +98,7 @@ function buildLayout(v, main) {
       v.thread = thread.panel(v),
       h('aside', {class: 'members'}, h('h2', {}, 'Members'), v.members)),
     v.typingLine, v.editBar, v.rules, v.form));
+  v.files.listen(main.lastElementChild); // drop on the room, paste in the input
 }
 
 // refreshInfo reads the room's settings and my role, and shows what they
@@ -398,15 +401,16 @@ async function send(v) {
     }
     return;
   }
-  const {text, to, problem} = parseComposer(v.input.value);
+  const {text, to, problem: typed} = parseComposer(v.input.value);
+  const problem = v.files.count() && !text && !to.length ? '' : typed; // files need no text
   formError(v.form, problem);
   if (problem) { v.input.focus(); return; }
   v.input.disabled = true;
   try {
-    const r = await api.post(v.room, text, to);
+    const r = v.files.count() ? await v.files.post(text, to) : await api.post(v.room, text, to);
     v.input.value = '';
     fit(v.input);
-    addEvents(v, [{room: v.room, seq: r.seq, ts: r.ts, sender: r.sender, kind: to.length ? 'whisper' : 'message', text, to}]);
+    addEvents(v, [{room: v.room, seq: r.seq, ts: r.ts, sender: r.sender, kind: to.length ? 'whisper' : 'message', text, to, files: r.files}]);
     scrollToEnd(v);
   } catch (e) {
     formError(v.form, e.message);
