@@ -6,7 +6,8 @@
 
 import {h, fmtTime} from '../dom.js';
 import {render} from '../markdown.js';
-import {pinIcon, editIcon, deleteIcon, replyIcon} from './icons.js';
+import {pinIcon, editIcon, deleteIcon, replyIcon, reactIcon} from './icons.js';
+import {emojiFor} from './emoji.js';
 
 // QUICK are the reactions the hover menu offers: 👍 ❤️ 😂 🎉. Reactions
 // are content, emoji by nature (as others' reactions arrive), unlike the
@@ -107,7 +108,7 @@ function reactions(ev, me, act) {
   return h('div', {class: 'reactions'}, ev.reactions.map((r) => {
     const mineToo = me && r.users.some((u) => u.toLowerCase() === me.toLowerCase());
     return h('button', {type: 'button', class: 'reaction' + (mineToo ? ' mine' : ''), title: r.users.join(', '),
-      'data-emoji': r.emoji, onclick: () => act && act.react(ev.seq, r.emoji, mineToo)}, r.emoji + ' ' + r.count);
+      'data-emoji': r.emoji, onclick: () => act && act.react(ev.seq, r.emoji, mineToo)}, emojiFor(r.emoji) + ' ' + r.count);
   }));
 }
 
@@ -117,6 +118,7 @@ function menu(ev, mine, act) {
   const b = (label, title, fn, cls) => h('button', {type: 'button', class: 'menu-btn' + (cls ? ' ' + cls : ''), title, 'aria-label': title, onclick: fn}, label);
   return h('div', {class: 'msg-menu'},
     QUICK.map((e) => b(e, 'React ' + e, () => act.react(ev.seq, e, false), 'quick')),
+    b(reactIcon(), 'Add a reaction', (e) => act.pick(ev.seq, e.currentTarget), 'add-reaction'),
     b(replyIcon(), 'Reply in thread', () => act.thread(ev.reply_to || ev.seq), 'reply'),
     mine ? b(editIcon(), 'Edit', () => act.edit(ev), 'edit') : null,
     ev.kind === 'message' ? b(pinIcon(ev.pinned ? 'Unpin' : 'Pin'), ev.pinned ? 'Unpin' : 'Pin', () => act.pin(ev.seq, ev.pinned), 'pin') : null,

@@ -10,12 +10,15 @@ import {h, replace, formError} from '../dom.js';
 import {eventElement, isChange, isModeration, parseComposer, regroup} from './events.js';
 import * as thread from './thread.js';
 import {settingsPanel, memberActions, roleTag, showRules, canModerate} from './room_mod.js';
+import * as jump from './jump.js';
+import * as pins from './pins.js';
+import {pickReaction} from './emoji.js';
 
 const PAGE = 50;
 const POLL_MS = 2000;
 const MEMBERS_MS = 15000;
 
-export function roomView(main, ctx, roomName) {
+export function roomView(main, ctx, roomName, jumpTo) {
   const room = roomName.toLowerCase();
   const me = ctx.user();
   const stream = ctx.stream();
@@ -34,8 +37,10 @@ export function roomView(main, ctx, roomName) {
     editing: null, // the message being edited
   };
   v.act = actions(v);
+  v.view = {add: (evs) => addEvents(v, evs), latest: () => loadLatest(v), redraw: (m) => redraw(v, m), divider: () => unreadDivider(v)};
   buildLayout(v, main);
-  start(v);
+  pins.mount(v);
+  start(v, jumpTo);
   return () => stop(v);
 }
 
@@ -46,7 +51,8 @@ function buildLayout(v, main) {
   v.scroller.addEventListener('scroll', () => {
     v.stuck = nearBottom(v);
     if (v.scroller.scrollTop < 80) loadOlder(v);
-    if (v.stuck) v.pill.hidden = true;
+    if (v.stuck && !v.detached) v.pill.hidden = true;
+    if (v.detached && nearBottom(v)) jump.newer(v);
   });
   // The board shrinks when the members' row appears above it on a phone,
   // the composer grows or the on-screen keyboard opens: a reader at the
@@ -55,7 +61,7 @@ function buildLayout(v, main) {
   v.stuck = true;
   v.resized = new ResizeObserver(() => { if (v.stuck) v.scroller.scrollTop = v.scroller.scrollHeight; });
   v.resized.observe(v.scroller);
-  v.pill = h('button', {type: 'button', class: 'new-pill', hidden: true, onclick: () => scrollToEnd(v)}, 'New messages ↓');
+  v.pill = h('button', {type: 'button', class: 'new-pill', hidden: true, onclick: () => (v.detached ? jump.latest(v) : scrollToEnd(v))}, 'New messages ↓');
   v.members = h('ul', {class: 'people'});
   v.mode = h('span', {class: 'mode'});
   v.input = h('textarea', {name: 'text', rows: 1, maxlength: 4096, required: true, enterkeyhint: 'send',
@@ -113,8 +119,8 @@ async function refreshInfo(v) {
   } catch (e) { /* keep what is shown */ }
 }
 
-async function start(v) {
-  v.offs.push(v.stream.on('event', (ev) => { if (ev.room === v.room) addEvents(v, [ev]); }));
+async function start(v, jumpTo) {
+  v.offs.push(v.stream.on('event', (ev) => { if (ev.room === v.room && !jump.held(v, ev)) addEvents(v, [ev]); }));
   v.offs.push(v.stream.on('presence', (f) => { if (!f.room || f.room === v.room) setOnline(v, f.username, f.online); }));
   v.offs.push(v.stream.on('error', (f) => { if (f.room === v.room) streamError(v, f); }));
   v.offs.push(v.stream.on('state', () => showMode(v)));
@@ -125,7 +131,8 @@ async function start(v) {
   v.offs.push(v.stream.on('ready', (room) => { if (room === v.room) showMode(v); }));
   showMode(v);
   if (!(await loadLatest(v))) return;
-  v.stream.subscribe(v.room, v.contiguous);
+  if (jumpTo) await jump.to(v, jumpTo);
+  v.stream.subscribe(v.room, v.detached ? undefined : v.contiguous);
   poll(v);
   refreshInfo(v);
   v.timers.push(setInterval(() => refreshMembers(v), MEMBERS_MS));
@@ -236,7 +243,7 @@ async function loadOlder(v) {
 // not live.
 async function poll(v) {
   if (v.stopped) return;
-  if (!live(v)) {
+  if (!live(v) && !v.detached) {
     try {
       addEvents(v, await api.history(v.room, {after: v.contiguous, limit: 200}));
     } catch (e) {
@@ -285,7 +292,7 @@ function addEvents(v, events) {
   while (v.seqs.has(v.contiguous + 1)) v.contiguous++;
   v.stream.seen(v.room, v.contiguous);
   if (!grew) return;
-  if (stick) scrollToEnd(v); else v.pill.hidden = false;
+  if (stick && !v.detached) scrollToEnd(v); else v.pill.hidden = false;
   markRead(v);
 }
 
@@ -295,6 +302,7 @@ function redraw(v, msg) {
   const old = v.seqs.get(msg.seq);
   v.events.set(msg.seq, msg);
   thread.changed(v, msg);
+  pins.changed(v, msg);
   if (!old) return;
   const el = eventElement(msg, v.me, v.act);
   old.replaceWith(el);
@@ -313,7 +321,8 @@ function actions(v) {
     pin: (seq, undo) => run(undo ? 'unpin' : 'pin', () => api.pin(v.room, seq, undo)),
     remove: (seq) => { if (confirm('Delete this message for everyone?')) run('delete', () => api.deleteMessage(v.room, seq)); },
     edit: (msg) => startEditing(v, msg),
-    thread: (seq) => thread.open(v, seq),
+    thread: (seq) => { pins.close(v, false); thread.open(v, seq); },
+    pick: (seq, button) => pickReaction(button, (emoji) => api.react(v.room, seq, emoji, false)),
     owner: () => canModerate(v), // the owner and moderators delete any message
   };
 }

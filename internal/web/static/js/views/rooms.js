@@ -81,7 +81,7 @@ async function openRoom(r, row, ctx) {
 }
 
 // searchForm searches the messages I may read (GET /api/v1/search) and
-// lists the results, each opening its room.
+// lists the results, each opening its room at the message found.
 function searchForm(ctx) {
   const q = field('Search messages', {type: 'search', name: 'q', maxlength: 512, autocomplete: 'off',
     placeholder: 'words, "a phrase", from:user, in:room'});
@@ -96,7 +96,7 @@ function searchForm(ctx) {
       const found = await api.search(q.input.value);
       results.hidden = false;
       replace(results, found.length ? found.map((r) => h('li', {},
-        h('a', {href: '#/room/' + encodeURIComponent(r.room)},
+        h('a', {href: `#/room/${encodeURIComponent(r.room)}/${r.message.seq}`},
           h('span', {class: 'room-name'}, '#' + r.room), ' ',
           h('span', {class: 'muted'}, `${r.message.sender} · ${fmtTime(r.message.ts)}`)),
         h('div', {class: 'search-text'}, ...highlighted(r)))) : h('li', {class: 'muted'}, 'No messages found.'));
