@@ -93,7 +93,8 @@ func shownInContext(seq uint64) string {
 // searchJump: a search result 200 messages back opens the room at that
 // message, highlighted, with the messages around it; new messages are
 // counted meanwhile, scrolling down loads newer ones, and the pill goes to
-// the newest, after which messages arrive live again.
+// the newest, after which messages arrive live again; the room's own search
+// panel finds it again and jumps back to it.
 func (p polish) searchJump(t *testing.T) {
 	alice, bob, room := p.chatRoom(t, "jump")
 	word := "needle" + p.s.name
@@ -132,6 +133,14 @@ func (p polish) searchJump(t *testing.T) {
 	b.waitFor("the newest messages", hasText(".board .events .msg .text", "posted after the jump")+` && document.querySelector('.new-pill').hidden`)
 	postAll(t, bob, room, "and live again")
 	b.waitFor("a live message", hasText(".board .events .msg .text", "and live again"))
+
+	b.do("search the room", click(".search-button"), chromedp.WaitVisible(chromedp.CSS(".search-panel input[name=room-q]")),
+		chromedp.SendKeys(chromedp.CSS(".search-panel input[name=room-q]"), word+"\n"))
+	b.waitFor("the room's result, words marked", fmt.Sprintf(`(() => { const li = document.querySelectorAll('.room-search-results li');
+		return li.length === 1 && li[0].querySelector('mark')?.textContent.toLowerCase() === %s; })()`, js(word)))
+	b.screenshot("room-search-" + p.s.name)
+	b.do("open the room's result", clickJS(".room-search-results li .result-open"))
+	b.waitFor("the message in context again", shownInContext(target))
 	b.checkConsole()
 }
 

@@ -56,3 +56,8 @@ export function bellIcon(label, on) {
   return icon('bell', label, svg('path', stroked('M4 11.5V7a4 4 0 0 1 8 0v4.5l1 1H3zM6.5 14h3')),
     on ? null : svg('path', stroked('M2 2l12 12')));
 }
+
+// searchIcon is a magnifying glass.
+export function searchIcon(label = 'Search') {
+  return icon('search', label, svg('path', stroked('M10.5 10.5L14 14M11.5 6.75a4.75 4.75 0 1 1-9.5 0 4.75 4.75 0 0 1 9.5 0z')));
+}

@@ -9,10 +9,11 @@ import {h, replace, fmtTime} from '../dom.js';
 import {render} from '../markdown.js';
 import {pinIcon, closeIcon} from './icons.js';
 import * as jump from './jump.js';
+import {only} from './side.js';
 
 // mount adds the button and the (hidden) panel to room view v.
 export function mount(v) {
-  const p = {pins: new Map()}; // seq -> message
+  const p = {pins: new Map(), changes: 0}; // pins: seq -> message; changes: how many arrived
   p.count = h('span', {class: 'pins-count'});
   p.button = h('button', {type: 'button', class: 'link-button pins-button', 'aria-expanded': 'false',
     'aria-controls': 'pins-panel', title: 'Pinned messages', onclick: () => (p.el.hidden ? open(v) : close(v))},
@@ -30,22 +31,30 @@ export function mount(v) {
   load(v);
 }
 
-// load reads the room's pins (a room not joined yet has none to show).
+// load reads the room's pins (a room not joined yet has none to show). A
+// pin or unpin arriving meanwhile may be missing from the answer: then it
+// reads them again.
 async function load(v) {
   const p = v.pins;
-  try {
-    const list = await api.pins(v.room);
+  for (let tries = 0; tries < 3; tries++) {
+    const changes = p.changes;
+    let list;
+    try {
+      list = await api.pins(v.room);
+    } catch (e) {
+      if (!p.el.hidden) replace(p.list, h('li', {class: 'notice error'}, 'Cannot load the pinned messages: ' + e.message));
+      return;
+    }
+    if (changes !== p.changes) continue;
     p.pins = new Map(list.map((m) => [m.seq, m]));
-  } catch (e) {
-    if (!p.el.hidden) replace(p.list, h('li', {class: 'notice error'}, 'Cannot load the pinned messages: ' + e.message));
-    return;
+    break;
   }
   draw(v);
 }
 
 async function open(v) {
   const p = v.pins;
-  if (v.threadState) { v.threadState.root = 0; v.threadState.el.hidden = true; } // one side panel at a time
+  only(v, p.el);
   p.el.hidden = false;
   p.button.setAttribute('aria-expanded', 'true');
   draw(v);
@@ -56,7 +65,7 @@ async function open(v) {
 
 // close hides the panel of room view v, giving the focus back to its
 // button unless refocus is false.
-export function close(v, refocus = true) {
+function close(v, refocus = true) {
   const p = v.pins;
   if (!p || p.el.hidden) return;
   p.el.hidden = true;
@@ -69,6 +78,7 @@ export function close(v, refocus = true) {
 export function changed(v, msg) {
   const p = v.pins;
   if (!p) return;
+  p.changes++;
   if (msg.pinned && !msg.deleted) p.pins.set(msg.seq, msg);
   else if (!p.pins.delete(msg.seq)) return;
   draw(v);

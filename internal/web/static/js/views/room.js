@@ -12,6 +12,8 @@ import * as thread from './thread.js';
 import {settingsPanel, memberActions, roleTag, showRules, canModerate} from './room_mod.js';
 import * as jump from './jump.js';
 import * as pins from './pins.js';
+import * as finder from './roomsearch.js';
+import {only} from './side.js';
 import {pickReaction} from './emoji.js';
 
 const PAGE = 50;
@@ -40,6 +42,7 @@ export function roomView(main, ctx, roomName, jumpTo) {
   v.view = {add: (evs) => addEvents(v, evs), latest: () => loadLatest(v), redraw: (m) => redraw(v, m), divider: () => unreadDivider(v)};
   buildLayout(v, main);
   pins.mount(v);
+  finder.mount(v);
   start(v, jumpTo);
   return () => stop(v);
 }
@@ -321,7 +324,7 @@ function actions(v) {
     pin: (seq, undo) => run(undo ? 'unpin' : 'pin', () => api.pin(v.room, seq, undo)),
     remove: (seq) => { if (confirm('Delete this message for everyone?')) run('delete', () => api.deleteMessage(v.room, seq)); },
     edit: (msg) => startEditing(v, msg),
-    thread: (seq) => { pins.close(v, false); thread.open(v, seq); },
+    thread: (seq) => { only(v, v.thread); thread.open(v, seq); },
     pick: (seq, button) => pickReaction(button, (emoji) => api.react(v.room, seq, emoji, false)),
     owner: () => canModerate(v), // the owner and moderators delete any message
   };

@@ -1,6 +1,7 @@
 // views/rooms.js: the rooms list (public rooms, private ones with a lock,
 // unread counts for rooms I am in), the form to create a room and who is
-// online in the cluster. The list refreshes every few seconds.
+// online in the cluster. The list refreshes every few seconds, and at once
+// when someone mentions me.
 
 import * as api from '../api.js';
 import {h, replace, field, fieldError, formError, fmtTime} from '../dom.js';
@@ -17,17 +18,22 @@ export function roomsView(main, ctx) {
 
   let timer = null;
   let stopped = false;
+  let busy = false;
   const refresh = async () => {
+    clearTimeout(timer);
+    busy = true;
     try {
       renderRooms(list, await api.rooms(), ctx);
     } catch (e) {
       ctx.notify('Cannot load rooms: ' + e.message, 'error');
     }
     await refreshOnline(online);
+    busy = false;
     if (!stopped) timer = setTimeout(refresh, REFRESH_MS);
   };
   refresh();
-  return () => { stopped = true; clearTimeout(timer); };
+  const offMention = ctx.stream().on('mention', () => { if (!busy && !stopped) refresh(); }); // the badge at once
+  return () => { stopped = true; clearTimeout(timer); offMention(); };
 }
 
 function renderRooms(list, rooms, ctx) {
