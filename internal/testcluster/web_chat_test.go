@@ -26,20 +26,11 @@ import (
 // count in the page's title and, once turned on, a desktop notification
 // while the tab is hidden.
 func TestWeb_Chat(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
-	b := newBrowser(t)
-	c := newAPICluster(t, 1, 1)
-	for _, s := range screens {
-		t.Run(s.name, func(t *testing.T) {
-			p := polish{b: b, c: c, base: "http://" + c.Node(0).HTTPAddr(), s: s}
-			t.Run("SearchJump", p.searchJump)
-			t.Run("Pins", p.pins)
-			t.Run("Picker", p.picker)
-			t.Run("Mentions", p.mentionNotices)
-		})
-	}
+	onScreens(t,
+		screenCheck{"SearchJump", polish.searchJump},
+		screenCheck{"Pins", polish.pins},
+		screenCheck{"Picker", polish.picker},
+		screenCheck{"Mentions", polish.mentionNotices})
 }
 
 // chatRoom signs up an owner and a member of a new room named after the
