@@ -85,7 +85,8 @@ func shownInContext(seq uint64) string {
 // message, highlighted, with the messages around it; new messages are
 // counted meanwhile, scrolling down loads newer ones, and the pill goes to
 // the newest, after which messages arrive live again; the room's own search
-// panel finds it again and jumps back to it.
+// panel finds it again and jumps back to it; a message sent from there
+// takes the view to the newest messages.
 func (p polish) searchJump(t *testing.T) {
 	alice, bob, room := p.chatRoom(t, "jump")
 	word := "needle" + p.s.name
@@ -132,6 +133,12 @@ func (p polish) searchJump(t *testing.T) {
 	b.screenshot("room-search-" + p.s.name)
 	b.do("open the room's result", clickJS(".room-search-results li .result-open"))
 	b.waitFor("the message in context again", shownInContext(target))
+	if p.s.phone {
+		b.check("the search panel closed on a phone", `document.querySelector('.search-panel').hidden ? '' : 'the panel still covers the room'`)
+	}
+	b.do("send a message from back there", chromedp.SendKeys(chromedp.CSS("textarea[name=text]"), "sent from the past\n"))
+	b.waitFor("the newest messages, mine last", `(() => { const t = [...document.querySelectorAll('.board .events .msg .text')].map((e) => e.textContent);
+		return t[t.length - 1] === 'sent from the past' && t[t.length - 2] === 'and live again' && document.querySelector('.new-pill').hidden; })()`)
 	b.checkConsole()
 }
 

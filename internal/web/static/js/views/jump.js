@@ -92,6 +92,27 @@ export function held(v, ev) {
   return true;
 }
 
+// fit returns the events that continue a detached view's window (the
+// window itself, a page of newer events): any other is held back, and a
+// message of mine, just sent, takes the view to the newest messages.
+export function fit(v, events) {
+  if (!v.detached) return events;
+  let next = v.contiguous + 1;
+  const kept = [];
+  for (const ev of [...events].sort((a, b) => a.seq - b.seq)) {
+    if (ev.seq <= next) {
+      kept.push(ev);
+      next = Math.max(next, ev.seq + 1);
+    } else if (!isChange(ev) && ev.sender && ev.sender.toLowerCase() === v.me.toLowerCase()) {
+      latest(v);
+      return kept;
+    } else {
+      held(v, ev);
+    }
+  }
+  return kept;
+}
+
 // pill shows the detached view's way back to the newest messages.
 function pill(v) {
   if (!v.detached) return;

@@ -78,7 +78,8 @@ function buildLayout(v, main) {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(v); }
     if (e.key === 'Escape' && v.editing) { e.preventDefault(); stopEditing(v); }
     if (e.key === 'ArrowUp' && !v.input.value && !v.editing) { // edit my last message
-      const last = [...v.events.values()].filter((m) => m.sender && m.sender.toLowerCase() === v.me.toLowerCase() && !m.deleted).pop();
+      const last = [...v.events.values()].filter((m) => v.seqs.get(m.seq) && m.sender && m.sender.toLowerCase() === v.me.toLowerCase() && !m.deleted)
+        .reduce((a, m) => (a && a.seq > m.seq ? a : m), null); // the newest shown: older pages load later
       if (last) { e.preventDefault(); startEditing(v, last); }
     }
   });
@@ -270,6 +271,7 @@ async function reloadCompacted(v) {
 
 // addEvents puts events in the list in seq order, each once.
 function addEvents(v, events) {
+  events = jump.fit(v, events);
   const stick = nearBottom(v);
   let grew = false;
   for (const ev of events) {
