@@ -68,6 +68,9 @@ function replaceWindow(v, older, newer) {
   v.view.add([...older, ...newer]);
   v.view.divider();
   pill(v);
+  // At the end already: what the stream brought while the window loaded
+  // went with the old list, so it resumes after the window.
+  if (!v.detached && v.stream.live(v.room)) attach(v);
 }
 
 // glow highlights el for a moment.
