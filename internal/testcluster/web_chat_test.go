@@ -188,7 +188,8 @@ func reactionShown(seq uint64, emoji, label string) string {
 // picker: the picker opens from the hover menu with the focus in its
 // filter; a name filters it and Enter reacts; the arrows and Enter pick
 // from the grid; any :shortcode: is offered; Esc closes it and gives the
-// focus back; a known shortcode from elsewhere shows as its emoji.
+// focus back; the keyboard alone reaches a message, its menu and the
+// picker; a known shortcode from elsewhere shows as its emoji.
 func (p polish) picker(t *testing.T) {
 	alice, bob, room := p.chatRoom(t, "react")
 	seq := postAll(t, bob, room, "pick a reaction for this")[0]
@@ -222,6 +223,28 @@ func (p polish) picker(t *testing.T) {
 	b.do("Esc", chromedp.KeyEvent(kb.Escape))
 	b.waitFor("the picker closed, the focus back", `document.querySelector('.emoji-picker') === null && document.activeElement.classList.contains('add-reaction')`)
 
+	b.do("keyboard: into the messages", chromedp.Focus(chromedp.CSS(".board .scroller")), chromedp.KeyEvent(kb.ArrowUp))
+	b.waitFor("the message focused, its menu shown", fmt.Sprintf(`document.activeElement.matches(%s) &&
+		getComputedStyle(document.activeElement.querySelector('.msg-menu')).display === 'flex'`, js(msg)))
+	for i := 0; ; i++ {
+		on, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.activeElement.classList.contains('add-reaction')`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on {
+			break
+		}
+		if i == 20 {
+			t.Fatal("Tab never reached the message's add-reaction button")
+		}
+		b.do("Tab", chromedp.KeyEvent(kb.Tab))
+	}
+	b.do("open the picker with Enter", pressEnter(0))
+	b.waitFor("the picker, by keyboard", `document.querySelector('.emoji-picker') !== null && document.activeElement.name === 'emoji-filter'`)
+	b.do("pick the eyes", chromedp.SendKeys(chromedp.CSS(".emoji-picker input"), "eyes"), pressEnter(0))
+	b.waitFor("the eyes, the focus still on the message", reactionShown(seq, "👀", "👀 1")+
+		fmt.Sprintf(` && document.activeElement.closest('.msg')?.dataset.seq === '%d'`, seq))
+
 	if _, err := bob.React(apiCtx(t), room, seq, ":thumbsup:"); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +253,7 @@ func (p polish) picker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range []string{"🚀", "❤️", ":shipit:"} {
+	for _, e := range []string{"🚀", "❤️", ":shipit:", "👀"} {
 		if !slices.ContainsFunc(m.Reactions, func(r client.Reaction) bool { return r.Emoji == e && slices.Contains(r.Users, p.name("react-alice")) }) {
 			t.Errorf("the server has no %s by alice: %+v", e, m.Reactions)
 		}

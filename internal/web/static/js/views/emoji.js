@@ -7,6 +7,7 @@
 // which the source check requires); the app's own symbols stay SVG icons.
 
 import {h, replace} from '../dom.js';
+import {focusMessage} from './keys.js';
 
 // EMOJI are the picker's emoji and their shortcode names, most used first.
 export const EMOJI = [
@@ -55,6 +56,7 @@ export function pickReaction(button, onPick) {
   p.outside = (e) => { if (!p.el.contains(e.target) && !button.contains(e.target)) p.close(false); };
   document.addEventListener('pointerdown', p.outside, true);
   p.msg = button.closest('.msg');
+  p.list = p.msg && p.msg.parentElement; // the list stays when the message is drawn again
   if (p.msg) p.msg.classList.add('picking'); // its hover menu stays, so the focus can go back to the button
   fill(p);
   document.body.append(p.el);
@@ -135,6 +137,11 @@ function close(p, refocus) {
   current = null;
   document.removeEventListener('pointerdown', p.outside, true);
   p.el.remove();
-  if (refocus && p.button.isConnected) p.button.focus(); // before the menu may hide: it stays while focused
+  if (refocus && p.button.isConnected) {
+    p.button.focus(); // before the menu may hide: it stays while focused
+  } else if (refocus && p.list) { // the message was drawn again meanwhile: back to it
+    const again = p.list.querySelector(`:scope > [data-seq="${p.msg.dataset.seq}"]`);
+    if (again) focusMessage(again);
+  }
   if (p.msg) p.msg.classList.remove('picking');
 }

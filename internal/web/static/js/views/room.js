@@ -14,6 +14,7 @@ import * as jump from './jump.js';
 import * as pins from './pins.js';
 import * as finder from './roomsearch.js';
 import {only} from './side.js';
+import * as keys from './keys.js';
 import {pickReaction} from './emoji.js';
 
 const PAGE = 50;
@@ -43,6 +44,7 @@ export function roomView(main, ctx, roomName, jumpTo) {
   buildLayout(v, main);
   pins.mount(v);
   finder.mount(v);
+  keys.mount(v);
   start(v, jumpTo);
   return () => stop(v);
 }
@@ -310,7 +312,9 @@ function redraw(v, msg) {
   pins.changed(v, msg);
   if (!old) return;
   const el = eventElement(msg, v.me, v.act);
+  const focused = old.contains(document.activeElement);
   old.replaceWith(el);
+  if (focused) keys.focusMessage(el, {preventScroll: true}); // a keyboard user stays on the message
   v.seqs.set(msg.seq, el);
   regroup(el);
   regroup(el.nextElementSibling);
