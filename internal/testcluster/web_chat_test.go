@@ -301,8 +301,9 @@ func setNotifications(t *testing.T, b *browser, base string, setting cdpbrowser.
 // mentionNotices: nothing is asked on page load; the bell asks once and
 // turns notifications on; a mention while the tab is hidden makes a desktop
 // notification with the text, a count in the title and a badge on the
-// room; with the bell off none is shown; opening the room clears the
-// title and reading it the badge.
+// room; with the bell off none is shown; opening the room shows the
+// unread divider before the first mention and clears the title, and
+// reading it the badge.
 func (p polish) mentionNotices(t *testing.T) {
 	alice, bob, room := p.chatRoom(t, "ping")
 	user := p.name("ping-alice")
@@ -339,6 +340,11 @@ func (p polish) mentionNotices(t *testing.T) {
 
 	b.do("open the room", click(fmt.Sprintf(`.room-row[data-room=%s] .room-open`, js(room))))
 	b.waitFor("the mention in the room", hasText(".board .events .msg.mentions-me .text", "@"+user+" one more thing"))
+	b.check("the unread divider before the first unread message", fmt.Sprintf(`(() => { const d = document.querySelector('.board .unread-divider');
+		if (!d) return 'no divider';
+		const next = d.nextElementSibling?.querySelector('.text')?.textContent;
+		return d.textContent === 'New messages' && next === %s ? '' : 'the divider reads ' + JSON.stringify(d.textContent) + ' before ' + JSON.stringify(next); })()`,
+		js("@"+user+" can you look at the release notes?")))
 	b.waitFor("the title count gone", `document.title === 'Parley'`)
 	b.do("back to the rooms", click(".room-head .back"))
 	b.waitFor("the mention badge gone once read", fmt.Sprintf(`document.querySelector('.room-row[data-room=%[1]s]') !== null &&

@@ -21,6 +21,8 @@ const PAGE = 50;
 const POLL_MS = 2000;
 const MEMBERS_MS = 15000;
 
+// roomView shows room roomName in main: its newest messages, or with
+// jumpTo the message of that seq in context (jump.js).
 export function roomView(main, ctx, roomName, jumpTo) {
   const room = roomName.toLowerCase();
   const me = ctx.user();
@@ -203,7 +205,7 @@ function unreadDivider(v) {
   if (!v.lastRead) return;
   const first = [...v.list.children].find((el) => Number(el.dataset.seq) > v.lastRead && el.dataset.kind !== 'join' &&
     el.dataset.sender !== v.me.toLowerCase());
-  if (first) first.before(h('li', {class: 'unread-divider', role: 'separator'}, 'New'));
+  if (first) first.before(h('li', {class: 'unread-divider', role: 'separator'}, 'New messages'));
 }
 
 function fail(v, e) {
