@@ -108,7 +108,7 @@ function reactions(ev, me, act) {
   return h('div', {class: 'reactions'}, ev.reactions.map((r) => {
     const mineToo = me && r.users.some((u) => u.toLowerCase() === me.toLowerCase());
     return h('button', {type: 'button', class: 'reaction' + (mineToo ? ' mine' : ''), title: r.users.join(', '),
-      'data-emoji': r.emoji, onclick: () => act && act.react(ev.seq, r.emoji, mineToo)}, emojiFor(r.emoji) + ' ' + r.count);
+      'data-emoji': r.emoji, onclick: () => act && act.react(ev.seq, r.emoji, mineToo)}, h('span', {class: 'emoji-char'}, emojiFor(r.emoji)), ' ' + r.count);
   }));
 }
 
