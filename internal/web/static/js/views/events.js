@@ -6,8 +6,9 @@
 
 import {h, fmtTime} from '../dom.js';
 import {render} from '../markdown.js';
-import {pinIcon, editIcon, deleteIcon, replyIcon, reactIcon} from './icons.js';
 import {emojiFor} from './emoji.js';
+import {reactIcon} from './icons.js';
+import {pinIcon, editIcon, deleteIcon, replyIcon} from './icons.js';
 
 // QUICK are the reactions the hover menu offers: 👍 ❤️ 😂 🎉. Reactions
 // are content, emoji by nature (as others' reactions arrive), unlike the

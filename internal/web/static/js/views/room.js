@@ -8,14 +8,14 @@
 import * as api from '../api.js';
 import {h, replace, formError} from '../dom.js';
 import {eventElement, isChange, isModeration, parseComposer, regroup} from './events.js';
-import * as thread from './thread.js';
-import {settingsPanel, memberActions, roleTag, showRules, canModerate} from './room_mod.js';
 import * as jump from './jump.js';
 import * as pins from './pins.js';
 import * as finder from './roomsearch.js';
 import {only} from './side.js';
 import * as keys from './keys.js';
 import {pickReaction} from './emoji.js';
+import * as thread from './thread.js';
+import {settingsPanel, memberActions, roleTag, showRules, canModerate} from './room_mod.js';
 
 const PAGE = 50;
 const POLL_MS = 2000;
