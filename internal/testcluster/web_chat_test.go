@@ -267,9 +267,15 @@ func (p polish) picker(t *testing.T) {
 const observeNotifications = `(() => {
 	const Real = window.Notification;
 	window.__notes = [];
+	window.__shown = [];
 	window.__asked = 0;
 	window.Notification = new Proxy(Real, {
-		construct(target, args) { window.__notes.push({title: args[0], body: (args[1] || {}).body || ''}); return Reflect.construct(target, args); },
+		construct(target, args) {
+			window.__notes.push({title: args[0], body: (args[1] || {}).body || ''});
+			const n = Reflect.construct(target, args);
+			window.__shown.push(n);
+			return n;
+		},
 		get(target, key) {
 			if (key === 'requestPermission') return (...a) => { window.__asked++; return target.requestPermission(...a); };
 			return Reflect.get(target, key);
@@ -303,7 +309,8 @@ func setNotifications(t *testing.T, b *browser, base string, setting cdpbrowser.
 // notification with the text, a count in the title and a badge on the
 // room; with the bell off none is shown; opening the room shows the
 // unread divider before the first mention and clears the title, and
-// reading it the badge.
+// reading it the badge; clicking the notification opens the mention in
+// context.
 func (p polish) mentionNotices(t *testing.T) {
 	alice, bob, room := p.chatRoom(t, "ping")
 	user := p.name("ping-alice")
@@ -322,7 +329,7 @@ func (p polish) mentionNotices(t *testing.T) {
 	b.waitFor("the bell, on", `document.querySelector('.notify-toggle').dataset.state === 'on' && window.__asked === 1`)
 
 	b.do("hide the tab", hide(true))
-	postAll(t, bob, room, "@"+user+" can you look at the release notes?")
+	first := postAll(t, bob, room, "@"+user+" can you look at the release notes?")[0]
 	b.waitFor("the desktop notification", fmt.Sprintf(`window.__notes.length === 1 && window.__notes[0].title === %s &&
 		window.__notes[0].body === %s`, js(p.name("ping-bob")+" mentioned you in #"+room), js("@"+user+" can you look at the release notes?")))
 	b.waitFor("the title count", `document.title === '(1) Parley'`)
@@ -349,5 +356,7 @@ func (p polish) mentionNotices(t *testing.T) {
 	b.do("back to the rooms", click(".room-head .back"))
 	b.waitFor("the mention badge gone once read", fmt.Sprintf(`document.querySelector('.room-row[data-room=%[1]s]') !== null &&
 		document.querySelector('.room-row[data-room=%[1]s] .mention-badge') === null`, js(room)))
+	b.do("click the desktop notification", chromedp.Evaluate[chromedp.Void](`window.__shown[0].onclick()`))
+	b.waitFor("the mention in context", shownInContext(first))
 	b.checkConsole()
 }
