@@ -49,6 +49,13 @@ func (p polish) chatRoom(t *testing.T, name string) (owner, member *client.Clien
 	return owner, member, room
 }
 
+// fitsScreen checks nothing on the page is wider than the screen.
+func fitsScreen(b *browser) {
+	b.t.Helper()
+	b.check("nothing wider than the screen", `document.documentElement.scrollWidth <= innerWidth ? '' :
+		'the page is ' + document.documentElement.scrollWidth + ' px wide on a ' + innerWidth + ' px screen'`)
+}
+
 // postAll posts texts to room as cl and returns their seqs.
 func postAll(t *testing.T, cl *client.Client, room string, texts ...string) []uint64 {
 	t.Helper()
@@ -109,6 +116,7 @@ func (p polish) searchJump(t *testing.T) {
 	b.check("a window, not the whole room", fmt.Sprintf(`document.querySelector('.board .events [data-seq="%d"]') ? 'the newest message is loaded too' : ''`, last))
 	b.check("the way back", `(() => { const pill = document.querySelector('.new-pill');
 		return !pill.hidden && pill.textContent === 'Jump to the newest ↓' ? '' : 'the pill shows ' + JSON.stringify(pill.hidden ? '(hidden)' : pill.textContent); })()`)
+	fitsScreen(b)
 	b.screenshot("search-jump-" + p.s.name)
 
 	postAll(t, bob, room, "posted after the jump")
@@ -130,6 +138,7 @@ func (p polish) searchJump(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(".search-panel input[name=room-q]"), word+"\n"))
 	b.waitFor("the room's result, words marked", fmt.Sprintf(`(() => { const li = document.querySelectorAll('.room-search-results li');
 		return li.length === 1 && li[0].querySelector('mark')?.textContent.toLowerCase() === %s; })()`, js(word)))
+	fitsScreen(b)
 	b.screenshot("room-search-" + p.s.name)
 	b.do("open the room's result", clickJS(".room-search-results li .result-open"))
 	b.waitFor("the message in context again", shownInContext(target))
@@ -162,6 +171,7 @@ func (p polish) pins(t *testing.T) {
 	b.waitFor("both pins, newest first", `(() => { const items = [...document.querySelectorAll('.pins-panel .pin-item .text')].map((e) => e.textContent);
 		return !document.querySelector('.pins-panel').hidden && items.length === 2 && items[0] === 'a recent note' &&
 			items[1] === 'an old decision: we ship on Fridays' && document.querySelector('.pins-panel .pin-item strong')?.textContent === 'Fridays'; })()`)
+	fitsScreen(b)
 	b.screenshot("pins-" + p.s.name)
 	b.do("jump to the old pin", clickJS(fmt.Sprintf(`.pins-panel .pin-item[data-seq="%d"] .pin-jump`, old)))
 	b.waitFor("the old pin in context", shownInContext(old))
@@ -189,13 +199,17 @@ func reactionShown(seq uint64, emoji, label string) string {
 // filter; a name filters it and Enter reacts; the arrows and Enter pick
 // from the grid; any :shortcode: is offered; Esc closes it and gives the
 // focus back; the keyboard alone reaches a message, its menu and the
-// picker; a known shortcode from elsewhere shows as its emoji.
+// picker; a known shortcode from elsewhere shows as its emoji. (And the
+// list shows the day, Today, above its first event.)
 func (p polish) picker(t *testing.T) {
 	alice, bob, room := p.chatRoom(t, "react")
 	seq := postAll(t, bob, room, "pick a reaction for this")[0]
 	b := p.open(t, p.name("react-alice"), alice, "#/room/"+room)
 	msg := fmt.Sprintf(`.board .events .msg[data-seq="%d"]`, seq)
 	b.waitFor("the message", hasText(msg+" .text", "pick a reaction for this"))
+	b.check("the day above the first event", `(() => { const days = [...document.querySelectorAll('.board .events > li[data-day]')];
+		return days.length === 1 && days[0] === document.querySelector('.board .events > li[data-seq]') && days[0].dataset.day === 'Today' &&
+			getComputedStyle(days[0], '::before').content === '"Today"' ? '' : 'days marked: ' + JSON.stringify(days.map((d) => d.dataset.seq + ' ' + d.dataset.day)); })()`)
 	openPicker := func() {
 		b.do("open the picker", clickJS(msg+" .menu-btn.add-reaction"))
 		b.waitFor("the picker", `document.querySelector('.emoji-picker') !== null && document.activeElement.name === 'emoji-filter'`)
@@ -203,6 +217,7 @@ func (p polish) picker(t *testing.T) {
 	openPicker()
 	b.check("the picker on screen", `(() => { const r = document.querySelector('.emoji-picker').getBoundingClientRect();
 		return r.left >= 0 && r.right <= innerWidth && r.top >= 0 && r.bottom <= innerHeight ? '' : 'the picker is off screen: ' + JSON.stringify(r); })()`)
+	fitsScreen(b)
 	b.screenshot("emoji-picker-" + p.s.name)
 	b.do("filter by name", chromedp.SendKeys(chromedp.CSS(".emoji-picker input"), "rock"))
 	b.waitFor("only the rocket", `(() => { const e = [...document.querySelectorAll('.emoji-grid .emoji')]; return e.length === 1 && e[0].title === ':rocket:'; })()`)
@@ -335,6 +350,7 @@ func (p polish) mentionNotices(t *testing.T) {
 	b.waitFor("the title count", `document.title === '(1) Parley'`)
 	b.waitFor("the mention badge", hasText(fmt.Sprintf(`.room-row[data-room=%s] .mention-badge`, js(room)), "@1"))
 	b.do("show the tab", hide(false))
+	fitsScreen(b)
 	b.screenshot("notifications-" + p.s.name)
 
 	b.do("turn notifications off", click(".notify-toggle"))
