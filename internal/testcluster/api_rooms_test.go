@@ -146,6 +146,17 @@ func TestAPI_Rooms(t *testing.T) {
 			if err != nil || fmtSeqs(before) != fmtSeqs(all[len(all)-3:len(all)-1]) {
 				t.Fatalf("before=%d limit=2 = %s, %v", last, fmtSeqs(before), err)
 			}
+			// The window around a message, as the web app opens a search result:
+			// before=S+1 ends with S, after=S goes on from it, with no gap.
+			mid := len(all) / 2
+			upTo, err := as(c, 0, pat).History(ctx, room, client.HistoryOptions{Before: all[mid].Seq + 1, Limit: 2})
+			if err != nil || fmtSeqs(upTo) != fmtSeqs(all[mid-1:mid+1]) {
+				t.Fatalf("before=%d limit=2 = %s, %v; want %s", all[mid].Seq+1, fmtSeqs(upTo), err, fmtSeqs(all[mid-1:mid+1]))
+			}
+			from, err := as(c, 1, pat).History(ctx, room, client.HistoryOptions{After: all[mid].Seq, HasAfter: true, Limit: 2})
+			if err != nil || fmtSeqs(from) != fmtSeqs(all[mid+1:mid+3]) {
+				t.Fatalf("after=%d limit=2 = %s, %v; want %s", all[mid].Seq, fmtSeqs(from), err, fmtSeqs(all[mid+1:mid+3]))
+			}
 			_, err = as(c, 0, pat).History(ctx, room, client.HistoryOptions{Limit: 501})
 			mustStatus(t, err, http.StatusBadRequest, "invalid")
 			_, err = as(c, 0, pat).Post(ctx, room, strings.Repeat("x", 4097), client.PostOptions{})

@@ -54,6 +54,26 @@ type polish struct {
 // safely (binary ones as a size and hex), saves with compare-and-swap
 // showing a conflict clearly, and deletes after a confirmation.
 func TestWeb_Polish(t *testing.T) {
+	onScreens(t,
+		screenCheck{"StaleErrors", polish.staleErrors},
+		screenCheck{"PrivateLock", polish.privateLock},
+		screenCheck{"NewestVisible", polish.newestVisible},
+		screenCheck{"LongPaste", polish.longPaste},
+		screenCheck{"BlankMessage", polish.blankMessage},
+		screenCheck{"KV", polish.kv})
+}
+
+// screenCheck is a named check of the web app at one screen's size.
+type screenCheck struct {
+	name string
+	run  func(polish, *testing.T)
+}
+
+// onScreens runs each check in a subtest of its own at every screen's size,
+// with one Chromium and one node for all (a cluster test: skipped under
+// -short).
+func onScreens(t *testing.T, checks ...screenCheck) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
@@ -62,12 +82,9 @@ func TestWeb_Polish(t *testing.T) {
 	for _, s := range screens {
 		t.Run(s.name, func(t *testing.T) {
 			p := polish{b: b, c: c, base: "http://" + c.Node(0).HTTPAddr(), s: s}
-			t.Run("StaleErrors", p.staleErrors)
-			t.Run("PrivateLock", p.privateLock)
-			t.Run("NewestVisible", p.newestVisible)
-			t.Run("LongPaste", p.longPaste)
-			t.Run("BlankMessage", p.blankMessage)
-			t.Run("KV", p.kv)
+			for _, check := range checks {
+				t.Run(check.name, func(t *testing.T) { check.run(p, t) })
+			}
 		})
 	}
 }

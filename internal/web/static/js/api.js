@@ -151,7 +151,7 @@ export const pin = (room, seq, undo) => request(undo ? 'DELETE' : 'PUT', `/api/v
 export const pins = (room) => request('GET', `/api/v1/rooms/${enc(room)}/pins`).then((r) => r.pins);
 export const thread = (room, seq, after) => request('GET', msgPath(room, seq) + '/thread' + qs({after}));
 export const mentions = (after) => request('GET', '/api/v1/mentions' + qs({after}));
-export const search = (q) => request('GET', '/api/v1/search' + qs({q})).then((r) => r.results);
+export const search = (q, room) => request('GET', '/api/v1/search' + qs({q, room})).then((r) => r.results);
 export const history = (room, q) =>
   request('GET', `/api/v1/rooms/${enc(room)}/messages` + qs(q)).then((r) => r.messages);
 // Room settings, roles and moderation.

@@ -13,6 +13,7 @@ import {linksView} from './views/links.js';
 import {linkView} from './views/link.js';
 import {clusterView} from './views/cluster.js';
 import {tokensView} from './views/tokens.js';
+import {mentionNotices} from './views/notify.js';
 
 // NODES_MS is how often the failover candidates are learned again from the
 // cluster map (also whenever the stream comes up), so a member that died
@@ -23,6 +24,7 @@ const main = document.getElementById('main');
 const banner = document.getElementById('banner');
 let cleanup = null; // stops the current view's timers and listeners
 let stream = null;
+let stopNotices = null; // the title count and desktop notifications of mentions
 
 // ctx is what views get: the session, the stream and small page services.
 const ctx = {
@@ -33,6 +35,7 @@ const ctx = {
       stream = new Stream(s.token);
       stream.on('state', showStreamState);
       stream.on('unauthorized', sessionEnded);
+      stopNotices = mentionNotices(stream, ctx.user, document.getElementById('who'));
       api.refreshNodes(); // learn the other members while this node answers
     }
     return stream;
@@ -66,6 +69,7 @@ function showStreamState(state, host) {
 
 function signedOut() {
   if (stream) { stream.close(); stream = null; everLive = false; }
+  if (stopNotices) { stopNotices(); stopNotices = null; }
   api.forgetSession();
   route();
 }
@@ -74,7 +78,7 @@ const routes = {
   login: (el) => authView(el, ctx, 'login'),
   signup: (el) => authView(el, ctx, 'signup'),
   rooms: (el) => roomsView(el, ctx),
-  room: (el, arg) => roomView(el, ctx, arg),
+  room: (el, arg) => roomView(el, ctx, arg.split('/')[0], Number(arg.split('/')[1]) || 0), // #/room/NAME/SEQ opens at message SEQ
   queues: (el) => queuesView(el, ctx),
   kv: (el) => kvView(el, ctx),
   links: (el) => linksView(el, ctx),

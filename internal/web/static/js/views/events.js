@@ -6,6 +6,8 @@
 
 import {h, fmtTime} from '../dom.js';
 import {render} from '../markdown.js';
+import {emojiFor} from './emoji.js';
+import {reactIcon} from './icons.js';
 import {pinIcon, editIcon, deleteIcon, replyIcon} from './icons.js';
 import {attachments} from './files.js';
 
@@ -109,7 +111,7 @@ function reactions(ev, me, act) {
   return h('div', {class: 'reactions'}, ev.reactions.map((r) => {
     const mineToo = me && r.users.some((u) => u.toLowerCase() === me.toLowerCase());
     return h('button', {type: 'button', class: 'reaction' + (mineToo ? ' mine' : ''), title: r.users.join(', '),
-      'data-emoji': r.emoji, onclick: () => act && act.react(ev.seq, r.emoji, mineToo)}, r.emoji + ' ' + r.count);
+      'data-emoji': r.emoji, onclick: () => act && act.react(ev.seq, r.emoji, mineToo)}, h('span', {class: 'emoji-char'}, emojiFor(r.emoji)), ' ' + r.count);
   }));
 }
 
@@ -119,6 +121,7 @@ function menu(ev, mine, act) {
   const b = (label, title, fn, cls) => h('button', {type: 'button', class: 'menu-btn' + (cls ? ' ' + cls : ''), title, 'aria-label': title, onclick: fn}, label);
   return h('div', {class: 'msg-menu'},
     QUICK.map((e) => b(e, 'React ' + e, () => act.react(ev.seq, e, false), 'quick')),
+    b(reactIcon(), 'Add a reaction', (e) => act.pick(ev.seq, e.currentTarget), 'add-reaction'),
     b(replyIcon(), 'Reply in thread', () => act.thread(ev.reply_to || ev.seq), 'reply'),
     mine ? b(editIcon(), 'Edit', () => act.edit(ev), 'edit') : null,
     ev.kind === 'message' ? b(pinIcon(ev.pinned ? 'Unpin' : 'Pin'), ev.pinned ? 'Unpin' : 'Pin', () => act.pin(ev.seq, ev.pinned), 'pin') : null,
@@ -136,12 +139,31 @@ function avatar(name) {
 }
 
 // regroup marks el, a list item, as continuing the message before it when
-// both are messages (not whispers) of one sender close in time.
+// both are messages (not whispers) of one sender close in time the same
+// day; and as the first event of its day in the list (data-day, shown above
+// it as in Mattermost: "Today", "Yesterday" or the date).
 export function regroup(el) {
-  if (!el || el.dataset.kind !== 'message') return;
+  if (!el || !el.dataset.ts) return;
+  let before = el.previousElementSibling;
+  while (before && !before.dataset.ts) before = before.previousElementSibling; // the unread divider, the start notice
+  const day = new Date(Number(el.dataset.ts)).toDateString();
+  if (!before || new Date(Number(before.dataset.ts)).toDateString() !== day) el.dataset.day = dayLabel(Number(el.dataset.ts));
+  else delete el.dataset.day;
+  if (el.dataset.kind !== 'message') return;
   const prev = el.previousElementSibling;
   el.classList.toggle('cont', !!prev && prev.dataset.kind === 'message' && prev.dataset.sender === el.dataset.sender &&
-    Number(el.dataset.ts) - Number(prev.dataset.ts) < GROUP_MS);
+    Number(el.dataset.ts) - Number(prev.dataset.ts) < GROUP_MS && !el.dataset.day);
+}
+
+// dayLabel names the day of a Unix ms time: Today, Yesterday, or its date.
+function dayLabel(ms) {
+  const d = new Date(ms);
+  const today = new Date();
+  const yesterday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1);
+  if (d.toDateString() === today.toDateString()) return 'Today';
+  if (d.toDateString() === yesterday.toDateString()) return 'Yesterday';
+  return d.toLocaleDateString([], {weekday: 'long', month: 'long', day: 'numeric',
+    year: d.getFullYear() === today.getFullYear() ? undefined : 'numeric'});
 }
 
 // parseComposer splits what was typed into text and whisper recipients:

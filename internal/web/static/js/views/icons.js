@@ -45,3 +45,19 @@ export function closeIcon(label = 'Close') {
 export function replyIcon(label = 'Reply in thread') {
   return icon('reply', label, svg('path', stroked('M6 4L2.5 7.5 6 11M3 7.5h6a4 4 0 0 1 4 4V13')));
 }
+
+// reactIcon is a smiling face with a plus: add a reaction.
+export function reactIcon(label = 'Add a reaction') {
+  return icon('react', label, svg('path', stroked('M13.5 8A5.5 5.5 0 1 1 8 2.5M5.5 9.5s1 1.5 2.5 1.5 2.5-1.5 2.5-1.5M6 6.5h.01M10 6.5h.01M12.5 1v4M10.5 3h4')));
+}
+
+// bellIcon is a bell: desktop notifications (struck through when off).
+export function bellIcon(label, on) {
+  return icon('bell', label, svg('path', stroked('M4 11.5V7a4 4 0 0 1 8 0v4.5l1 1H3zM6.5 14h3')),
+    on ? null : svg('path', stroked('M2 2l12 12')));
+}
+
+// searchIcon is a magnifying glass.
+export function searchIcon(label = 'Search') {
+  return icon('search', label, svg('path', stroked('M10.5 10.5L14 14M11.5 6.75a4.75 4.75 0 1 1-9.5 0 4.75 4.75 0 0 1 9.5 0z')));
+}

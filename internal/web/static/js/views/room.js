@@ -8,6 +8,12 @@
 import * as api from '../api.js';
 import {h, replace, formError} from '../dom.js';
 import {eventElement, isChange, isModeration, parseComposer, regroup} from './events.js';
+import * as jump from './jump.js';
+import * as pins from './pins.js';
+import * as finder from './roomsearch.js';
+import {only} from './side.js';
+import * as keys from './keys.js';
+import {pickReaction} from './emoji.js';
 import * as thread from './thread.js';
 import {settingsPanel, memberActions, roleTag, showRules, canModerate} from './room_mod.js';
 import * as files from './files.js';
@@ -16,7 +22,9 @@ const PAGE = 50;
 const POLL_MS = 2000;
 const MEMBERS_MS = 15000;
 
-export function roomView(main, ctx, roomName) {
+// roomView shows room roomName in main: its newest messages, or with
+// jumpTo the message of that seq in context (jump.js).
+export function roomView(main, ctx, roomName, jumpTo) {
   const room = roomName.toLowerCase();
   const me = ctx.user();
   const stream = ctx.stream();
@@ -35,8 +43,12 @@ export function roomView(main, ctx, roomName) {
     editing: null, // the message being edited
   };
   v.act = actions(v);
+  v.view = {add: (evs) => addEvents(v, evs), latest: () => loadLatest(v), redraw: (m) => redraw(v, m), divider: () => unreadDivider(v)};
   buildLayout(v, main);
-  start(v);
+  pins.mount(v);
+  finder.mount(v);
+  keys.mount(v);
+  start(v, jumpTo);
   return () => stop(v);
 }
 
@@ -47,7 +59,8 @@ function buildLayout(v, main) {
   v.scroller.addEventListener('scroll', () => {
     v.stuck = nearBottom(v);
     if (v.scroller.scrollTop < 80) loadOlder(v);
-    if (v.stuck) v.pill.hidden = true;
+    if (v.stuck && !v.detached) v.pill.hidden = true;
+    if (v.detached && nearBottom(v)) jump.newer(v);
   });
   // The board shrinks when the members' row appears above it on a phone,
   // the composer grows or the on-screen keyboard opens: a reader at the
@@ -56,7 +69,7 @@ function buildLayout(v, main) {
   v.stuck = true;
   v.resized = new ResizeObserver(() => { if (v.stuck) v.scroller.scrollTop = v.scroller.scrollHeight; });
   v.resized.observe(v.scroller);
-  v.pill = h('button', {type: 'button', class: 'new-pill', hidden: true, onclick: () => scrollToEnd(v)}, 'New messages ↓');
+  v.pill = h('button', {type: 'button', class: 'new-pill', hidden: true, onclick: () => (v.detached ? jump.latest(v) : scrollToEnd(v))}, 'New messages ↓');
   v.members = h('ul', {class: 'people'});
   v.mode = h('span', {class: 'mode'});
   v.input = h('textarea', {name: 'text', rows: 1, maxlength: 4096, required: true, enterkeyhint: 'send',
@@ -71,7 +84,8 @@ function buildLayout(v, main) {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(v); }
     if (e.key === 'Escape' && v.editing) { e.preventDefault(); stopEditing(v); }
     if (e.key === 'ArrowUp' && !v.input.value && !v.editing) { // edit my last message
-      const last = [...v.events.values()].filter((m) => m.sender && m.sender.toLowerCase() === v.me.toLowerCase() && !m.deleted).pop();
+      const last = [...v.events.values()].filter((m) => v.seqs.get(m.seq) && m.sender && m.sender.toLowerCase() === v.me.toLowerCase() && !m.deleted)
+        .reduce((a, m) => (a && a.seq > m.seq ? a : m), null); // the newest shown: older pages load later
       if (last) { e.preventDefault(); startEditing(v, last); }
     }
   });
@@ -116,8 +130,8 @@ async function refreshInfo(v) {
   } catch (e) { /* keep what is shown */ }
 }
 
-async function start(v) {
-  v.offs.push(v.stream.on('event', (ev) => { if (ev.room === v.room) addEvents(v, [ev]); }));
+async function start(v, jumpTo) {
+  v.offs.push(v.stream.on('event', (ev) => { if (ev.room === v.room && !jump.held(v, ev)) addEvents(v, [ev]); }));
   v.offs.push(v.stream.on('presence', (f) => { if (!f.room || f.room === v.room) setOnline(v, f.username, f.online); }));
   v.offs.push(v.stream.on('error', (f) => { if (f.room === v.room) streamError(v, f); }));
   v.offs.push(v.stream.on('state', () => showMode(v)));
@@ -128,7 +142,8 @@ async function start(v) {
   v.offs.push(v.stream.on('ready', (room) => { if (room === v.room) showMode(v); }));
   showMode(v);
   if (!(await loadLatest(v))) return;
-  v.stream.subscribe(v.room, v.contiguous);
+  if (jumpTo) await jump.to(v, jumpTo);
+  v.stream.subscribe(v.room, v.detached ? undefined : v.contiguous);
   poll(v);
   refreshInfo(v);
   v.timers.push(setInterval(() => refreshMembers(v), MEMBERS_MS));
@@ -193,7 +208,7 @@ function unreadDivider(v) {
   if (!v.lastRead) return;
   const first = [...v.list.children].find((el) => Number(el.dataset.seq) > v.lastRead && el.dataset.kind !== 'join' &&
     el.dataset.sender !== v.me.toLowerCase());
-  if (first) first.before(h('li', {class: 'unread-divider', role: 'separator'}, 'New'));
+  if (first) first.before(h('li', {class: 'unread-divider', role: 'separator'}, 'New messages'));
 }
 
 function fail(v, e) {
@@ -239,7 +254,7 @@ async function loadOlder(v) {
 // not live.
 async function poll(v) {
   if (v.stopped) return;
-  if (!live(v)) {
+  if (!live(v) && !v.detached) {
     try {
       addEvents(v, await api.history(v.room, {after: v.contiguous, limit: 200}));
     } catch (e) {
@@ -263,6 +278,7 @@ async function reloadCompacted(v) {
 
 // addEvents puts events in the list in seq order, each once.
 function addEvents(v, events) {
+  events = jump.fit(v, events);
   const stick = nearBottom(v);
   let grew = false;
   for (const ev of events) {
@@ -288,7 +304,7 @@ function addEvents(v, events) {
   while (v.seqs.has(v.contiguous + 1)) v.contiguous++;
   v.stream.seen(v.room, v.contiguous);
   if (!grew) return;
-  if (stick) scrollToEnd(v); else v.pill.hidden = false;
+  if (stick && !v.detached) scrollToEnd(v); else v.pill.hidden = false;
   markRead(v);
 }
 
@@ -298,9 +314,12 @@ function redraw(v, msg) {
   const old = v.seqs.get(msg.seq);
   v.events.set(msg.seq, msg);
   thread.changed(v, msg);
+  pins.changed(v, msg);
   if (!old) return;
   const el = eventElement(msg, v.me, v.act);
+  const focused = old.contains(document.activeElement);
   old.replaceWith(el);
+  if (focused) keys.focusMessage(el, {preventScroll: true}); // a keyboard user stays on the message
   v.seqs.set(msg.seq, el);
   regroup(el);
   regroup(el.nextElementSibling);
@@ -316,7 +335,8 @@ function actions(v) {
     pin: (seq, undo) => run(undo ? 'unpin' : 'pin', () => api.pin(v.room, seq, undo)),
     remove: (seq) => { if (confirm('Delete this message for everyone?')) run('delete', () => api.deleteMessage(v.room, seq)); },
     edit: (msg) => startEditing(v, msg),
-    thread: (seq) => thread.open(v, seq),
+    thread: (seq) => { only(v, v.thread); thread.open(v, seq); },
+    pick: (seq, button) => pickReaction(button, (emoji) => api.react(v.room, seq, emoji, false)),
     owner: () => canModerate(v), // the owner and moderators delete any message
   };
 }

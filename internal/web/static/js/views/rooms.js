@@ -1,6 +1,7 @@
 // views/rooms.js: the rooms list (public rooms, private ones with a lock,
 // unread counts for rooms I am in), the form to create a room and who is
-// online in the cluster. The list refreshes every few seconds.
+// online in the cluster. The list refreshes every few seconds, and at once
+// when someone mentions me.
 
 import * as api from '../api.js';
 import {h, replace, field, fieldError, formError, fmtTime} from '../dom.js';
@@ -17,17 +18,22 @@ export function roomsView(main, ctx) {
 
   let timer = null;
   let stopped = false;
+  let busy = false;
   const refresh = async () => {
+    clearTimeout(timer);
+    busy = true;
     try {
       renderRooms(list, await api.rooms(), ctx);
     } catch (e) {
       ctx.notify('Cannot load rooms: ' + e.message, 'error');
     }
     await refreshOnline(online);
+    busy = false;
     if (!stopped) timer = setTimeout(refresh, REFRESH_MS);
   };
   refresh();
-  return () => { stopped = true; clearTimeout(timer); };
+  const offMention = ctx.stream().on('mention', () => { if (!busy && !stopped) refresh(); }); // the badge at once
+  return () => { stopped = true; clearTimeout(timer); offMention(); };
 }
 
 function renderRooms(list, rooms, ctx) {
@@ -81,7 +87,7 @@ async function openRoom(r, row, ctx) {
 }
 
 // searchForm searches the messages I may read (GET /api/v1/search) and
-// lists the results, each opening its room.
+// lists the results, each opening its room at the message found.
 function searchForm(ctx) {
   const q = field('Search messages', {type: 'search', name: 'q', maxlength: 512, autocomplete: 'off',
     placeholder: 'words, "a phrase", from:user, in:room'});
@@ -96,7 +102,7 @@ function searchForm(ctx) {
       const found = await api.search(q.input.value);
       results.hidden = false;
       replace(results, found.length ? found.map((r) => h('li', {},
-        h('a', {href: '#/room/' + encodeURIComponent(r.room)},
+        h('a', {href: `#/room/${encodeURIComponent(r.room)}/${r.message.seq}`},
           h('span', {class: 'room-name'}, '#' + r.room), ' ',
           h('span', {class: 'muted'}, `${r.message.sender} · ${fmtTime(r.message.ts)}`)),
         h('div', {class: 'search-text'}, ...highlighted(r)))) : h('li', {class: 'muted'}, 'No messages found.'));
