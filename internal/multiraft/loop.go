@@ -33,6 +33,9 @@ type loopState struct {
 	spareProps []*proposal
 	spareReads []*readRequest
 	spareFuncs []func()
+	// syncs times the synced round batches of the last few seconds
+	// (diskslow.go).
+	syncs syncTimes
 }
 
 // roundBatch is one round's writes for a set of groups, committed off the
@@ -75,32 +78,56 @@ func (e *Engine) markTouched(g *group) {
 
 func (e *Engine) run() {
 	defer close(e.done)
+	defer e.recoverFailedStore()
 	ticker := time.NewTicker(e.cfg.TickInterval)
 	defer ticker.Stop()
 	for {
 		tick := false
+		var err error
 		select {
 		case <-e.stop:
 			e.shutdown()
 			return
 		case <-ticker.C:
 			tick = true
+			// A read of the store's files failed (storage/readfail.go):
+			// stop as on a failed commit, even with nothing to commit.
+			err = e.cfg.DB.Failed()
 		case <-e.wake:
 		case rb := <-e.commits:
-			if err := e.finishRounds(rb); err != nil {
-				e.log.Error("raft driver stopped", "err", err)
-				e.fatalErr.Store(&err)
-				e.shutdown()
-				return
-			}
+			err = e.finishRounds(rb)
 		}
-		if err := e.round(tick); err != nil {
-			e.log.Error("raft driver stopped", "err", err)
-			e.fatalErr.Store(&err)
-			e.shutdown()
+		if err == nil {
+			err = e.round(tick)
+		}
+		if err != nil {
+			e.stopFatal(err)
 			return
 		}
 	}
+}
+
+// stopFatal stops the loop on a fatal error (Err).
+func (e *Engine) stopFatal(err error) {
+	e.log.Error("raft driver stopped", "err", err)
+	e.fatalErr.Store(&err)
+	e.shutdown()
+}
+
+// recoverFailedStore turns a panic of the loop into a fatal error when the
+// store has failed: Raft panics on a read of its log that fails with an
+// error it does not know, such as a disk's EIO (storage/readfail.go). Any
+// other panic goes on.
+func (e *Engine) recoverFailedStore() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	err := e.cfg.DB.Failed()
+	if err == nil {
+		panic(r)
+	}
+	e.stopFatal(fmt.Errorf("%w (raft: %v)", err, r))
 }
 
 // shutdown fails every waiter; the loop is about to exit.
@@ -351,6 +378,7 @@ func (e *Engine) finishRound(rb *roundBatch) error {
 	if rb.sync {
 		e.stats.Syncs.Add(1)
 		e.stats.SyncNanos.Add(uint64(rb.took))
+		ls.syncs.add(time.Now(), rb.took)
 	}
 	if len(rb.appended) > 0 {
 		stampSynced(rb, time.Now())
