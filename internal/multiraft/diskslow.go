@@ -8,9 +8,11 @@ import (
 // A node whose disk turns slow makes every group it leads slow: a leader
 // acknowledges a write only once its own round batch is synced. So the
 // engine times every synced round batch (finishRound) and, while the
-// median of the synced commits of the last slowSyncWindow took longer than
-// Config.SlowSync (with at least slowSyncMin of them, so that one stall of
-// a busy machine proves nothing), it calls its disk slow:
+// lower median of the synced commits of the last slowSyncWindow took
+// longer than Config.SlowSync (of at least slowSyncMin of them, so that one
+// stall of a busy machine among fast commits proves nothing; the oldest
+// synced commit still running counts as one, as long as it has run, so a
+// slow disk is seen before its commits end), it calls its disk slow:
 //
 //   - it hands the leadership of every group it leads to the most
 //     up-to-date follower whose node may lead (Config.PeerCanLead, which the
@@ -23,9 +25,10 @@ import (
 //     hand it leadership nor plan it any) and record.
 //
 // It calls the disk fast again once the median of the window is at most
-// the threshold. A disk that hangs outright completes no sync and is not
-// seen by this check (its groups stop acknowledging; the leader's followers
-// elect another leader only if it stops heartbeating too).
+// the threshold. A disk that hangs outright completes no sync: its running
+// commit counts, but alone (no finished one beside it) it is not enough;
+// such a node's groups stop acknowledging, and its followers elect another
+// leader only if it stops heartbeating too.
 
 // Slow-disk detection constants.
 const (
@@ -34,8 +37,9 @@ const (
 	// slowSyncWindow is how far back synced commits are looked at.
 	slowSyncWindow = 5 * time.Second
 	// slowSyncMin is how many synced commits the window needs before the
-	// disk may be called slow.
-	slowSyncMin = 3
+	// disk may be called slow: two, since a disk slow enough to matter
+	// completes few.
+	slowSyncMin = 2
 )
 
 // syncSample is one synced round batch: when it finished, how long it took.
@@ -68,24 +72,33 @@ func (s *syncTimes) trim(now time.Time) {
 	}
 }
 
-// slow reports whether the median of the window's samples is above
-// threshold, with at least slowSyncMin of them.
-func (s *syncTimes) slow(now time.Time, threshold time.Duration) bool {
+// slow reports whether the lower median of the window's samples, and of
+// running (how long the oldest synced commit still running has run, 0 for
+// none), is above threshold, with at least slowSyncMin of them.
+func (s *syncTimes) slow(now time.Time, threshold, running time.Duration) bool {
 	s.trim(now)
-	if threshold <= 0 || len(s.samples) < slowSyncMin {
-		return false
-	}
 	s.scratch = s.scratch[:0]
 	for _, x := range s.samples {
 		s.scratch = append(s.scratch, x.took)
 	}
+	if running > 0 {
+		s.scratch = append(s.scratch, running)
+	}
+	if threshold <= 0 || len(s.scratch) < slowSyncMin {
+		return false
+	}
 	slices.Sort(s.scratch)
-	return s.scratch[len(s.scratch)/2] > threshold
+	return s.scratch[(len(s.scratch)-1)/2] > threshold
 }
 
 // checkDiskSlow updates the slow-disk state once per tick and reports it.
 func (e *Engine) checkDiskSlow(now time.Time) bool {
-	slow := e.ls().syncs.slow(now, e.cfg.SlowSync)
+	ls := e.ls()
+	var running time.Duration
+	for _, rb := range ls.syncing {
+		running = max(running, now.Sub(rb.started))
+	}
+	slow := ls.syncs.slow(now, e.cfg.SlowSync, running)
 	if e.diskSlow.Swap(slow) != slow {
 		if slow {
 			e.log.Warn("disk slow: synced commits take over the threshold; handing leadership over", "threshold", e.cfg.SlowSync)

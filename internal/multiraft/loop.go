@@ -3,6 +3,7 @@ package multiraft
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -33,9 +34,10 @@ type loopState struct {
 	spareProps []*proposal
 	spareReads []*readRequest
 	spareFuncs []func()
-	// syncs times the synced round batches of the last few seconds
-	// (diskslow.go).
-	syncs syncTimes
+	// syncs times the synced round batches of the last few seconds, and
+	// syncing lists those still committing (diskslow.go).
+	syncs   syncTimes
+	syncing []*roundBatch
 }
 
 // roundBatch is one round's writes for a set of groups, committed off the
@@ -53,6 +55,7 @@ type roundBatch struct {
 	// (leaders only, when Config.OnProposal is set).
 	appended []*proposal
 	err      error
+	started  time.Time // when its commit began
 	took     time.Duration
 }
 
@@ -308,12 +311,15 @@ func (e *Engine) processReady() error {
 	}
 	ls.cur = nil
 	ls.inflight++
+	rb.started = time.Now()
+	if rb.sync {
+		ls.syncing = append(ls.syncing, rb)
+	}
 	e.commitWG.Add(1)
 	go func() {
 		defer e.commitWG.Done()
-		start := time.Now()
 		rb.err = rb.batch.Commit(rb.sync)
-		rb.took = time.Since(start)
+		rb.took = time.Since(rb.started)
 		e.commits <- rb // buffered for maxInflightBatches: never blocks
 	}()
 	return nil
@@ -370,6 +376,7 @@ func (e *Engine) applyDurable(readies []groupReady) error {
 func (e *Engine) finishRound(rb *roundBatch) error {
 	ls := e.ls()
 	ls.inflight--
+	ls.syncing = slices.DeleteFunc(ls.syncing, func(x *roundBatch) bool { return x == rb })
 	defer rb.batch.Close()
 	if rb.err != nil {
 		return fmt.Errorf("commit round batch: %w", rb.err)

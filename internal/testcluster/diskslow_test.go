@@ -16,45 +16,16 @@ import (
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
-// slowDisk is an in-memory file system whose fsyncs take delay longer once
-// slow is set, as a failing or overloaded disk's do.
-type slowDisk struct {
-	vfs.FS
-	slow  *atomic.Bool
-	delay time.Duration
+// slowDisk returns an in-memory file system whose fsyncs take delay longer
+// once slow is set, as a failing or overloaded disk's do.
+func slowDisk(slow *atomic.Bool, delay time.Duration) vfs.FS {
+	return syncDisk(func() error {
+		if slow.Load() {
+			time.Sleep(delay)
+		}
+		return nil
+	})
 }
-
-func (d slowDisk) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := d.FS.Create(name, cat)
-	return slowFile{f, d}, err
-}
-
-func (d slowDisk) OpenReadWrite(name string, cat vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
-	f, err := d.FS.OpenReadWrite(name, cat, opts...)
-	return slowFile{f, d}, err
-}
-
-func (d slowDisk) ReuseForWrite(oldname, newname string, cat vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := d.FS.ReuseForWrite(oldname, newname, cat)
-	return slowFile{f, d}, err
-}
-
-// Unwrap implements vfs.FS.
-func (d slowDisk) Unwrap() vfs.FS { return d.FS }
-
-type slowFile struct {
-	vfs.File
-	disk slowDisk
-}
-
-func (f slowFile) Sync() error {
-	if f.disk.slow.Load() {
-		time.Sleep(f.disk.delay)
-	}
-	return f.File.Sync()
-}
-
-func (f slowFile) SyncData() error { return f.Sync() }
 
 // A node whose fsyncs turn slow hands over every leadership it holds and
 // is given none back while it stays slow; writes keep being acknowledged
@@ -74,7 +45,7 @@ func TestDiskSlow_SlowNodeShedsLeadershipAndTakesItBack(t *testing.T) {
 		},
 		FS: func(i int) vfs.FS {
 			if i == sick {
-				return slowDisk{FS: vfs.NewMem(), slow: &slow, delay: 600 * time.Millisecond}
+				return slowDisk(&slow, 600*time.Millisecond)
 			}
 			return vfs.NewMem()
 		},
