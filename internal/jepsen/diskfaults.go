@@ -29,7 +29,7 @@ func SlowDisk() Fault {
 	return Fault{
 		Seen:    func() string { return seen },
 		Name:    fmt.Sprintf("slow disk on the leader (every write and fsync +%v)", slowDiskDelay),
-		Promise: "a node whose disk turns slow (its synced commits take over 500 ms) hands its leaderships to nodes with a healthy disk and is not chosen to lead while it stays slow; writes go on at the others' pace; nothing acknowledged is lost",
+		Promise: "a node whose disk turns slow (its synced commits take over 500 ms) hands its leaderships to nodes with a healthy disk within seconds and is not chosen to lead while it stays slow; writes go on at the others' pace (reads through the slow node itself stay slow: it must apply up to the read index); nothing acknowledged is lost",
 		Inject: func(c *nemesis.Cluster) (string, error) {
 			victim = c.Nodes[leader(c)]
 			_, err := victim.DiskFault("delay " + slowDiskDelay.String())
