@@ -30,7 +30,8 @@ type Options struct {
 	Spare int
 	// FaultDisks puts each node's data directory on a fault-injecting FUSE
 	// file system over its tmpfs (Node.DiskFault); it needs /dev/fuse
-	// (FUSEAvailable).
+	// (FUSEAvailable). The data directory is then a mount point: Rebuild
+	// and ReplaceData, which replace it, are not for such clusters.
 	FaultDisks bool
 }
 
