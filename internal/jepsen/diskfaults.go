@@ -1,7 +1,9 @@
 package jepsen
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -189,13 +191,29 @@ func (w *leaderWatch) stop() (time.Duration, string) {
 	return w.after, w.to
 }
 
-// pick returns the index of the leader, or of a follower.
+// pick returns the index of the data partition's leader, or of a node
+// holding one of its followers (with more nodes than replicas, some hold
+// none: a disk fault there would meet no write of the workload).
 func pick(c *nemesis.Cluster, ofLeader bool) int {
-	i := leader(c)
-	if !ofLeader {
-		i = (i + 1) % len(c.Nodes)
+	l := leader(c)
+	if ofLeader {
+		return l
 	}
-	return i
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if st, err := c.Admin(l).Cluster(ctx); err == nil {
+		for _, p := range st.Partitions {
+			if p.ID != dataPartition {
+				continue
+			}
+			for _, r := range p.Replicas {
+				if i := slices.IndexFunc(c.Nodes, func(n *nemesis.Node) bool { return n.ID == r.Node }); i >= 0 && i != l && r.Role == "follower" {
+					return i
+				}
+			}
+		}
+	}
+	return (l + 1) % len(c.Nodes)
 }
 
 // waitExit waits up to d for n's process to end and reports whether it
