@@ -89,17 +89,20 @@ func FsyncFails(ofLeader bool) Fault {
 }
 
 // ReadErrors writes probe keys, restarts a follower (kill -9), so its
-// caches are cold and its reads reach the disk, and once it is ready makes
-// every read of its table files (*.sst) fail with EIO, then reads the
-// probe keys through it. The node must stop or answer correctly — never a
-// wrong or empty answer; the heal restarts it on a healthy disk.
+// caches are cold, and once it is ready makes every read of its table
+// files (*.sst) fail with EIO, then reads the probe keys through it (its
+// start-up scrub may have cached every block by then: the reads that reach
+// the disk are a matter of timing). If it still runs, it is restarted on
+// the failing disk, where its start must read its tables. The node must
+// stop or answer correctly — never a wrong or empty answer; the heal
+// restarts it on a healthy disk.
 func ReadErrors() Fault {
 	var victim *nemesis.Node
 	var seen string
 	probe := &readProbe{prefix: "probe/read-errors/"}
 	return Fault{
 		Seen:    func() string { return seen },
-		Name:    "reads of a follower's tables fail (EIO), its caches cold (restarted just before)",
+		Name:    "reads of a follower's tables fail (EIO): while it runs, then as it restarts",
 		Promise: "a read the store cannot do fails the request with a 5xx, never a wrong or empty answer; a node whose store returns read errors stops (exit 1); restarted on a healthy disk it catches up",
 		Inject: func(c *nemesis.Cluster) (string, error) {
 			i := pick(c, false)
@@ -116,7 +119,12 @@ func ReadErrors() Fault {
 				return "", err
 			}
 			probe.read(c, i)
-			return victim.ID + " restarted, then its table reads fail; " + probe.String(), nil
+			detail := victim.ID + " restarted, then its table reads fail; " + probe.String()
+			if waitExit(victim, 0) {
+				return detail, nil
+			}
+			victim.Kill()
+			return detail + "; restarted on the failing disk", victim.Start()
 		},
 		Heal: func(c *nemesis.Cluster) error {
 			counts, err := victim.DiskFault("counts")
