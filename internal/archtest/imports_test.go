@@ -171,11 +171,11 @@ func TestImports_Layers(t *testing.T) {
 // testHelpers are packages for tests only: in-memory replicators, cheap
 // password hashing, the polling helper, the full service stack, the
 // in-process test clusters and their fault tests, the KV linearizability model, the
-// fault-injection harness, its workloads and the renderer of their results,
+// fault-injection harness, its fault-injecting file system, its workloads and the renderer of their results,
 // and the checker of API answers against the OpenAPI document.
 var testHelpers = []string{"internal/state/statetest", "internal/password/passwordtest", "internal/poll", "internal/servicetest",
 	"internal/testcluster", "internal/testcluster/faults", "internal/linearizable", "internal/nemesis", "internal/jepsen",
-	"scripts/reliability", "internal/api/openapi/openapitest"}
+	"internal/nemesis/faultfs", "internal/nemesis/faultfs/cmd/parley-faultfs", "scripts/reliability", "internal/api/openapi/openapitest"}
 
 // TestImports_TestHelpersStayInTests keeps the test helpers out of the
 // product: only _test.go files and other helpers import them.

@@ -138,6 +138,7 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.IntVar(&c.Partitions, "partitions", d.Partitions, "number of partitions `P` (used only when creating the cluster)")
 	fs.IntVar(&c.ReplicationFactor, "replication-factor", d.ReplicationFactor, "replicas per partition `RF` (used only when creating the cluster)")
 	fs.DurationVar(&c.DeadAfter, "dead-after", d.DeadAfter, "how long a node may be unreachable before its replicas are rebuilt elsewhere")
+	fs.DurationVar(&c.DiskSlowSync, "disk-slow-sync", d.DiskSlowSync, "synced-commit time above which the node calls its disk slow and hands its leaderships over (median of the last 5 s; 0: off)")
 	fs.DurationVar(&c.DedupWindow, "dedup-window", d.DedupWindow, "how long idempotency keys are remembered")
 	fs.DurationVar(&c.HistoryRetention, "history-retention", d.HistoryRetention, "how long room history is kept in rooms without a retention of their own (0: forever)")
 	fs.Var(newEditWindowValue(&c.EditWindow, d.EditWindow), "edit-window", "how long after posting authors may edit a message (`duration`; none: no limit; 0: editing is off)")

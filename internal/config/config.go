@@ -52,6 +52,10 @@ type Config struct {
 	// DeadAfter is how long a node may be unreachable before its replicas are
 	// rebuilt elsewhere.
 	DeadAfter time.Duration
+	// DiskSlowSync is the synced-commit time above which the node calls its
+	// disk slow and hands its leaderships over (when the median synced
+	// commit of the last 5 s took longer); 0 turns the check off.
+	DiskSlowSync time.Duration
 	// DedupWindow is how long idempotency keys are remembered.
 	DedupWindow time.Duration
 	// HistoryRetention is how long room history is kept (0 = forever),
@@ -214,6 +218,7 @@ func Default() Config {
 		KVHistory:           10,
 		ReplicationFactor:   3,
 		DeadAfter:           30 * time.Second,
+		DiskSlowSync:        500 * time.Millisecond,
 		DedupWindow:         2 * time.Minute,
 		Registration:        "open",
 		CacheSize:           10000,
@@ -280,6 +285,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DeadAfter <= 0 {
 		errs = append(errs, errors.New("dead-after: must be positive"))
+	}
+	if c.DiskSlowSync < 0 {
+		errs = append(errs, errors.New("disk-slow-sync: must not be negative (0 turns the check off)"))
 	}
 	if c.Registration != "open" && c.Registration != "closed" {
 		errs = append(errs, fmt.Errorf("registration %q: want open or closed", c.Registration))

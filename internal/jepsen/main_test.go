@@ -51,6 +51,12 @@ func clients(c *nemesis.Cluster) []*client.Client {
 // command is how a row is run alone.
 func command(row string) string { return "scripts/nemesis " + row }
 
+// kvRow is a row of fault f under the KV workload (8 clients, 20 keys
+// named after the row), held for hold.
+func kvRow(c *nemesis.Cluster, name string, f jepsen.Fault, hold time.Duration) jepsen.Row {
+	return jepsen.Row{Name: name, Fault: f, Hold: hold, Clients: 8, Workload: jepsen.NewKV(clients(c), name+"/", 20)}
+}
+
 // runRows runs rows on one cluster, each as a subtest named after it.
 func runRows(t *testing.T, c *nemesis.Cluster, rows []jepsen.Row) {
 	for _, row := range rows {

@@ -40,8 +40,7 @@ func TestNemesis_KV(t *testing.T) {
 	}
 	var rows []jepsen.Row
 	for _, f := range faults {
-		rows = append(rows, jepsen.Row{Name: f.name, Fault: f.fault, Hold: hold, Clients: 8,
-			Workload: jepsen.NewKV(clients(c), f.name+"/", 20)})
+		rows = append(rows, kvRow(c, f.name, f.fault, hold))
 	}
 	runRows(t, c, rows)
 }

@@ -27,6 +27,9 @@ type Fault struct {
 	Promise string
 	Inject  func(c *nemesis.Cluster) (detail string, err error)
 	Heal    func(c *nemesis.Cluster) error
+	// Seen, if set, says what the fault did, once healed (appended to the
+	// row's detail): e.g. how many operations a faulty disk failed.
+	Seen func() string
 }
 
 // Row is one row of the table: a fault under a workload, held for Hold.
@@ -60,6 +63,9 @@ func (row Row) Run(t *testing.T, c *nemesis.Cluster) Result {
 	if err := row.Fault.Heal(c); err != nil {
 		row.Workload.Stop()
 		t.Fatalf("heal %s: %v", row.Fault.Name, err)
+	}
+	if row.Fault.Seen != nil {
+		r.Detail += "; " + row.Fault.Seen()
 	}
 	rec, err := Recovery(c, row.Name, 2*time.Minute)
 	r.RecoveryMs = rec.Milliseconds()

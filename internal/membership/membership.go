@@ -77,6 +77,9 @@ type Meta struct {
 	// DiskFull is set while the member's disk is below its reserve: it
 	// refuses writes and must not be given leadership.
 	DiskFull bool `json:"disk_full,omitempty"`
+	// DiskSlow is set while the member's synced commits are slow: it hands
+	// its leaderships over and must not be given one.
+	DiskSlow bool `json:"disk_slow,omitempty"`
 }
 
 // wireMeta is Meta as gossiped, with the cluster id.

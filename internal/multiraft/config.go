@@ -94,6 +94,11 @@ type Config struct {
 	// groups only to those (diskfull.go). Nil: any voter may. It is called
 	// on the driver goroutine and must not block.
 	PeerCanLead func(group, replica uint64) bool
+	// SlowSync is the synced-commit time above which the node calls its
+	// disk slow and hands its leaderships over (diskslow.go): when the
+	// median synced commit of the last 5 s took longer. 0 means
+	// DefaultSlowSync; negative turns the check off.
+	SlowSync time.Duration
 	// OnConfChange, if set, is called on the driver goroutine after a group's
 	// membership changed. It must not block.
 	OnConfChange func(group uint64, removedSelf bool)
@@ -112,6 +117,7 @@ func DefaultConfig() Config {
 		CompactionThreshold: 10000,
 		MaxSizePerMsg:       1 << 20,
 		MaxInflightMsgs:     256,
+		SlowSync:            DefaultSlowSync,
 	}
 }
 
@@ -155,6 +161,9 @@ func (c *Config) withDefaults() error {
 	}
 	if c.MaxInflightMsgs <= 0 {
 		c.MaxInflightMsgs = d.MaxInflightMsgs
+	}
+	if c.SlowSync == 0 {
+		c.SlowSync = d.SlowSync
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package multiraft
 
 import (
+	"time"
+
 	"go.etcd.io/raft/v3"
 	raftpb "go.etcd.io/raft/v3/raftpb"
 )
@@ -48,15 +50,18 @@ func dropForDisk(m raftpb.Message, low func() bool) bool {
 }
 
 // tickGroups ticks every group, or, while the disk is low, only the groups
-// this node leads, each of which it then tries to hand over.
+// this node leads, each of which it then tries to hand over; while the
+// disk is slow (diskslow.go) it ticks every group and tries to hand over
+// those it leads.
 func (e *Engine) tickGroups() {
 	low := e.diskLow()
+	shed := e.checkDiskSlow(time.Now()) || low
 	for _, g := range e.groups {
 		if low && !g.isLeader {
 			continue
 		}
 		g.rn.Tick()
-		if low {
+		if shed && g.isLeader {
 			e.shedLeadership(g)
 		}
 		e.markTouched(g)

@@ -34,8 +34,9 @@ type Engine struct {
 	stop      chan struct{}
 	done      chan struct{}
 	fatalErr  atomic.Pointer[error]
-	readCtxID uint64 // loop-owned counter for ReadIndex request contexts
-	confCtxID uint64 // loop-owned counter for conf change contexts
+	diskSlow  atomic.Bool // set by the loop each tick (diskslow.go)
+	readCtxID uint64      // loop-owned counter for ReadIndex request contexts
+	confCtxID uint64      // loop-owned counter for conf change contexts
 
 	stats   Stats
 	markers markerTable // checksum markers applied here (marker.go)
@@ -63,9 +64,9 @@ type Stats struct {
 	// CommitNanos is the time spent committing round batches (fsync
 	// included); SyncNanos the part spent in synced commits.
 	CommitNanos, SyncNanos atomic.Uint64
-	// DiskDrops counts appends stepped without their entries and DiskSheds
-	// leadership transfers
-	// started because the disk was low (diskfull.go).
+	// DiskDrops counts appends stepped without their entries (the disk
+	// was low, diskfull.go) and DiskSheds leadership transfers started
+	// because the disk was low or slow (diskslow.go).
 	DiskDrops, DiskSheds atomic.Uint64
 }
 

@@ -3,6 +3,7 @@ package multiraft
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -33,6 +34,10 @@ type loopState struct {
 	spareProps []*proposal
 	spareReads []*readRequest
 	spareFuncs []func()
+	// syncs times the synced round batches of the last few seconds, and
+	// syncing lists those still committing (diskslow.go).
+	syncs   syncTimes
+	syncing []*roundBatch
 }
 
 // roundBatch is one round's writes for a set of groups, committed off the
@@ -50,6 +55,7 @@ type roundBatch struct {
 	// (leaders only, when Config.OnProposal is set).
 	appended []*proposal
 	err      error
+	started  time.Time // when its commit began
 	took     time.Duration
 }
 
@@ -75,32 +81,56 @@ func (e *Engine) markTouched(g *group) {
 
 func (e *Engine) run() {
 	defer close(e.done)
+	defer e.recoverFailedStore()
 	ticker := time.NewTicker(e.cfg.TickInterval)
 	defer ticker.Stop()
 	for {
 		tick := false
+		var err error
 		select {
 		case <-e.stop:
 			e.shutdown()
 			return
 		case <-ticker.C:
 			tick = true
+			// A read of the store's files failed (storage/readfail.go):
+			// stop as on a failed commit, even with nothing to commit.
+			err = e.cfg.DB.Failed()
 		case <-e.wake:
 		case rb := <-e.commits:
-			if err := e.finishRounds(rb); err != nil {
-				e.log.Error("raft driver stopped", "err", err)
-				e.fatalErr.Store(&err)
-				e.shutdown()
-				return
-			}
+			err = e.finishRounds(rb)
 		}
-		if err := e.round(tick); err != nil {
-			e.log.Error("raft driver stopped", "err", err)
-			e.fatalErr.Store(&err)
-			e.shutdown()
+		if err == nil {
+			err = e.round(tick)
+		}
+		if err != nil {
+			e.stopFatal(err)
 			return
 		}
 	}
+}
+
+// stopFatal stops the loop on a fatal error (Err).
+func (e *Engine) stopFatal(err error) {
+	e.log.Error("raft driver stopped", "err", err)
+	e.fatalErr.Store(&err)
+	e.shutdown()
+}
+
+// recoverFailedStore turns a panic of the loop into a fatal error when the
+// store has failed: Raft panics on a read of its log that fails with an
+// error it does not know, such as a disk's EIO (storage/readfail.go). Any
+// other panic goes on.
+func (e *Engine) recoverFailedStore() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	err := e.cfg.DB.Failed()
+	if err == nil {
+		panic(r)
+	}
+	e.stopFatal(fmt.Errorf("%w (raft: %v)", err, r))
 }
 
 // shutdown fails every waiter; the loop is about to exit.
@@ -281,12 +311,15 @@ func (e *Engine) processReady() error {
 	}
 	ls.cur = nil
 	ls.inflight++
+	rb.started = time.Now()
+	if rb.sync {
+		ls.syncing = append(ls.syncing, rb)
+	}
 	e.commitWG.Add(1)
 	go func() {
 		defer e.commitWG.Done()
-		start := time.Now()
 		rb.err = rb.batch.Commit(rb.sync)
-		rb.took = time.Since(start)
+		rb.took = time.Since(rb.started)
 		e.commits <- rb // buffered for maxInflightBatches: never blocks
 	}()
 	return nil
@@ -343,6 +376,7 @@ func (e *Engine) applyDurable(readies []groupReady) error {
 func (e *Engine) finishRound(rb *roundBatch) error {
 	ls := e.ls()
 	ls.inflight--
+	ls.syncing = slices.DeleteFunc(ls.syncing, func(x *roundBatch) bool { return x == rb })
 	defer rb.batch.Close()
 	if rb.err != nil {
 		return fmt.Errorf("commit round batch: %w", rb.err)
@@ -351,6 +385,7 @@ func (e *Engine) finishRound(rb *roundBatch) error {
 	if rb.sync {
 		e.stats.Syncs.Add(1)
 		e.stats.SyncNanos.Add(uint64(rb.took))
+		ls.syncs.add(time.Now(), rb.took)
 	}
 	if len(rb.appended) > 0 {
 		stampSynced(rb, time.Now())

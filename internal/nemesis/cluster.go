@@ -28,6 +28,11 @@ type Options struct {
 	// Spare is a number of extra hosts on the network that run no node of
 	// the cluster (see Cluster.Standalone).
 	Spare int
+	// FaultDisks puts each node's data directory on a fault-injecting FUSE
+	// file system over its tmpfs (Node.DiskFault); it needs /dev/fuse
+	// (FUSEAvailable). The data directory is then a mount point: Rebuild
+	// and ReplaceData, which replace it, are not for such clusters.
+	FaultDisks bool
 }
 
 // AdminUser and AdminPassword are the cluster's first user, an admin.
@@ -85,6 +90,11 @@ func (c *Cluster) newNode(id string, h *Host, o Options) *Node {
 		c.t.Fatal(err)
 	}
 	n.DataDir = filepath.Join(mnt, "data")
+	if o.FaultDisks {
+		if err := mountFaultDisk(n, mnt, fmt.Sprintf("%s-%s-faultfs", h.NS, id)); err != nil {
+			c.t.Fatal(err)
+		}
+	}
 	n.args = append([]string{"serve", "--id", n.ID, "--data-dir", n.DataDir,
 		"--http", n.HTTPAddr(), "--cluster", n.ClusterAddr(),
 		"--partitions", fmt.Sprint(o.Partitions)}, o.Args...)
@@ -189,6 +199,9 @@ func (c *Cluster) stopAll() {
 	all := append(append([]*Node(nil), c.Nodes...), c.others...)
 	for _, n := range all {
 		n.Kill()
+		if n.disk != nil {
+			n.disk.stop()
+		}
 	}
 	if !c.t.Failed() {
 		return

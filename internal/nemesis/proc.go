@@ -33,7 +33,8 @@ type Node struct {
 	LogPath string
 
 	bin  string
-	args []string // serve flags, without --join (given once, at the first start)
+	args []string   // serve flags, without --join (given once, at the first start)
+	disk *faultDisk // its fault-injecting file system (Options.FaultDisks), or nil
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd

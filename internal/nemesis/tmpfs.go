@@ -21,21 +21,25 @@ func mountTmpfs(name, dir string, size int64) error {
 	return nil
 }
 
-// unmountRun lazily unmounts every tmpfs whose source belongs to run r.
+// unmountRun lazily unmounts every tmpfs and fault-injecting file system
+// (faultfs) whose source belongs to run r, the latter first (they are
+// mounted inside the former).
 func unmountRun(r int) {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return
 	}
 	prefix := fmt.Sprintf("%s-%d-", Prefix, r)
-	for _, line := range strings.Split(string(b), "\n") {
-		// ... mountpoint(5th) ... - fstype source options
-		pre, post, ok := strings.Cut(line, " - ")
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(f) < 5 || len(g) < 2 || g[0] != "tmpfs" || !strings.HasPrefix(g[1], prefix) {
-			continue
+	for _, fstype := range []string{"fuse.faultfs", "tmpfs"} {
+		for _, line := range strings.Split(string(b), "\n") {
+			// ... mountpoint(5th) ... - fstype source options
+			pre, post, ok := strings.Cut(line, " - ")
+			f, g := strings.Fields(pre), strings.Fields(post)
+			if !ok || len(f) < 5 || len(g) < 2 || g[0] != fstype || !strings.HasPrefix(g[1], prefix) {
+				continue
+			}
+			_ = syscall.Unmount(unescapeMount(f[4]), syscall.MNT_DETACH)
 		}
-		_ = syscall.Unmount(unescapeMount(f[4]), syscall.MNT_DETACH)
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 const diskWatchEvery = 250 * time.Millisecond
 
 // peerCanLead implements multiraft.Config.PeerCanLead: a node whose disk is
-// full hands its groups only to replicas on nodes whose disk is not full
-// (as gossip tells it; the engine's own check covers this node).
+// full or slow hands its groups only to replicas on nodes whose disk is
+// neither (as gossip tells it; the engine's own checks cover this node).
 func (n *Node) peerCanLead(group, replica uint64) bool {
 	m := n.Map()
 	if m == nil {
@@ -26,7 +26,7 @@ func (n *Node) peerCanLead(group, replica uint64) bool {
 	if !ok {
 		return false
 	}
-	return !n.memberDiskFull(id)
+	return !n.memberDiskFull(id) && !n.memberDiskSlow(id)
 }
 
 // memberDiskFull reports whether node id's disk is below its reserve: this
@@ -46,7 +46,8 @@ func (n *Node) memberDiskFull(id string) bool {
 // watchDisk gossips whether this node's disk is below its reserve whenever
 // that changes, records the change in the cluster events and logs it, until
 // the node stops. While it is, the node refuses writes (507) and hands over
-// its leaderships (multiraft/diskfull.go); the planner gives it none.
+// its leaderships (multiraft/diskfull.go); the planner gives it none. It
+// gossips a slow disk the same way (diskslow.go).
 func (n *Node) watchDisk(ml *membership.Membership) {
 	t := time.NewTicker(diskWatchEvery)
 	defer t.Stop()
@@ -57,7 +58,7 @@ func (n *Node) watchDisk(ml *membership.Membership) {
 		case <-t.C:
 		}
 		err := n.db.CheckSpace()
-		meta := ml.LocalMeta()
+		meta := n.gossipDiskSlow(ml, ml.LocalMeta())
 		if full := err != nil; full != meta.DiskFull {
 			meta.DiskFull = full
 			if uerr := ml.UpdateMeta(meta); uerr != nil && n.ctx.Err() == nil {

@@ -31,6 +31,8 @@ const (
 	EventDiskFull        = "disk_full"
 	EventDiskOK          = "disk_ok"
 	EventClockJump       = "clock_jump"
+	EventDiskSlow        = "disk_slow"
+	EventDiskFast        = "disk_fast"
 )
 
 // eventCapacity is how many recent events a node keeps.

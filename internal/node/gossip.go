@@ -275,6 +275,7 @@ func (n *Node) health(m *placement.Map) map[string]placement.NodeHealth {
 			h.Silent = true
 		}
 		h.DiskFull = ok && mb.Meta.DiskFull
+		h.DiskSlow = ok && mb.Meta.DiskSlow
 		switch {
 		case !ok && now.Sub(ml.Started()) < grace:
 		case !ok:

@@ -369,6 +369,10 @@ func (n *Node) engineConfig(db *storage.DB, tr *transport.Transport) multiraft.C
 	ecfg.OnApplied = n.onApplied
 	ecfg.OnConfChange = n.onConfChange
 	ecfg.PeerCanLead = n.peerCanLead
+	ecfg.SlowSync = n.cfg.DiskSlowSync
+	if ecfg.SlowSync == 0 {
+		ecfg.SlowSync = -1 // off
+	}
 	ecfg.OnLag = n.ops.lag.record
 	ecfg.OnProposal = n.ops.phases.record
 	return ecfg

@@ -55,6 +55,9 @@ type NodeHealth struct {
 	// gossips so): it refuses writes and hands its leaderships over, so it
 	// is given none.
 	DiskFull bool
+	// DiskSlow is set while the node's synced commits are slow (it gossips
+	// so): it hands its leaderships over, so it is given none.
+	DiskSlow bool
 }
 
 // GroupView is the applied state of one Raft group, as its leader reports it.

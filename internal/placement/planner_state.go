@@ -52,7 +52,7 @@ func newPlanner(v View) *planner {
 		h := v.Health[n.ID]
 		nv := nodeView{zone: n.Zone, standby: n.Standby, draining: n.State == NodeDraining}
 		nv.up = h.State == "" || h.State == HealthAlive
-		nv.silent = h.Silent || h.DiskFull // either way: no leadership
+		nv.silent = h.Silent || h.DiskFull || h.DiskSlow // any way: no leadership
 		nv.diskFull = h.DiskFull
 		nv.dead = h.State == HealthDead
 		nv.gone = nv.dead && h.DeadFor >= v.DeadAfter

@@ -74,8 +74,17 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	quar := newQuarantine(opts.FS, dir)
+	db := &DB{
+		noSync:       opts.NoSync,
+		cacheEntries: defaultCacheEntries,
+		cacheBytes:   defaultCacheBytes,
+		groups:       make(map[uint64]*GroupStorage),
+		space:        newSpaceGuard(opts.FS, dir, opts.MinFreeBytes),
+		quar:         quar,
+	}
 	po := pebbleOptions(opts)
 	po.EventListener = quar.eventListener()
+	po.FS = readCheckFS{FS: po.FS, fail: db.failRead}
 	pdb, err := pebble.Open(dir, po)
 	if err != nil {
 		if pebble.IsCorruptionError(err) {
@@ -84,15 +93,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
-	db := &DB{
-		pdb:          pdb,
-		noSync:       opts.NoSync,
-		cacheEntries: defaultCacheEntries,
-		cacheBytes:   defaultCacheBytes,
-		groups:       make(map[uint64]*GroupStorage),
-		space:        newSpaceGuard(opts.FS, dir, opts.MinFreeBytes),
-		quar:         quar,
-	}
+	db.pdb = pdb
 	db.pins.init(defaultPinTTL)
 	return db, nil
 }
@@ -110,9 +111,13 @@ func pebbleOptions(opts Options) *pebble.Options {
 		logger = slog.Default()
 	}
 	compactions := max(2, min(runtime.GOMAXPROCS(0)/2, 4))
+	fs := opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
 	po := &pebble.Options{
 		CacheSize:                   cacheSize,
-		FS:                          opts.FS,
+		FS:                          fs,
 		FormatMajorVersion:          pebble.FormatNewest,
 		MemTableSize:                memTableSize,
 		MemTableStopWritesThreshold: 4,

@@ -16,8 +16,9 @@ var (
 	// ErrCorrupt is returned when a stored record cannot be decoded.
 	ErrCorrupt = errors.New("storage: corrupt record")
 	// ErrFailed is returned by every write once a commit failed (a WAL
-	// write or fsync that returned an error): what the files hold is then
-	// unknown, so the store takes no more writes and the node must restart
-	// from what is durable. A failed fsync is never retried.
-	ErrFailed = errors.New("storage: the store failed a write; restart the node")
+	// write or fsync that returned an error) or a read of the store's files
+	// failed with EIO (readfail.go): what the files hold is then unknown,
+	// so the store takes no more writes and the node must restart from
+	// what is durable. A failed fsync is never retried.
+	ErrFailed = errors.New("storage: the store failed a write or a read of its files; restart the node")
 )

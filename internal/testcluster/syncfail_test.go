@@ -13,44 +13,16 @@ import (
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
-// eioDisk is an in-memory file system whose fsyncs fail with EIO once fail
-// is set, as a dying disk's do.
-type eioDisk struct {
-	vfs.FS
-	fail *atomic.Bool
+// eioDisk returns an in-memory file system whose fsyncs fail with EIO once
+// fail is set, as a dying disk's do.
+func eioDisk(fail *atomic.Bool) vfs.FS {
+	return syncDisk(func() error {
+		if fail.Load() {
+			return syscall.EIO
+		}
+		return nil
+	})
 }
-
-func (d eioDisk) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := d.FS.Create(name, cat)
-	return eioFile{f, d.fail}, err
-}
-
-func (d eioDisk) OpenReadWrite(name string, cat vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
-	f, err := d.FS.OpenReadWrite(name, cat, opts...)
-	return eioFile{f, d.fail}, err
-}
-
-func (d eioDisk) ReuseForWrite(oldname, newname string, cat vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := d.FS.ReuseForWrite(oldname, newname, cat)
-	return eioFile{f, d.fail}, err
-}
-
-// Unwrap implements vfs.FS.
-func (d eioDisk) Unwrap() vfs.FS { return d.FS }
-
-type eioFile struct {
-	vfs.File
-	fail *atomic.Bool
-}
-
-func (f eioFile) Sync() error {
-	if f.fail.Load() {
-		return syscall.EIO
-	}
-	return f.File.Sync()
-}
-
-func (f eioFile) SyncData() error { return f.Sync() }
 
 // A node whose fsync fails stops (Fatal says why) rather than retry a sync
 // whose outcome is unknown; the others keep acknowledging writes, and every
@@ -65,7 +37,7 @@ func TestSyncFailure_StopsTheNodeOthersGoOn(t *testing.T) {
 		Nodes: 3, Partitions: 4,
 		FS: func(i int) vfs.FS {
 			if i == sick {
-				return eioDisk{FS: vfs.NewMem(), fail: &fail}
+				return eioDisk(&fail)
 			}
 			return vfs.NewMem()
 		},
