@@ -65,59 +65,90 @@ func RunQueueDelay(ctx context.Context, o QueueDelayOptions) (*QueueDelayResult,
 	if _, err := o.Clients[0].CreateQueue(ctx, name); err != nil {
 		return nil, fmt.Errorf("create queue %s: %w", name, err)
 	}
-	res := &QueueDelayResult{Queue: name}
-	var (
-		mu       sync.Mutex
-		late     Histogram
-		seen     = make(map[string]bool, o.Messages)
-		received atomic.Int64
-		lastDue  atomic.Int64 // Unix ms of the latest due time sent
-	)
-	lastDue.Store(time.Now().Add(o.Delay).UnixMilli())
+	t := &delayTally{res: &QueueDelayResult{Queue: name}, seen: make(map[string]bool, o.Messages)}
+	t.lastDue.Store(time.Now().Add(o.Delay).UnixMilli())
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
 	for w := range o.Consumers {
 		cl := o.Clients[w%len(o.Clients)]
-		wg.Go(func() {
-			for cctx.Err() == nil && int(received.Load()) < o.Messages {
-				msg, found, err := cl.Receive(cctx, name, client.ReceiveOptions{Wait: 5 * time.Second, AckTimeout: time.Minute})
-				if err != nil || !found {
-					if time.Now().UnixMilli() > lastDue.Load()+time.Minute.Milliseconds() {
-						stop()
-					}
-					continue
-				}
-				at := time.Now()
-				dueMs, _, _ := strings.Cut(msg.Body, ".")
-				due, _ := strconv.ParseInt(dueMs, 10, 64)
-				diff := at.Sub(time.UnixMilli(due))
-				mu.Lock()
-				if seen[msg.Body] {
-					res.Duplicates++
-				} else {
-					seen[msg.Body] = true
-					received.Add(1)
-					if diff < 0 {
-						res.Early++
-						res.EarliestMs = max(res.EarliestMs, ms(-diff))
-						diff = 0
-					}
-					late.Record(diff)
-				}
-				mu.Unlock()
-				_ = cl.Ack(cctx, name, msg.Receipt)
-			}
-		})
+		wg.Go(func() { t.consume(cctx, stop, cl, name, o.Messages) })
 	}
+	sendErr := t.send(ctx, o, name)
+	if sendErr != nil {
+		stop()
+	}
+	wg.Wait()
+	res := t.res
+	res.Received = int(t.received.Load())
+	res.Late = summarize(&t.late)
+	switch {
+	case sendErr != nil:
+		return res, sendErr
+	case res.Received < res.Sent:
+		return res, fmt.Errorf("%d of %d delayed messages not received within a minute of their due time", res.Sent-res.Received, res.Sent)
+	}
+	return res, nil
+}
+
+// delayTally is what the consumers of a queue-delay run saw.
+type delayTally struct {
+	mu       sync.Mutex // guards late, seen and res's counts
+	late     Histogram
+	seen     map[string]bool
+	res      *QueueDelayResult
+	received atomic.Int64
+	lastDue  atomic.Int64 // Unix ms of the latest due time sent
+}
+
+// consume receives, records and acks delayed messages until messages were
+// received, ctx ends, or nothing came for a minute past the last due time
+// (then it stops the run).
+func (t *delayTally) consume(ctx context.Context, stop func(), cl *client.Client, name string, messages int) {
+	for ctx.Err() == nil && int(t.received.Load()) < messages {
+		msg, found, err := cl.Receive(ctx, name, client.ReceiveOptions{Wait: 5 * time.Second, AckTimeout: time.Minute})
+		if err != nil || !found {
+			if time.Now().UnixMilli() > t.lastDue.Load()+time.Minute.Milliseconds() {
+				stop()
+			}
+			continue
+		}
+		t.record(msg.Body, time.Now())
+		_ = cl.Ack(ctx, name, msg.Receipt)
+	}
+}
+
+// record counts a message received at at: its body starts with its due
+// time in Unix ms.
+func (t *delayTally) record(body string, at time.Time) {
+	dueMs, _, _ := strings.Cut(body, ".")
+	due, _ := strconv.ParseInt(dueMs, 10, 64)
+	diff := at.Sub(time.UnixMilli(due))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.seen[body] {
+		t.res.Duplicates++
+		return
+	}
+	t.seen[body] = true
+	t.received.Add(1)
+	if diff < 0 {
+		t.res.Early++
+		t.res.EarliestMs = max(t.res.EarliestMs, ms(-diff))
+		diff = 0
+	}
+	t.late.Record(diff)
+}
+
+// send sends o.Messages delayed messages at o.Rate, each due o.Delay after
+// it is sent, retrying each under its idempotency key.
+func (t *delayTally) send(ctx context.Context, o QueueDelayOptions, name string) error {
 	tick := time.NewTicker(time.Second / time.Duration(o.Rate))
 	defer tick.Stop()
-	var sendErr error
-	for i := 0; i < o.Messages && sendErr == nil; i++ {
+	for i := 0; i < o.Messages; i++ {
 		select {
 		case <-ctx.Done():
-			sendErr = ctx.Err()
-			continue
+			return ctx.Err()
 		case <-tick.C:
 		}
 		due := time.Now().Add(o.Delay).Truncate(time.Millisecond)
@@ -128,28 +159,17 @@ func RunQueueDelay(ctx context.Context, o QueueDelayOptions) (*QueueDelayResult,
 		for attempt := 0; ; attempt++ {
 			_, err := o.Clients[0].Send(client.WithIdempotencyKey(ctx, key), name, body, client.SendOptions{DeliverAt: due})
 			if err == nil {
-				res.Sent++
-				lastDue.Store(due.UnixMilli())
+				t.mu.Lock()
+				t.res.Sent++
+				t.mu.Unlock()
+				t.lastDue.Store(due.UnixMilli())
 				break
 			}
 			if !client.IsRetryable(err) || attempt == 5 {
-				sendErr = fmt.Errorf("send %d: %w", i, err)
-				break
+				return fmt.Errorf("send %d: %w", i, err)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	if sendErr != nil {
-		stop()
-	}
-	wg.Wait()
-	res.Received = int(received.Load())
-	res.Late = summarize(&late)
-	switch {
-	case sendErr != nil:
-		return res, sendErr
-	case res.Received < res.Sent:
-		return res, fmt.Errorf("%d of %d delayed messages not received within a minute of their due time", res.Sent-res.Received, res.Sent)
-	}
-	return res, nil
+	return nil
 }
