@@ -26,10 +26,10 @@ const QuarantineFile = "QUARANTINED"
 
 // Scrub pacing: a full read of the store yields the CPU and the disk every
 // scrubChunk keys for scrubPause, so it never competes with the Raft loop.
-const (
-	scrubChunk = 4096
-	scrubPause = 2 * time.Millisecond
-)
+// (scrubChunk is a variable so the tests can make chunks small.)
+var scrubChunk = 4096
+
+const scrubPause = 2 * time.Millisecond
 
 // quarantine remembers the first corruption found and marks the data
 // directory. Pebble reports every checksum failure it meets — reads,
@@ -137,33 +137,53 @@ func (db *DB) QuarantineErr() error {
 
 // Scrub reads every key and value of the store, so that every table block
 // is read and its checksum verified (corruption is reported through
-// Quarantined, like any other read's), pausing briefly every few thousand
-// keys. It returns ErrQuarantined (wrapped) when it found corruption, the
-// context's error if it was stopped, nil otherwise.
+// Quarantined, like any other read's). It reads scrubChunk keys per
+// iterator and pauses between them, so a scrub of a large store neither
+// holds the CPU nor pins old tables (which compactions could not delete
+// while an iterator reads them). It returns ErrQuarantined (wrapped) when
+// it found corruption, the context's error if it was stopped, nil
+// otherwise.
 func (db *DB) Scrub(ctx context.Context) error {
-	it, err := db.pdb.NewIterWithContext(ctx, &pebble.IterOptions{})
-	if err != nil {
-		return db.scrubErr(err)
+	var from []byte
+	for {
+		next, err := db.scrubChunk(ctx, from)
+		if err != nil || next == nil {
+			return db.scrubErr(err)
+		}
+		from = next
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(scrubPause):
+		}
 	}
+}
+
+// scrubChunk reads up to scrubChunk keys and values from the first key at
+// or after from, and returns the key to go on from (nil at the end).
+func (db *DB) scrubChunk(ctx context.Context, from []byte) (next []byte, err error) {
+	it, err := db.pdb.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: from})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	n := 0
 	for ok := it.First(); ok; ok = it.Next() {
 		if _, err := it.ValueAndErr(); err != nil {
-			break
+			return nil, err
 		}
-		if n++; n%scrubChunk == 0 {
-			select {
-			case <-ctx.Done():
-				_ = it.Close()
-				return ctx.Err()
-			case <-time.After(scrubPause):
+		if n++; n == scrubChunk {
+			if !it.Next() {
+				return nil, it.Error()
 			}
+			return append([]byte(nil), it.Key()...), it.Error()
 		}
 	}
-	err = it.Error()
-	if cerr := it.Close(); err == nil {
-		err = cerr
-	}
-	return db.scrubErr(err)
+	return nil, it.Error()
 }
 
 // scrubErr turns a corruption error of a scrub into the quarantine.

@@ -46,7 +46,7 @@ func flipBitInTable(t *testing.T, fs vfs.FS, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b[len(b)/3] ^= 0x10
+	b[len(b)*2/3] ^= 0x10
 	w, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +61,8 @@ func flipBitInTable(t *testing.T, fs vfs.FS, dir string) string {
 }
 
 func TestDB_ScrubQuarantinesAFlippedBit(t *testing.T) {
+	defer func(n int) { scrubChunk = n }(scrubChunk)
+	scrubChunk = 100 // 30 chunks: the scrub goes on from where each stopped
 	opts := memOptions()
 	db := mustOpen(t, "node", opts)
 	state := map[string]string{}
