@@ -25,7 +25,7 @@ func BitFlip() Fault {
 		Name:    "a bit flipped in a table file of a follower",
 		Promise: "a node whose store fails a checksum is quarantined: it stops, marks its data directory so that no start uses it again, never serves what it read, and is rebuilt from its peers; the others serve on",
 		Inject: func(c *nemesis.Cluster) (string, error) {
-			victim = c.Nodes[(leader(c)+1)%len(c.Nodes)]
+			victim = c.Nodes[pick(c, false)]
 			victim.Kill()
 			if err := victim.Start(); err != nil {
 				return "", err
@@ -39,9 +39,7 @@ func BitFlip() Fault {
 			return fmt.Sprintf("%s: bit flipped in %s at byte %d, restarted", victim.ID, file, off), victim.Start()
 		},
 		Heal: func(c *nemesis.Cluster) error {
-			select {
-			case <-victim.Exited():
-			case <-time.After(quarantineWithin):
+			if !waitExit(victim, quarantineWithin) {
 				return fmt.Errorf("%s still runs %v after its restart on a flipped bit: the corruption was not found", victim.ID, quarantineWithin)
 			}
 			if log := victim.Log(20000); !strings.Contains(log, "quarantined") {
@@ -51,9 +49,7 @@ func BitFlip() Fault {
 			if err := victim.Start(); err != nil {
 				return err
 			}
-			select {
-			case <-victim.Exited():
-			case <-time.After(quarantineWithin):
+			if !waitExit(victim, quarantineWithin) {
 				return fmt.Errorf("%s started again on its quarantined data directory", victim.ID)
 			}
 			return c.Rebuild(victim)

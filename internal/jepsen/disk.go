@@ -30,11 +30,7 @@ func DiskFull(ofLeader bool) Fault {
 		Name:    name,
 		Promise: promiseDiskFull,
 		Inject: func(c *nemesis.Cluster) (string, error) {
-			i := leader(c)
-			if !ofLeader {
-				i = (i + 1) % len(c.Nodes)
-			}
-			victim = c.Nodes[i]
+			victim = c.Nodes[pick(c, ofLeader)]
 			size, err := victim.FillDisk(diskLeft)
 			return fmt.Sprintf("%s: a %d MiB file leaves %d MiB free", victim.ID, size>>20, diskLeft>>20), err
 		},
