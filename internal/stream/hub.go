@@ -82,9 +82,11 @@ type room struct {
 	pos   uint64 // every event up to pos is applied and readable from the Source
 	known bool   // pos has been reported
 	// private rooms end a subscription with forbidden once its user's leave
-	// event was delivered (only members may read them).
-	private bool
-	subs    map[*Subscriber]*sub
+	// event was delivered (only members may read them); privacyKnown is
+	// set once the Source reported it.
+	private      bool
+	privacyKnown bool
+	subs         map[*Subscriber]*sub
 }
 
 // sub is one subscriber's subscription to one room. Guarded by room.mu.
@@ -313,15 +315,34 @@ func (h *Hub) Advance(roomName string, pos uint64) {
 
 // SetPrivate tells whether room is private: a subscriber of a private room
 // gets its own leave event, then a forbidden error, and nothing more of the
-// room. The Source reports it before the room's first Advance or Publish.
+// room. The Source reports it before the room's first Advance or Publish,
+// and again before the events of a change. A room that turns private
+// while watched resets every subscriber's connection, as a slow consumer
+// (the events of the change are not delivered): each client subscribes
+// again, and the subscribe check lets members back in and refuses anyone
+// else, so no one who is not a member receives what is posted after.
 func (h *Hub) SetPrivate(roomName string, private bool) {
 	r := h.lookup(roomName)
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
-	r.private = private
+	// A mention inbox reads as public until its first mention creates it
+	// private; only its owner ever subscribes to it.
+	turned := private && !r.private && r.privacyKnown && !IsInbox(roomName)
+	r.private, r.privacyKnown = private, true
+	var reset []*Subscriber
+	if turned {
+		for s := range r.subs {
+			reset = append(reset, s)
+		}
+	}
 	r.mu.Unlock()
+	for _, s := range reset {
+		if s.resync() {
+			h.slowConsumers.Add(1)
+		}
+	}
 }
 
 // Gone ends every subscription of room with an error frame of code (the

@@ -293,6 +293,47 @@ func TestHub_LeavingPrivateRoomEndsSubscription(t *testing.T) {
 	}
 }
 
+// A room that turns private while watched sends no later event to anyone:
+// every subscriber's connection resets (slow consumer) and must subscribe
+// again through the check that refuses non-members. Turning public, or
+// the first report, resets no one.
+func TestHub_RoomTurningPrivateResetsSubscribers(t *testing.T) {
+	src := newMemSource()
+	h := newTestHub(t, src, Config{})
+	member, reader := h.Connect("member"), h.Connect("reader")
+	h.Subscribe(member, "r", 0)
+	h.Subscribe(reader, "r", 0)
+	h.SetPrivate("r", false) // the feed's first report
+	h.Advance("r", 0)
+	cr := collect(t, reader)
+	h.Publish("r", src.append("r", 1))
+	checkEvents(t, cr.waitFor(t, 2), "r", 1, 1)
+
+	h.SetPrivate("r", true)
+	h.Publish("r", []chat.Event{
+		src.appendEvent("r", chat.Event{Kind: chat.KindSettings, Sender: "member", Changed: []string{"access"}}),
+		src.appendEvent("r", chat.Event{Kind: chat.KindMessage, Sender: "member", Text: "members only"}),
+	})
+	for _, s := range []*Subscriber{member, reader} {
+		if _, err := s.Next(context.Background(), nil); !errors.Is(err, ErrSlowConsumer) {
+			t.Fatalf("%s's Next after the room turned private: %v, want ErrSlowConsumer", s.User(), err)
+		}
+	}
+	if fs, _, _ := cr.snapshot(); len(fs) != 2 {
+		t.Fatalf("the reader got %v after the room turned private", fs)
+	}
+
+	other := h.Connect("other")
+	h.Subscribe(other, "r", 3)
+	h.SetPrivate("r", true)  // no change
+	h.SetPrivate("r", false) // turning public resets no one
+	h.Publish("r", src.append("r", 1))
+	checkEvents(t, collect(t, other).waitFor(t, 2), "r", 4, 4)
+	if st := h.Stats(); st.SlowConsumers != 2 {
+		t.Fatalf("stats %+v, want the 2 reset subscribers counted as slow consumers", st)
+	}
+}
+
 func TestHub_KickOrBanEndsSubscription(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -117,6 +117,22 @@ func (s *Subscriber) enqueue(frame []byte) bool {
 	return true
 }
 
+// resync drops the queue and makes Next return ErrSlowConsumer, so the
+// connection sends slow_consumer and closes and its client resumes every
+// room through a new subscribe check. It reports whether the subscriber
+// was not already slow, ended or closed.
+func (s *Subscriber) resync() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.overflow || s.ended != nil {
+		return false
+	}
+	s.overflow = true
+	s.queue, s.bytes = nil, 0
+	s.signal()
+	return true
+}
+
 // signal wakes Next. s.mu must be held.
 func (s *Subscriber) signal() {
 	select {
