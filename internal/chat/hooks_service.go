@@ -138,18 +138,36 @@ func (s *Service) Hooks(ctx context.Context, user, room string, isAdmin bool) ([
 // the room's owner or an administrator; errs.NotFound when there is no such
 // hook.
 func (s *Service) RevokeHook(ctx context.Context, user, room, id string, isAdmin bool) error {
+	return s.removeHook(ctx, user, room, id, "revoke hook", func(room string) []byte {
+		return EncodeRevokeHook(RevokeHook{Room: room, User: user, Admin: isAdmin, ID: id})
+	})
+}
+
+// hookRef checks a request that names room's hook id (incoming or
+// outgoing) and returns the room's canonical name.
+func (s *Service) hookRef(user, room, id string) (string, error) {
 	room, err := s.prepareRead(user, room)
 	if err != nil {
-		return err
+		return room, err
 	}
 	if !validHookID(id) {
-		return errs.New(errs.Invalid, "hook id: %d hexadecimal digits, as the listing shows", hookIDLen)
+		return room, errs.New(errs.Invalid, "hook id: %d hexadecimal digits, as the listing shows", hookIDLen)
+	}
+	return room, nil
+}
+
+// removeHook proposes the command encode builds for the canonical room that
+// removes its hook id (what names it in errors).
+func (s *Service) removeHook(ctx context.Context, user, room, id, what string, encode func(room string) []byte) error {
+	room, err := s.hookRef(user, room, id)
+	if err != nil {
+		return err
 	}
 	if err := s.hooksReady(); err != nil {
 		return err
 	}
-	if _, err := s.propose(ctx, room, "", EncodeRevokeHook(RevokeHook{Room: room, User: user, Admin: isAdmin, ID: id})); err != nil {
-		return fmt.Errorf("chat: revoke hook %q of %q: %w", id, room, err)
+	if _, err := s.propose(ctx, room, "", encode(room)); err != nil {
+		return fmt.Errorf("chat: %s %q of %q: %w", what, id, room, err)
 	}
 	return nil
 }

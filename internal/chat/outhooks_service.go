@@ -188,32 +188,18 @@ func (s *Service) OutHooks(ctx context.Context, user, room string, isAdmin bool)
 // arrive). For the room's owner or an administrator; errs.NotFound when
 // there is no such hook.
 func (s *Service) DeleteOutHook(ctx context.Context, user, room, id string, isAdmin bool) error {
-	room, err := s.prepareRead(user, room)
-	if err != nil {
-		return err
-	}
-	if !validHookID(id) {
-		return errs.New(errs.Invalid, "hook id: %d hexadecimal digits, as the listing shows", hookIDLen)
-	}
-	if err := s.hooksReady(); err != nil {
-		return err
-	}
-	if _, err := s.propose(ctx, room, "", EncodeDeleteOutHook(DeleteOutHook{Room: room, User: user, Admin: isAdmin, ID: id})); err != nil {
-		return fmt.Errorf("chat: delete outgoing hook %q of %q: %w", id, room, err)
-	}
-	return nil
+	return s.removeHook(ctx, user, room, id, "delete outgoing hook", func(room string) []byte {
+		return EncodeDeleteOutHook(DeleteOutHook{Room: room, User: user, Admin: isAdmin, ID: id})
+	})
 }
 
 // Deliveries returns the delivery log of room's outgoing hook id, newest
 // first (at most DeliveryLogSize attempts): for the room's owner or an
 // administrator; errs.NotFound when there is no such hook.
 func (s *Service) Deliveries(ctx context.Context, user, room, id string, isAdmin bool) ([]DeliveryAttempt, error) {
-	room, err := s.prepareRead(user, room)
+	room, err := s.hookRef(user, room, id)
 	if err != nil {
 		return nil, err
-	}
-	if !validHookID(id) {
-		return nil, errs.New(errs.Invalid, "hook id: %d hexadecimal digits, as the listing shows", hookIDLen)
 	}
 	out := []DeliveryAttempt{}
 	if err := s.ownerRead(ctx, room, user, isAdmin, "see its outgoing webhooks", func(r state.Reader) error {
