@@ -45,6 +45,15 @@ func clock(ms int64) string {
 	return t.Format("2006-01-02 15:04:05")
 }
 
+// printJSONList writes list as printJSON does, an empty list as [] (never
+// null).
+func printJSONList[T any](w io.Writer, list []T) error {
+	if list == nil {
+		list = []T{}
+	}
+	return printJSON(w, list)
+}
+
 // printJSONLine writes v to w as one line of JSON, for streams of records,
 // escaped as by printJSON.
 func printJSONLine(w io.Writer, v any) error {

@@ -96,10 +96,7 @@ func runLinkList(ctx context.Context, e *Env, path string, args []string) error 
 		return err
 	}
 	if asJSON {
-		if ls == nil {
-			ls = []client.Link{}
-		}
-		return printJSON(e.Stdout, ls)
+		return printJSONList(e.Stdout, ls)
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CODE\tHITS\tCREATED\tURL\tSTATE\tTAGS")

@@ -75,10 +75,7 @@ receive now.`)
 		return err
 	}
 	if asJSON {
-		if qs == nil {
-			qs = []client.Queue{}
-		}
-		return printJSON(e.Stdout, qs)
+		return printJSONList(e.Stdout, qs)
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUEUE\tMESSAGES\tIN FLIGHT\tCREATOR\tCREATED")
@@ -239,10 +236,7 @@ func receiveMany(ctx context.Context, e *Env, co *clientOptions, queue string, n
 	if err != nil {
 		return err
 	}
-	if msgs == nil {
-		msgs = []client.QueueMessage{}
-	}
-	return printJSON(e.Stdout, msgs)
+	return printJSONList(e.Stdout, msgs)
 }
 
 // runQueueAck is `parley queue ack QUEUE RECEIPT`.

@@ -104,10 +104,7 @@ name marks the rooms you are a member of.`)
 		return err
 	}
 	if asJSON {
-		if rooms == nil {
-			rooms = []client.RoomSummary{}
-		}
-		return printJSON(e.Stdout, rooms)
+		return printJSONList(e.Stdout, rooms)
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ROOM\tACCESS\tMEMBERS\tONLINE\tUNREAD\tLAST SEQ\tOWNER")
@@ -215,10 +212,7 @@ func runRoomMembers(ctx context.Context, e *Env, path string, args []string) err
 		return err
 	}
 	if asJSON {
-		if ms == nil {
-			ms = []client.Member{}
-		}
-		return printJSON(e.Stdout, ms)
+		return printJSONList(e.Stdout, ms)
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MEMBER\tROLE\tONLINE\tJOINED")

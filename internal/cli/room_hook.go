@@ -116,10 +116,7 @@ func runRoomHookList(ctx context.Context, e *Env, path string, args []string) er
 		return err
 	}
 	if asJSON {
-		if hooks == nil {
-			hooks = []client.Hook{}
-		}
-		return printJSON(e.Stdout, hooks)
+		return printJSONList(e.Stdout, hooks)
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tBOT\tCREATOR\tCREATED")

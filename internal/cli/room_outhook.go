@@ -62,10 +62,7 @@ func runRoomOutHookList(ctx context.Context, e *Env, path string, args []string)
 		return err
 	}
 	if asJSON {
-		if hooks == nil {
-			hooks = []client.OutgoingHook{}
-		}
-		return printJSON(e.Stdout, hooks)
+		return printJSONList(e.Stdout, hooks)
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tTRIGGERS\tURL\tCREATOR\tCREATED")
@@ -122,10 +119,7 @@ gave_up after 10 attempts, dropped when the message was deleted first).`)
 		return err
 	}
 	if asJSON {
-		if log == nil {
-			log = []client.Delivery{}
-		}
-		return printJSON(e.Stdout, log)
+		return printJSONList(e.Stdout, log)
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tSEQ\tATTEMPT\tOUTCOME\tSTATUS\tERROR")

@@ -119,10 +119,7 @@ user's with --user.`)
 		return err
 	}
 	if asJSON {
-		if ts == nil {
-			ts = []client.APIToken{}
-		}
-		return printJSON(e.Stdout, ts)
+		return printJSONList(e.Stdout, ts)
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tCREATED\tEXPIRES\tLAST USED")
