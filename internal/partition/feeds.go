@@ -155,6 +155,9 @@ type roomFeed struct {
 	pos     uint64 // every event up to pos was handed to the Hub
 	known   bool
 	private bool
+	// reported: the Hub was told whether the room is private (once it
+	// exists).
+	reported bool
 }
 
 // take hands a tail result to the Hub: whether the room is private, the
@@ -166,8 +169,8 @@ func (rf *roomFeed) take(res TailResult) {
 		hub.Gone(rf.room, string(errs.NotFound), fmt.Sprintf("room %q was deleted", rf.room))
 		return
 	}
-	if res.Private != rf.private || !rf.known {
-		rf.private = res.Private
+	if !res.Missing && (res.Private != rf.private || !rf.reported) {
+		rf.private, rf.reported = res.Private, true
 		hub.SetPrivate(rf.room, res.Private)
 	}
 	events, lastSeq, compacted := res.Events, res.LastSeq, res.Compacted
@@ -235,6 +238,9 @@ type TailResult struct {
 	Private bool `json:"private,omitempty"`
 	// Deleted: the room was deleted; its subscribers get not_found.
 	Deleted bool `json:"deleted,omitempty"`
+	// Missing: no such room (yet: a mention inbox before its first
+	// mention); Private says nothing then.
+	Missing bool `json:"missing,omitempty"`
 }
 
 // tailState reads room's tail from a replica's state. A room that does not
@@ -245,9 +251,9 @@ func tailState(r state.Reader, room string, after uint64, known bool) (TailResul
 		if err == nil && known {
 			var deleted bool
 			deleted, err = chat.IsDeleted(r, room)
-			return TailResult{LastSeq: after, Deleted: deleted}, err
+			return TailResult{LastSeq: after, Deleted: deleted, Missing: !deleted}, err
 		}
-		return TailResult{LastSeq: after}, err
+		return TailResult{LastSeq: after, Missing: true}, err
 	}
 	if !known {
 		return TailResult{LastSeq: rm.LastSeq, Private: rm.Private}, nil

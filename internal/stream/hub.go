@@ -315,8 +315,8 @@ func (h *Hub) Advance(roomName string, pos uint64) {
 
 // SetPrivate tells whether room is private: a subscriber of a private room
 // gets its own leave event, then a forbidden error, and nothing more of the
-// room. The Source reports it before the room's first Advance or Publish,
-// and again before the events of a change. A room that turns private
+// room. The Source reports it once the room exists, before its first
+// Publish, and again before the events of a change. A room that turns private
 // while watched resets every subscriber's connection, as a slow consumer
 // (the events of the change are not delivered): each client subscribes
 // again, and the subscribe check lets members back in and refuses anyone
@@ -327,9 +327,7 @@ func (h *Hub) SetPrivate(roomName string, private bool) {
 		return
 	}
 	r.mu.Lock()
-	// A mention inbox reads as public until its first mention creates it
-	// private; only its owner ever subscribes to it.
-	turned := private && !r.private && r.privacyKnown && !IsInbox(roomName)
+	turned := private && !r.private && r.privacyKnown
 	r.private, r.privacyKnown = private, true
 	var reset []*Subscriber
 	if turned {
