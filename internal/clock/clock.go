@@ -58,10 +58,11 @@ func newClock(wall func() time.Time, mono func() time.Duration, onJump func(time
 
 // Now returns the node's time.
 func (c *Clock) Now() time.Time {
-	wall, mono := c.wall(), c.mono()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	wall = wall.Add(c.corrected)
+	// Read under the lock, so that callers racing for it never see the
+	// monotonic clock go back between their readings.
+	wall, mono := c.wall().Add(c.corrected), c.mono()
 	elapsed := mono - c.monoBase
 	est := c.base.Add(elapsed)
 	diff := wall.Sub(est)
