@@ -46,7 +46,7 @@ func TestParseServe(t *testing.T) {
 			"--log-level", "debug", "--log-format", "json", "--tick", "10ms", "--election-ticks", "5", "--compaction-threshold", "500",
 			"--limit-posts", "5/s", "--limit-queue-sends", "off", "--limit-room-creates", "2/min", "--limit-queue-creates", "3/h",
 			"--limit-link-creates", "4/15m", "--limit-logins-per-user", "6/min", "--limit-streams", "7", "--limit-long-polls", "0",
-			"--limit-searches", "8/min", "--search-dir", "/dev/shm/s", "--no-search-index",
+			"--limit-searches", "8/min", "--search-dir", "/dev/shm/s", "--no-search-index", "--search-replicas", "2",
 		}, envMap(nil))
 		if err != nil {
 			t.Fatal(err)
@@ -61,7 +61,7 @@ func TestParseServe(t *testing.T) {
 		want.Registration, want.CacheSize, want.CachePolicy, want.RateLimit = "closed", 50, "lfu", 1000
 		want.AllowedOrigins = []string{"https://a.example", "https://b.example"}
 		want.TickInterval, want.ElectionTicks, want.CompactionThreshold = 10*time.Millisecond, 5, 500
-		want.SearchDir, want.NoSearchIndex = "/dev/shm/s", true
+		want.SearchDir, want.NoSearchIndex, want.SearchReplicas = "/dev/shm/s", true, 2
 		want.Limits = config.Limits{
 			Posts: ratelimit.Rate{N: 5, Per: time.Second}, RoomCreates: ratelimit.Rate{N: 2, Per: time.Minute},
 			QueueCreates: ratelimit.Rate{N: 3, Per: time.Hour}, LinkCreates: ratelimit.Rate{N: 4, Per: 15 * time.Minute},

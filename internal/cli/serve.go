@@ -134,6 +134,7 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.StringVar(&c.Zone, "zone", "", "availability `zone` of this node, used to spread replicas")
 	fs.BoolVar(&c.Standby, "standby", false, "hold no replicas until one is needed")
 	fs.StringVar(&c.SearchDir, "search-dir", "", "`directory` of the chat search indexes, a cache emptied at every start (default: search in --data-dir; a memory file system such as /dev/shm keeps their writes off the Raft log's disk)")
+	fs.IntVar(&c.SearchReplicas, "search-replicas", d.SearchReplicas, "`count` of the replicas of each partition that keep a chat search index (each costs CPU and disk writes on every post; with 1, a search of a partition whose indexing node died waits for the next replica to rebuild its index)")
 	fs.BoolVar(&c.NoSearchIndex, "no-search-index", false, "keep no chat search index on this node: its searches ask the nodes that keep one")
 	fs.IntVar(&c.Partitions, "partitions", d.Partitions, "number of partitions `P` (used only when creating the cluster)")
 	fs.IntVar(&c.ReplicationFactor, "replication-factor", d.ReplicationFactor, "replicas per partition `RF` (used only when creating the cluster)")

@@ -132,6 +132,13 @@ type Config struct {
 	// no search index of its replicas, and searches ask other replicas
 	// (internal/search; benchmarks measure posts with and without it).
 	NoSearchIndex bool
+	// SearchReplicas is how many replicas of each partition keep a search
+	// index: the first ones of the partition's replica list whose nodes
+	// are alive and keep indexes (internal/node, search_holders.go). Each
+	// costs CPU and disk writes on every post; a search of the partition
+	// needs one ready, and when the last one's node dies the next replica
+	// builds its index from its state (docs/OPERATIONS.md, "Search").
+	SearchReplicas int
 	// SearchDir is where the search indexes keep their files, a cache
 	// emptied at every start; "" is <DataDir>/search. A memory file system
 	// (/dev/shm) keeps the indexes' writes and fsyncs off the disk of the
@@ -217,6 +224,7 @@ func Default() Config {
 		Partitions:          16,
 		KVHistory:           10,
 		ReplicationFactor:   3,
+		SearchReplicas:      1,
 		DeadAfter:           30 * time.Second,
 		DiskSlowSync:        500 * time.Millisecond,
 		DedupWindow:         2 * time.Minute,
@@ -276,6 +284,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ReplicationFactor < 1 || c.ReplicationFactor > 7 {
 		errs = append(errs, fmt.Errorf("replication-factor %d: want 1 to 7", c.ReplicationFactor))
+	}
+	if c.SearchReplicas < 1 || c.SearchReplicas > 7 {
+		errs = append(errs, fmt.Errorf("search-replicas %d: want 1 to 7", c.SearchReplicas))
 	}
 	if c.DedupWindow <= 0 {
 		errs = append(errs, errors.New("dedup-window: must be positive"))

@@ -109,7 +109,7 @@ func (n *Node) startGossip() error {
 		AdvertiseAddr: adv,
 		Meta: membership.Meta{
 			ClusterAddr: n.self(), HTTPAddr: n.httpAdvertise(), Zone: n.cfg.Zone, Standby: n.cfg.Standby,
-			Build: compat.Build(), Protocol: compat.Protocol,
+			Build: compat.Build(), Protocol: compat.Protocol, NoSearch: n.cfg.NoSearchIndex,
 		},
 		Logger:        n.log,
 		ProbeInterval: probe,

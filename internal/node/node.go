@@ -67,6 +67,8 @@ type Node struct {
 	presence *tracker.Tracker // who is online through this node
 	indexes  *search.Indexes  // chat search indexes of the local replicas (search.go)
 	searcher *search.Searcher
+	// searchChoice is which partitions this node indexes (search_holders.go).
+	searchChoice searchChoice
 	// calls is the table of internal call methods (rpc.go).
 	calls  map[string]callHandler
 	limits atomic.Pointer[limiter] // per-user limits (limits.go), set by startHTTP

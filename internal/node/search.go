@@ -8,7 +8,6 @@ import (
 
 	"github.com/parley-chat/parley/internal/chat"
 	"github.com/parley-chat/parley/internal/partition"
-	"github.com/parley-chat/parley/internal/placement"
 	"github.com/parley-chat/parley/internal/search"
 	"github.com/parley-chat/parley/internal/state"
 )
@@ -35,7 +34,7 @@ func (n *Node) startSearch() {
 	n.searcher = search.NewSearcher(search.SearcherConfig{
 		Local:           n.indexes,
 		Partitions:      n.router.Partitions,
-		ReplicaAddrs:    n.dir.ReplicaAddrs,
+		ReplicaAddrs:    n.searchAddrs,
 		Self:            n.self(),
 		Remote:          n.searchRemote,
 		ClusterProtocol: n.ClusterProtocol,
@@ -63,18 +62,6 @@ func (n *Node) runSearch() {
 		n.log.Warn("stale search indexes not removed", "err", err)
 	}
 	n.indexes.Run(n.ctx)
-}
-
-// searchReplicas returns the partition replicas this node holds, each with
-// its incarnation: an index is built again when its replica is.
-func (n *Node) searchReplicas() map[uint64]any {
-	out := map[uint64]any{}
-	for _, g := range n.engine.Groups() {
-		if g != placement.MetaGroup {
-			out[g] = n.engine.Incarnation(g)
-		}
-	}
-	return out
 }
 
 // searchRemote makes the search.partition call to the node at addr.

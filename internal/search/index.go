@@ -125,9 +125,10 @@ func newMapping() mapping.IndexMapping {
 	text.Analyzer = analyzerName
 	text.Store = true // highlights are cut from the stored text
 	text.IncludeInAll = false
+	text.DocValues = false
 	keyword := func() *mapping.FieldMapping {
 		f := bleve.NewKeywordFieldMapping()
-		f.Store, f.IncludeInAll, f.IncludeTermVectors = false, false, false
+		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, false, false
 		return f
 	}
 	ts := bleve.NewNumericFieldMapping()

@@ -3,7 +3,9 @@ package search
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -131,6 +133,26 @@ func (x *Indexes) reconcile(ctx context.Context) {
 	}
 }
 
+// Partitions returns the partitions this node keeps an index of, ready or
+// still being built, in increasing order.
+func (x *Indexes) Partitions() []uint64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return slices.Sorted(maps.Keys(x.replicas))
+}
+
+// BuildTime returns how long this node's index of partition p took to
+// become ready: false while there is none ready.
+func (x *Indexes) BuildTime(p uint64) (time.Duration, bool) {
+	x.mu.Lock()
+	r := x.replicas[p]
+	x.mu.Unlock()
+	if r == nil || !r.ready.Load() {
+		return 0, false
+	}
+	return time.Duration(r.built.Load()), true
+}
+
 // Touched wakes the indexer of partition p for room (a key the chat domain
 // touched, chat.TouchedKey). It never blocks: the apply notifier calls it on
 // the engine's driver goroutine.
@@ -221,7 +243,7 @@ func (x *Indexes) Refresh(ctx context.Context) error {
 		if err := r.sweep(ctx); err != nil {
 			return err
 		}
-		r.ready.Store(true)
+		r.markReady()
 	}
 	return nil
 }

@@ -55,8 +55,11 @@ type replica struct {
 	wake  chan struct{}
 
 	ready atomic.Bool // a first sweep indexed the whole replica
-	rooms map[string]*roomPos
-	done  chan struct{}
+	// built is how long the index took to become ready (0 before).
+	built   atomic.Int64
+	started time.Time
+	rooms   map[string]*roomPos
+	done    chan struct{}
 	// pending collects the changes of one sync (of the dirty rooms, or a
 	// sweep) into one Bleve batch, one segment: flush applies it.
 	pending *Batch
@@ -109,8 +112,16 @@ func newReplica(p uint64, gen any, read Reader, dir string) (*replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &replica{p: p, gen: gen, idx: idx, read: read, dirty: map[string]bool{},
+	return &replica{p: p, gen: gen, idx: idx, read: read, dirty: map[string]bool{}, started: time.Now(),
 		wake: make(chan struct{}, 1), rooms: map[string]*roomPos{}, done: make(chan struct{})}, nil
+}
+
+// markReady records that the index holds the whole replica, and the first
+// time, how long building it took.
+func (r *replica) markReady() {
+	if !r.ready.Swap(true) {
+		r.built.Store(int64(max(time.Since(r.started), time.Nanosecond)))
+	}
 }
 
 // touched notes that room changed; it never blocks (the apply notifier
@@ -139,7 +150,7 @@ func (r *replica) run(ctx context.Context, onErr func(error)) {
 			if err := r.sweep(ctx); err != nil {
 				onErr(err)
 			} else {
-				r.ready.Store(true)
+				r.markReady()
 			}
 			t.Reset(sweepEvery)
 		case <-r.wake:

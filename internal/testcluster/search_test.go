@@ -35,34 +35,8 @@ func TestSearch_AcrossTheCluster(t *testing.T) {
 	seqs := seedSearch(t, c, rooms, ann, bob, cat)
 	do := func(what string, call func(ctx context.Context) error) { mustRetrying(t, what, call) }
 
-	// found returns what user finds for q through node i, as room/seq.
-	found := func(i int, user *client.Client, q string) ([]string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		res, err := as(c, i, user).Search(ctx, client.SearchQuery{Q: q, Limit: 100})
-		if err != nil {
-			return nil, err
-		}
-		out := make([]string, len(res))
-		for k, r := range res {
-			out[k] = fmt.Sprintf("%s/%d", r.Room, r.Seq)
-		}
-		slices.Sort(out)
-		return out, nil
-	}
 	everywhere := func(user *client.Client, q string, want []string) func() error {
-		return func() error {
-			for i := range c.Len() {
-				got, err := found(i, user, q)
-				if err != nil {
-					return fmt.Errorf("node %d: %w", i, err)
-				}
-				if !slices.Equal(got, want) {
-					return fmt.Errorf("node %d finds %v, want %v", i, got, want)
-				}
-			}
-			return nil
-		}
+		return searchedEverywhere(c, []int{0, 1, 2}, user, q, want)
 	}
 	var rockets []string
 	for _, room := range rooms {
@@ -93,6 +67,40 @@ func TestSearch_AcrossTheCluster(t *testing.T) {
 	}
 	poll.Until(t, time.Second, "the edited text is found", everywhere(cat, "spaceship from:ann in:bravo",
 		[]string{fmt.Sprintf("bravo/%d", seqs["bravo/0"])}))
+}
+
+// searchFound returns what user finds for q through node i, as room/seq,
+// sorted.
+func searchFound(c *testcluster.Cluster, i int, user *client.Client, q string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := as(c, i, user).Search(ctx, client.SearchQuery{Q: q, Limit: 100})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(res))
+	for k, r := range res {
+		out[k] = fmt.Sprintf("%s/%d", r.Room, r.Seq)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// searchedEverywhere returns a check that user finds exactly want (sorted
+// room/seq) for q through each of nodes.
+func searchedEverywhere(c *testcluster.Cluster, nodes []int, user *client.Client, q string, want []string) func() error {
+	return func() error {
+		for _, i := range nodes {
+			got, err := searchFound(c, i, user, q)
+			if err != nil {
+				return fmt.Errorf("node %d: %w", i, err)
+			}
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("node %d finds %v, want %v", i, got, want)
+			}
+		}
+		return nil
+	}
 }
 
 // seedSearch creates rooms (ann's, bob and cat members), posts a rocket and
@@ -135,4 +143,67 @@ func mustRetrying(t *testing.T, what string, call func(ctx context.Context) erro
 	if err := retrying(t, what, call); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// With one search replica per partition (the default), each partition is
+// indexed on exactly one node. When that node dies, the next replica builds
+// the index from its own state as soon as gossip reports the death, and
+// searches through the other nodes find everything again, long before the
+// dead node's replicas are replaced (dead-after is 10 minutes here).
+func TestSearch_IndexingNodeDies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 4, NoSync: true,
+		Configure: func(i int, cfg *config.Config) {
+			cfg.RateLimit = 1 << 20
+			cfg.DeadAfter = 10 * time.Minute
+		}})
+	ann := signUp(t, c, 0, 0, "ann")
+	bob := signUp(t, c, 0, 1, "bob")
+	cat := signUp(t, c, 0, 2, "cat")
+	rooms := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"}
+	seqs := seedSearch(t, c, rooms, ann, bob, cat)
+	var rockets []string
+	for _, room := range rooms {
+		rockets = append(rockets, fmt.Sprintf("%s/%d", room, seqs[room+"/0"]))
+	}
+	slices.Sort(rockets)
+	poll.Until(t, 10*time.Second, "every node finds the rockets", searchedEverywhere(c, []int{0, 1, 2}, cat, "rocket", rockets))
+
+	var indexedOn map[uint64][]int
+	poll.Until(t, 10*time.Second, "each partition indexed on one node", func() error {
+		indexedOn = map[uint64][]int{}
+		for i := range c.Len() {
+			for _, p := range c.Node(i).SearchIndexes() {
+				indexedOn[p] = append(indexedOn[p], i)
+			}
+		}
+		for _, p := range c.Node(0).Router().Partitions() {
+			if len(indexedOn[p]) != 1 {
+				return fmt.Errorf("partition %d indexed on nodes %v, want one", p, indexedOn[p])
+			}
+		}
+		return nil
+	})
+	perNode := make([]int, c.Len())
+	for _, on := range indexedOn {
+		perNode[on[0]]++
+	}
+	victim := 0
+	for i, k := range perNode {
+		if k > perNode[victim] {
+			victim = i
+		}
+	}
+	t.Logf("partitions indexed per node %v; killing node %d", perNode, victim)
+	c.Kill(victim)
+	var rest []int
+	for i := range c.Len() {
+		if i != victim {
+			rest = append(rest, i)
+		}
+	}
+	took := poll.Until(t, time.Minute, "the others find the rockets again", searchedEverywhere(c, rest, cat, "rocket", rockets))
+	t.Logf("searches whole again %v after the kill", took)
 }
