@@ -513,7 +513,12 @@ func (s *Service) readSession(ctx context.Context, lower string, digest [TokenHa
 		// serves stale reads, so it accepts the sessions its own replica
 		// knows; a logout made on the majority side reaches it when the
 		// partition heals. Writes and linearizable reads fail here anyway.
-		_, err = s.r.Read(ctx, p, true, read)
+		// A session its replica does not know may be newer than what the
+		// replica applied (a lagging node: a full disk), so that is no
+		// answer: the client retries, where a 401 would sign it out.
+		if _, err = s.r.Read(ctx, p, true, read); err == nil && e.username == "" {
+			err = errs.New(errs.Unavailable, "this node cannot confirm the session now (its replica lags its partition's majority); retry")
+		}
 	}
 	if err != nil {
 		return cachedSession{}, fmt.Errorf("account: read session: %w", err)

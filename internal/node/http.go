@@ -22,6 +22,7 @@ func (n *Node) startHTTP() error {
 	n.httpLn = ln
 	n.metrics = n.newMetrics()
 	n.metrics.RegisterStreams(n.streamStats)
+	n.metrics.RegisterSearch(n.searchStats)
 	limits := n.newLimiter()
 	n.limits.Store(limits)
 	svc, err := n.newServices(limits)

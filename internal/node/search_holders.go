@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/membership"
+	"github.com/parley-chat/parley/internal/metrics"
 	"github.com/parley-chat/parley/internal/placement"
 )
 
@@ -175,3 +176,16 @@ func (n *Node) searchAddrs(g uint64) []string {
 // SearchIndexes returns the partitions this node keeps a chat search index
 // of (ready or being built).
 func (n *Node) SearchIndexes() []uint64 { return n.indexes.Partitions() }
+
+// searchStats counts this node's search indexes for /metrics.
+func (n *Node) searchStats() metrics.SearchStats {
+	var s metrics.SearchStats
+	for _, p := range n.indexes.Partitions() {
+		if _, ready := n.indexes.BuildTime(p); ready {
+			s.Ready++
+		} else {
+			s.Building++
+		}
+	}
+	return s
+}

@@ -96,15 +96,23 @@ func mustStatus(t *testing.T, err error, status int, code string) {
 }
 
 // noReplica returns a node holding no replica of the partition of
-// routingKey, or -1 when every node holds one.
+// routingKey, or -1 when every node holds one. A cluster that has just
+// grown may still be moving replicas (one on every node for a moment), so
+// it looks again for a few seconds before answering -1.
 func noReplica(c *testcluster.Cluster, routingKey string) int {
-	for i := 0; i < c.Len(); i++ {
-		n := c.Node(i)
-		if n != nil && !n.Engine().HasGroup(n.Router().PartitionOf(routingKey)) {
-			return i
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for i := 0; i < c.Len(); i++ {
+			n := c.Node(i)
+			if n != nil && !n.Engine().HasGroup(n.Router().PartitionOf(routingKey)) {
+				return i
+			}
 		}
+		if c.Len() <= 3 || time.Now().After(deadline) {
+			return -1
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return -1
 }
 
 // waitProtocol waits until every node of c sees the whole cluster speak

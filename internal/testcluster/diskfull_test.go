@@ -244,6 +244,10 @@ func TestDiskFull_OneFullNodeStepsDownAndCatchesUp(t *testing.T) {
 		return testcluster.ErrNotYet
 	})
 
+	// n2 holds everything so far (the cluster client's session among it)
+	// before its disk fills: a full node takes no new entries, and a
+	// session it never applied is one it cannot confirm.
+	c.VerifyReplicas(20 * time.Second)
 	low.Store(true)
 	poll.Until(t, 15*time.Second, "n2 leads no group", func() error {
 		for _, g := range groups {

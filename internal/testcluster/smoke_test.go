@@ -73,7 +73,7 @@ func TestPlacement_LeadersSpreadOverNodes(t *testing.T) {
 
 // /metrics is open and reflects the node's traffic: requests by route and
 // status, Raft rounds and fsyncs, every replica's applied index, where
-// proposals spent their time and the WAL's fsyncs.
+// proposals spent their time, the WAL's fsyncs and the search indexes.
 func TestMetrics_ExposedWithoutSignIn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
@@ -101,6 +101,7 @@ func TestMetrics_ExposedWithoutSignIn(t *testing.T) {
 		`parley_raft_proposal_phase_seconds_count{phase="total"}`,
 		`parley_raft_proposal_phase_seconds_count{phase="quorum"}`,
 		`parley_storage_wal_fsyncs_total`,
+		`parley_search_indexes{state="ready"}`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
