@@ -69,8 +69,14 @@ func (s *Service) Resolve(ctx context.Context, code string, v Visit) (Redirect, 
 }
 
 // load reads the link with code for the cache and caches it.
+//
+// A Delete of the code's shard while it reads (an update or deletion
+// through this node, or a flush of its counted visits) leaves the cache
+// as it is: what was read may predate the change.
 func (s *Service) load(ctx context.Context, code string) (target, error) {
 	p := s.r.PartitionOf(code)
+	shard := s.cache.shard(code)
+	deletes := shard.Deletes()
 	start := s.cfg.Now()
 	t, found, staleMs, err := s.read(ctx, p, code, true)
 	if err != nil || !found || time.Duration(staleMs)*time.Millisecond > s.cfg.MaxStale {
@@ -83,7 +89,7 @@ func (s *Service) load(ctx context.Context, code string) (target, error) {
 	if !found {
 		return target{}, errs.New(errs.NotFound, "link not found")
 	}
-	s.cache.Put(code, t, start.Add(s.cfg.CacheTTL-time.Duration(max(staleMs, 0))*time.Millisecond))
+	shard.PutUnlessDeleted(code, t, start.Add(s.cfg.CacheTTL-time.Duration(max(staleMs, 0))*time.Millisecond), deletes)
 	return t, nil
 }
 

@@ -149,8 +149,8 @@ type Service struct {
 	cfg Config
 	log *slog.Logger
 
-	cache  *Cache[string, target] // code -> what a redirect needs
-	visits *visitCounter          // visits counted since the last flush
+	cache  *shardedCache[target] // code -> what a redirect needs
+	visits *visitCounter         // visits counted since the last flush
 
 	flushMu sync.Mutex   // one Flush at a time
 	retry   []visitBatch // commands of failed flushes, oldest first
@@ -162,7 +162,7 @@ func NewService(r state.Replicator, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	cache, err := NewCache[string, target](cfg.CacheSize, cfg.CachePolicy, cfg.Now)
+	cache, err := newShardedCache[target](cfg.CacheSize, cfg.CachePolicy, cfg.Now)
 	if err != nil {
 		return nil, err
 	}
