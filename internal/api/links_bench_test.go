@@ -58,7 +58,8 @@ func BenchmarkServer_RedirectParallel(b *testing.B) {
 	})
 }
 
-// redirectBench returns the handler the node serves (redirectHandler) over
+// redirectBench returns the handler a node serves, Redirects in front of
+// Handler, over
 // 1000 links, with an Observe that does what a node's does cheaply, and
 // one request per link, the cache warmed.
 func redirectBench(b *testing.B) (http.Handler, []*http.Request) {
@@ -80,7 +81,7 @@ func redirectBench(b *testing.B) (http.Handler, []*http.Request) {
 		Links: links, PublicURL: "https://par.ly",
 		Observe: func(string, int, time.Duration) { observed++ },
 	})
-	h := redirectHandler(srv)
+	h := srv.Redirects(srv.Handler())
 	reqs := make([]*http.Request, len(codes))
 	for i, c := range codes {
 		r := httptest.NewRequest(http.MethodGet, "/s/"+c, nil)

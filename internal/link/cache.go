@@ -92,10 +92,16 @@ func NewCache[K comparable, V any](capacity int, policy Policy, now func() time.
 // Get returns the value of key if it is cached and has not expired, and
 // counts a hit or a miss. A hit is a use for LRU and LFU.
 func (c *Cache[K, V]) Get(key K) (V, bool) {
+	return c.GetAt(key, c.now())
+}
+
+// GetAt is Get for a caller that has read the clock already: now is the
+// time expiry is checked against.
+func (c *Cache[K, V]) GetAt(key K, now time.Time) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[key]
-	if !ok || (e.expiresNs != 0 && c.now().UnixNano() >= e.expiresNs) {
+	if !ok || (e.expiresNs != 0 && now.UnixNano() >= e.expiresNs) {
 		c.stats.Misses++
 		var zero V
 		return zero, false

@@ -44,17 +44,17 @@ type target struct {
 // max_visits is enforced approximately (see the package doc): the visits
 // of the cached read plus this node's visits not yet reflected in it.
 func (s *Service) Resolve(ctx context.Context, code string, v Visit) (Redirect, error) {
-	if !validCode(code) {
+	if !ValidCode(code) {
 		return Redirect{}, errs.New(errs.NotFound, "link not found")
 	}
-	t, ok := s.cache.Get(code)
+	now := s.cfg.Now()
+	t, ok := s.cache.shard(code).GetAt(code, now)
 	if !ok {
 		var err error
 		if t, err = s.load(ctx, code); err != nil {
 			return Redirect{}, err
 		}
 	}
-	now := s.cfg.Now()
 	if st := stateOf(&t.settings, t.hits, now.UnixMilli()); st != StateActive {
 		return Redirect{State: st}, nil
 	}
@@ -62,7 +62,7 @@ func (s *Service) Resolve(ctx context.Context, code string, v Visit) (Redirect, 
 	if t.maxVisits != 0 {
 		room = t.maxVisits - t.hits
 	}
-	if !s.visits.count(code, classify(v), dayOf(now), room) {
+	if !s.visits.count(code, s.agents.classify(v), dayOf(now), room) {
 		return Redirect{State: StateExhausted}, nil
 	}
 	return Redirect{URL: t.url, Status: int(t.status), State: StateActive}, nil

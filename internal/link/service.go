@@ -151,6 +151,7 @@ type Service struct {
 
 	cache  *shardedCache[target] // code -> what a redirect needs
 	visits *visitCounter         // visits counted since the last flush
+	agents *agentMemo            // User-Agents classified lately
 
 	flushMu sync.Mutex   // one Flush at a time
 	retry   []visitBatch // commands of failed flushes, oldest first
@@ -166,7 +167,7 @@ func NewService(r state.Replicator, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{r: r, cfg: cfg, log: cfg.Logger, cache: cache, visits: newVisitCounter(cfg.MaxPendingVisits)}, nil
+	return &Service{r: r, cfg: cfg, log: cfg.Logger, cache: cache, visits: newVisitCounter(cfg.MaxPendingVisits), agents: newAgentMemo()}, nil
 }
 
 // Config returns the configuration in force, defaults filled in.
@@ -236,7 +237,7 @@ func (s *Service) create(ctx context.Context, c Create, dedupKey string) (Link, 
 // there is none (or the code is malformed). Hits lag redirects by up to the
 // flush interval.
 func (s *Service) Info(ctx context.Context, code string) (Link, error) {
-	if !validCode(code) {
+	if !ValidCode(code) {
 		return Link{}, errs.New(errs.NotFound, "link not found")
 	}
 	var l Link
@@ -262,7 +263,7 @@ func (s *Service) Delete(ctx context.Context, user string, isAdmin bool, code st
 	if user == "" {
 		return errs.New(errs.Unauthorized, "sign in to delete links")
 	}
-	if !validCode(code) {
+	if !ValidCode(code) {
 		return errs.New(errs.NotFound, "link not found")
 	}
 	res, err := s.r.Propose(ctx, s.r.PartitionOf(code), "", EncodeDelete(Delete{Code: code, User: user, Admin: isAdmin}))

@@ -1,5 +1,0 @@
-package api
-
-import "net/http"
-
-func redirectHandler(s *Server) http.Handler { return s.Handler() }
