@@ -37,9 +37,11 @@ const (
 type Config struct {
 	// MaxURL is the longest URL in bytes (2048).
 	MaxURL int
-	// CacheSize is the resolver cache's entries (10000).
+	// CacheSize is the resolver cache's entries (10000), spread over up to
+	// 16 shards by code.
 	CacheSize int
-	// CachePolicy is the resolver cache's eviction policy (lru).
+	// CachePolicy is the resolver cache's eviction policy (lru), applied
+	// within each shard.
 	CachePolicy Policy
 	// CacheTTL is how long a resolved URL is served from the cache, counted
 	// from the start of the read that found it minus that read's staleness

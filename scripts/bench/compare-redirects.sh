@@ -93,12 +93,17 @@ start haproxy haproxy -db -f "$tmp/haproxy.cfg"
 haproxy_pid=${pids[-1]}
 wait_port "$HAPROXY_PORT" haproxy
 haproxy_url=http://127.0.0.1:$HAPROXY_PORT
+for ((n = 0; ; n++)); do # the port may be open before HAProxy answers
+	[[ $(curl -sS -o /dev/null -w '%{http_code}' "$haproxy_url/s/$code0" 2>/dev/null) == 302 ]] && break
+	((n < 40)) || die "haproxy does not redirect /s/$code0; see $OUT/logs/haproxy.log"
+	sleep 0.25
+done
 {
 	echo "redirect answered by haproxy:"
 	curl -sS -D - -o /dev/null "$haproxy_url/s/$code0"
 	echo "redirect answered by parley:"
 	curl -sS -D - -o /dev/null "http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}/s/$code0"
-} >>"$OUT/machine.txt"
+} >>"$OUT/machine.txt" || true
 
 # measure SERVER TOOL C ROUND: one measurement, the other server paused.
 measure() {
