@@ -25,11 +25,8 @@ func BenchmarkServer_Redirect(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		clear(w.header)
-		w.status = 0
-		h.ServeHTTP(w, reqs[i%len(reqs)])
-		if w.status != http.StatusFound {
-			b.Fatal(w.status)
+		if status := w.serve(h, reqs[i%len(reqs)]); status != http.StatusFound {
+			b.Fatal(status)
 		}
 		i++
 	}
@@ -46,11 +43,8 @@ func BenchmarkServer_RedirectParallel(b *testing.B) {
 		w := &benchWriter{header: http.Header{}}
 		i := 0
 		for pb.Next() {
-			clear(w.header)
-			w.status = 0
-			h.ServeHTTP(w, reqs[i%len(reqs)])
-			if w.status != http.StatusFound {
-				b.Error(w.status)
+			if status := w.serve(h, reqs[i%len(reqs)]); status != http.StatusFound {
+				b.Error(status)
 				return
 			}
 			i++
@@ -98,6 +92,14 @@ func redirectBench(b *testing.B) (http.Handler, []*http.Request) {
 type benchWriter struct {
 	header http.Header
 	status int
+}
+
+// serve has h answer r into w, emptied first, and returns the status.
+func (w *benchWriter) serve(h http.Handler, r *http.Request) int {
+	clear(w.header)
+	w.status = 0
+	h.ServeHTTP(w, r)
+	return w.status
 }
 
 func (w *benchWriter) Header() http.Header { return w.header }
