@@ -14,7 +14,9 @@
 # so that a change of the machine's load during the run weighs on both.
 # Prints, per tool and client count, the median over the rounds of each
 # server's throughput and p50/p99, and the median of the rounds' ratios
-# Parley / HAProxy (the target, docs/PRODUCT.md and issue 9: at least 0.8).
+# Parley / HAProxy (the target, docs/PRODUCT.md and issue 9: at least 0.8);
+# then each server's CPU time per request, which depends less than
+# throughput on what else the machine runs.
 #
 # Both servers have the machine's every core: HAProxy runs one process with
 # a thread per core (its default), each Parley node GOMAXPROCS = cores; ab
@@ -116,13 +118,33 @@ measure() {
 		local servers=$haproxy_url url=$haproxy_url/s/$code0
 	fi
 	log "round $r: $server, $tool, $c clients for $DURATION"
+	local m0 m1 s0 s1 t0 t1 reqs
+	m0=$(busy_ticks) s0=$(server_ticks "$server") t0=$(date +%s.%N)
 	if [[ $tool == bench ]]; then
 		"$parley" bench links --servers "$servers" --map "$map" --existing --clients "$c" --duration "$DURATION" \
 			--warmup "$WARMUP" --json "$OUT/$name.json" --svg "$OUT/$name.svg" -q >"$OUT/$name.txt"
 	else
 		ab_run "$name" "$url" "$c"
 	fi
+	m1=$(busy_ticks) s1=$(server_ticks "$server") t1=$(date +%s.%N)
 	resume_group "$haproxy_pid" "${parley_pids[@]}"
+	# Requests over the whole run, warm-up included (at the measured rate).
+	if [[ $tool == bench ]]; then
+		reqs=$(awk -v r="$(figure "$OUT/$name.json" ops_per_s)" -v d="${DURATION%s}" -v w="${WARMUP%s}" 'BEGIN { print r * (d + w) }')
+	else
+		reqs=$(awk '/^Complete requests/ { print $3 }' "$OUT/$name.txt")
+	fi
+	awk -v m0="$m0" -v m1="$m1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v n="${reqs:-0}" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+		split(m0, a, " "); split(m1, b, " ")
+		us = n > 0 ? 1e6 * (s1 - s0) / hz / n : 0
+		printf "busy_pct %.0f\nserver_cores %.2f\nserver_us %.1f\n", 100 * (b[1] - a[1]) / (b[2] - a[2]), (s1 - s0) / hz / (t1 - t0), us
+	}' >"$OUT/$name.cpu"
+}
+
+# server_ticks SERVER: the CPU time the server (parley: its three nodes)
+# has used so far, in clock ticks.
+server_ticks() {
+	if [[ $1 == parley ]]; then procs_ticks "${parley_pids[@]}"; else procs_ticks "$haproxy_pid"; fi
 }
 
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -143,12 +165,15 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/mach
 # --- summary ---------------------------------------------------------------
 
 # figures SERVER TOOL C FIELD: the field of every round, one per line
-# (FIELD: rps, p50, p99, errors).
+# (FIELD: rps, p50, p99, errors; busy_pct, the machine's busy CPU; and
+# server_us, the server's CPU time per request in microseconds).
 figures() {
 	local r f
 	for ((r = 1; r <= ROUNDS; r++)); do
 		f=$1-$2-c$3-r$r
-		if [[ $2 == bench ]]; then
+		if [[ $4 == busy_pct || $4 == server_us ]]; then
+			awk -v k="$4" '$1 == k { print $2 }' "$OUT/$f.cpu"
+		elif [[ $2 == bench ]]; then
 			case $4 in
 			rps) figure "$OUT/$f.json" ops_per_s ;;
 			*) figure "$OUT/$f.json" "$4" ;;
@@ -191,6 +216,18 @@ med() {
 			if [[ $he != 0 || $pe != 0 ]]; then
 				printf '%-22s   errors in all rounds: haproxy %s, parley %s\n' "" "$he" "$pe"
 			fi
+		done
+	done
+	echo
+	echo "server CPU per request (us, all of the server's processes and threads; medians) and the machine's busy CPU"
+	printf '%-22s | %10s %8s | %10s %8s | %s\n' "tool, clients" "haproxy" "busy %" "parley" "busy %" "parley / haproxy"
+	for c in $CLIENTS; do
+		for tool in bench ab; do
+			label="parley bench, $c"
+			[[ $tool == ab ]] && label="ab -k (1 code), $c"
+			hu=$(med haproxy $tool "$c" server_us) pu=$(med parley $tool "$c" server_us)
+			printf '%-22s | %10.1f %8.0f | %10.1f %8.0f | %8s\n' "$label" "$hu" "$(med haproxy $tool "$c" busy_pct)" \
+				"$pu" "$(med parley $tool "$c" busy_pct)" "$(ratio "$pu" "$hu")"
 		done
 	done
 	echo

@@ -75,6 +75,20 @@ resume_group() {
 	for pid in "$@"; do kill -CONT -- "-$pid"; done
 }
 
+# busy_ticks prints the machine's busy and total CPU time so far, in clock
+# ticks (idle, iowait and steal are not busy).
+busy_ticks() {
+	awk '/^cpu / { t = $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; print t - $5 - $6 - $9, t }' /proc/stat
+}
+
+# procs_ticks PID... prints the CPU time (user + system, all threads), in
+# clock ticks, the processes have used so far.
+procs_ticks() {
+	local pid files=()
+	for pid in "$@"; do files+=("/proc/$pid/stat"); done
+	awk '{ s += $14 + $15 } END { print s + 0 }' "${files[@]}" 2>/dev/null || echo 0
+}
+
 # median prints the median of its numeric arguments ("-" when none).
 median() {
 	(($#)) || { echo -; return; }
