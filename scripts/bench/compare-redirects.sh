@@ -7,11 +7,16 @@
 # URL from the map. Then, ROUNDS times, for each client count and each tool,
 # the same load against both, back to back: `parley bench links --mode
 # redirect --map MAP --existing` (each request a code picked by a hash of
-# its number; Parley's requests spread over the three nodes) and Apache
-# Bench (`ab -k`, one code, on one Parley node). The server not being
-# measured is paused (SIGSTOP), so that each has the machine to itself, as
-# the other had; which of the two goes first alternates from round to round,
-# so that a change of the machine's load during the run weighs on both.
+# its number) and Apache Bench (`ab -k`, one code). Both tools send every
+# request to one Parley node, as to the one HAProxy process: on a machine
+# of few cores, three Go processes sharing the load cost more CPU per
+# request than one (more wake-ups, three schedulers), which is not what is
+# compared; SPREAD=1 sends parley bench's requests to the three nodes
+# instead, as a load balancer in front of the cluster would. The server
+# not being measured is paused (SIGSTOP), so that each has the machine to
+# itself, as the other had; which of the two goes first alternates from
+# round to round, so that a change of the machine's load during the run
+# weighs on both.
 # Prints, per tool and client count, the median over the rounds of each
 # server's throughput and p50/p99, and the median of the rounds' ratios
 # Parley / HAProxy (the target, docs/PRODUCT.md and issue 9: at least 0.8);
@@ -25,14 +30,16 @@
 #   DURATION=8s ROUNDS=3 scripts/bench/compare-redirects.sh   # as root on Debian 12
 #
 # Environment (defaults in brackets): DURATION [10s], WARMUP [1s],
-# CLIENTS ["1 64"], ROUNDS [3], LINKS [1000], OUT [./bench-results/<UTC
-# time>], WORKDIR [/var/tmp], PARLEY_BIN, KEEP_DATA [0].
+# CLIENTS ["1 64"], ROUNDS [3], SPREAD [0], LINKS [1000], OUT
+# [./bench-results/<UTC time>], WORKDIR [/var/tmp], PARLEY_BIN, KEEP_DATA
+# [0].
 set -euo pipefail
 NAME=compare-redirects
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-1s}
 CLIENTS=${CLIENTS:-"1 64"}
 ROUNDS=${ROUNDS:-3}
+SPREAD=${SPREAD:-0}
 LINKS=${LINKS:-1000}
 HAPROXY_PORT=28080
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -46,7 +53,7 @@ ports_free "$HAPROXY_PORT"
 {
 	machine_info
 	echo "haproxy: $(haproxy -v | head -1)"
-	echo "duration: $DURATION, warmup: $WARMUP, clients: $CLIENTS, rounds: $ROUNDS, links: $LINKS"
+	echo "duration: $DURATION, warmup: $WARMUP, clients: $CLIENTS, rounds: $ROUNDS, spread: $SPREAD, links: $LINKS"
 } | tee "$OUT/machine.txt" >&2
 
 map=$OUT/codes.map
@@ -112,7 +119,8 @@ measure() {
 	local server=$1 tool=$2 c=$3 r=$4 name=$1-$2-c$3-r$4
 	if [[ $server == parley ]]; then
 		pause_group "$haproxy_pid"
-		local servers=$parley_urls url=http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}/s/$code0
+		local servers=http://127.0.0.1:${PARLEY_HTTP_PORTS[0]} url=http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}/s/$code0
+		[[ $SPREAD == 1 ]] && servers=$parley_urls
 	else
 		pause_group "${parley_pids[@]}"
 		local servers=$haproxy_url url=$haproxy_url/s/$code0
@@ -200,7 +208,7 @@ med() {
 
 {
 	printf 'medians of %s rounds of %s each, the two servers back to back in every round\n\n' "$ROUNDS" "$DURATION"
-	printf '%-22s | %-28s | %-28s | %s\n' "" "haproxy" "parley (3 nodes)" "parley / haproxy"
+	printf '%-22s | %-28s | %-28s | %s\n' "" "haproxy" "parley" "parley / haproxy"
 	printf '%-22s | %10s %8s %8s | %10s %8s %8s | %8s  %s\n' "tool, clients" "req/s" "p50 ms" "p99 ms" "req/s" "p50 ms" "p99 ms" "req/s" "(each round)"
 	for c in $CLIENTS; do
 		for tool in bench ab; do
@@ -219,7 +227,8 @@ med() {
 		done
 	done
 	echo
-	echo "server CPU per request (us, all of the server's processes and threads; medians) and the machine's busy CPU"
+	echo "server CPU per request (us, all of the server's processes and threads, parley's three nodes; medians)"
+	echo "and the machine's busy CPU"
 	printf '%-22s | %10s %8s | %10s %8s | %s\n' "tool, clients" "haproxy" "busy %" "parley" "busy %" "parley / haproxy"
 	for c in $CLIENTS; do
 		for tool in bench ab; do
@@ -232,6 +241,10 @@ med() {
 	done
 	echo
 	echo "target (issue 9, W7): parley / haproxy req/s >= 0.8. ab's percentiles are whole ms;"
-	echo "ab sends every request to node 1 (one code), parley bench spreads them over the 3 nodes."
+	if [[ $SPREAD == 1 ]]; then
+		echo "ab sends every request to node 1 (one code), parley bench spreads them over the 3 nodes."
+	else
+		echo "ab (one code) and parley bench ($LINKS codes) send every request to node 1."
+	fi
 } | tee "$OUT/summary.txt"
 log "reports in $OUT"
