@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
@@ -185,27 +184,8 @@ func (s *Server) linkDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// redirect serves GET /s/{code}: a redirect with the link's status (302
-// unless set) to the long URL; 410 with a small HTML page for a link
-// that is disabled, expired or used up, 404 for an unknown code; and the
-// preview page for {code}+ (links_pages.go).
+// redirect serves GET /s/{code} when the request comes through the mux
+// (Redirects serves it before).
 func (s *Server) redirect(w http.ResponseWriter, r *http.Request) {
-	code := r.PathValue("code")
-	if c, ok := strings.CutSuffix(code, "+"); ok {
-		s.preview(w, r, c)
-		return
-	}
-	to, err := s.links.Resolve(r.Context(), code, link.Visit{UserAgent: r.Header.Get("User-Agent"), Referer: r.Header.Get("Referer")})
-	if s.pageError(w, r, code, err) {
-		return
-	}
-	if to.State != link.StateActive {
-		writePage(w, http.StatusGone, gonePage(code, to.State))
-		return
-	}
-	// Browsers may keep a redirect (301 and 308 above all) only when told
-	// to; no-store makes a deleted or edited link change for them too, and
-	// every follow count.
-	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, to.URL, to.Status)
+	s.shortLink(w, r, r.PathValue("code"))
 }

@@ -38,13 +38,7 @@ func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 // observed serves r through the mux and reports it to Observe.
 func (s *Server) observed(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rec := &recorder{ResponseWriter: w, route: unmatchedRoute}
-	defer func() {
-		status := rec.status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		s.observe(rec.route, status, time.Since(start))
-	}()
+	rec := newRecorder(w, unmatchedRoute)
+	defer s.observeDone(rec, start)
 	s.mux.ServeHTTP(rec, r)
 }

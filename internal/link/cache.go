@@ -54,6 +54,9 @@ type Cache[K comparable, V any] struct {
 	buckets  bucket[K, V]  // sentinel: buckets.next has the lowest count
 	free     *bucket[K, V] // emptied buckets, for reuse
 	stats    CacheStats
+	// deletes counts Delete calls: a value read before a Delete is not
+	// Put after it (PutUnlessDeleted).
+	deletes uint64
 }
 
 type cacheEntry[K comparable, V any] struct {
@@ -89,10 +92,16 @@ func NewCache[K comparable, V any](capacity int, policy Policy, now func() time.
 // Get returns the value of key if it is cached and has not expired, and
 // counts a hit or a miss. A hit is a use for LRU and LFU.
 func (c *Cache[K, V]) Get(key K) (V, bool) {
+	return c.GetAt(key, c.now())
+}
+
+// GetAt is Get for a caller that has read the clock already: now is the
+// time expiry is checked against.
+func (c *Cache[K, V]) GetAt(key K, now time.Time) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[key]
-	if !ok || (e.expiresNs != 0 && c.now().UnixNano() >= e.expiresNs) {
+	if !ok || (e.expiresNs != 0 && now.UnixNano() >= e.expiresNs) {
 		c.stats.Misses++
 		var zero V
 		return zero, false
@@ -107,12 +116,17 @@ func (c *Cache[K, V]) Get(key K) (V, bool) {
 // replaces its value and expiry and counts as a use for LRU and LFU; under
 // FIFO the entry keeps its place.
 func (c *Cache[K, V]) Put(key K, val V, expires time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.put(key, val, expires)
+}
+
+// put is Put with c.mu held.
+func (c *Cache[K, V]) put(key K, val V, expires time.Time) {
 	var ns int64
 	if !expires.IsZero() {
 		ns = expires.UnixNano()
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if e, ok := c.items[key]; ok {
 		e.val, e.expiresNs = val, ns
 		c.use(e)
@@ -131,10 +145,32 @@ func (c *Cache[K, V]) Put(key K, val V, expires time.Time) {
 	c.pushFront(c.bucketAfter(&c.buckets, 1), e)
 }
 
+// Deletes returns how many times Delete was called: a value read after it
+// may be stored with PutUnlessDeleted.
+func (c *Cache[K, V]) Deletes() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deletes
+}
+
+// PutUnlessDeleted is Put, unless Delete was called since Deletes returned
+// deletes: the value may then be older than the deletion, and is dropped.
+// It reports whether val was stored.
+func (c *Cache[K, V]) PutUnlessDeleted(key K, val V, expires time.Time, deletes uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.deletes != deletes {
+		return false
+	}
+	c.put(key, val, expires)
+	return true
+}
+
 // Delete removes key; a missing key is not an error.
 func (c *Cache[K, V]) Delete(key K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.deletes++
 	if e, ok := c.items[key]; ok {
 		c.remove(e)
 	}

@@ -1,6 +1,7 @@
 package link
 
 import (
+	"hash/maphash"
 	"sync"
 )
 
@@ -16,10 +17,18 @@ type visitKey struct {
 }
 
 // visitCounter aggregates the visits a node serves until a flush takes
-// them. Its memory is bounded: past maxKeys distinct counters, new visits
-// lose their referrer, browser and OS (counted as OtherReferrers and
-// FamilyOther), leaving one counter per link, day and kind.
+// them, in shards by code (shards.go) so that redirects of different links
+// do not wait for each other. Its memory is bounded: past maxKeys distinct
+// counters in all (maxKeys/shards in a shard), new visits lose their
+// referrer, browser and OS (counted as OtherReferrers and FamilyOther),
+// leaving one counter per link, day and kind.
 type visitCounter struct {
+	seed   maphash.Seed
+	shards []visitShard
+}
+
+// visitShard counts the visits of the codes of one shard.
+type visitShard struct {
 	mu      sync.Mutex
 	maxKeys int
 	pending map[visitKey]uint64
@@ -29,13 +38,28 @@ type visitCounter struct {
 }
 
 func newVisitCounter(maxKeys int) *visitCounter {
-	return &visitCounter{maxKeys: maxKeys, pending: map[visitKey]uint64{}, unflushed: map[string]uint64{}}
+	n := shardCount(maxKeys)
+	c := &visitCounter{seed: maphash.MakeSeed(), shards: make([]visitShard, n)}
+	for i := range c.shards {
+		c.shards[i] = visitShard{maxKeys: (maxKeys + n - 1) / n, pending: map[visitKey]uint64{}, unflushed: map[string]uint64{}}
+	}
+	return c
+}
+
+// shard returns the shard counting code's visits.
+func (c *visitCounter) shard(code string) *visitShard {
+	return &c.shards[shardOf(c.seed, code, len(c.shards))]
 }
 
 // count counts a visit of code by v on day, unless the link has a visit
 // limit (room > 0 visits left by its cached count) that this node's
 // unflushed visits have used up; it reports whether the visit was counted.
 func (c *visitCounter) count(code string, v visitor, day uint32, room uint64) bool {
+	return c.shard(code).count(code, v, day, room)
+}
+
+// count is visitCounter.count within the shard of code.
+func (c *visitShard) count(code string, v visitor, day uint32, room uint64) bool {
 	k := visitKey{code: code, day: day, bot: v.bot}
 	if !v.bot {
 		k.referrer, k.browser, k.system = v.referrer, v.browser, v.system
@@ -75,6 +99,22 @@ func (c *visitCounter) count(code string, v visitor, day uint32, room uint64) bo
 // take returns the counted visits and starts afresh; nil when there are
 // none.
 func (c *visitCounter) take() map[visitKey]uint64 {
+	var all map[visitKey]uint64
+	for i := range c.shards {
+		p := c.shards[i].take()
+		if all == nil {
+			all = p
+			continue
+		}
+		for k, n := range p {
+			all[k] += n // keys of different shards differ: no sum happens
+		}
+	}
+	return all
+}
+
+// take is visitCounter.take for one shard.
+func (c *visitShard) take() map[visitKey]uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.pending) == 0 {
@@ -87,10 +127,11 @@ func (c *visitCounter) take() map[visitKey]uint64 {
 
 // restore puts back visits take returned that could not be flushed.
 func (c *visitCounter) restore(p map[visitKey]uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for k, n := range p {
-		c.pending[k] += n
+		sh := c.shard(k.code)
+		sh.mu.Lock()
+		sh.pending[k] += n
+		sh.mu.Unlock()
 	}
 }
 
@@ -98,20 +139,28 @@ func (c *visitCounter) restore(p map[visitKey]uint64) {
 // the codes among them with a visit limit, whose cached counts are now
 // stale.
 func (c *visitCounter) flushed(totals []CodeHits) []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var limited []string
 	for _, t := range totals {
-		n, ok := c.unflushed[t.Code]
-		if !ok {
-			continue
-		}
-		limited = append(limited, t.Code)
-		if n <= t.N {
-			delete(c.unflushed, t.Code)
-		} else {
-			c.unflushed[t.Code] = n - t.N
+		if c.shard(t.Code).flushed(t) {
+			limited = append(limited, t.Code)
 		}
 	}
 	return limited
+}
+
+// flushed notes that the t.N visits of t.Code are applied, and reports
+// whether the link has a visit limit.
+func (c *visitShard) flushed(t CodeHits) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.unflushed[t.Code]
+	if !ok {
+		return false
+	}
+	if n <= t.N {
+		delete(c.unflushed, t.Code)
+	} else {
+		c.unflushed[t.Code] = n - t.N
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package link
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,7 @@ func mustGet(t *testing.T, r state.Reader, k []byte) []byte {
 }
 
 func TestClassify(t *testing.T) {
+	memo := newAgentMemo()
 	for _, tc := range []struct {
 		ua, ref string
 		want    visitor
@@ -110,9 +112,31 @@ func TestClassify(t *testing.T) {
 		{"curl/8.5.0", "", visitor{"", FamilyOther, FamilyOther, true}},
 		{"", "https://x.example/<script>", visitor{"x.example", FamilyOther, FamilyOther, true}},
 		{"Mozilla/5.0", "https://ex ample.com/", visitor{OtherReferrers, FamilyOther, FamilyOther, false}},
+		{strings.Repeat("x", maxUA) + "bot", "", visitor{"", FamilyOther, FamilyOther, false}}, // past what is read
 	} {
 		if got := classify(Visit{UserAgent: tc.ua, Referer: tc.ref}); got != tc.want {
 			t.Errorf("classify(%.40q, %q) = %+v, want %+v", tc.ua, tc.ref, got, tc.want)
+		}
+		for range 2 { // a miss, then a hit
+			if got := memo.classify(Visit{UserAgent: tc.ua, Referer: tc.ref}); got != tc.want {
+				t.Errorf("agentMemo.classify(%.40q, %q) = %+v, want %+v", tc.ua, tc.ref, got, tc.want)
+			}
+		}
+	}
+}
+
+// TestAgentMemo_Slots: User-Agents sharing a slot replace each other, and
+// each is still classified as itself.
+func TestAgentMemo_Slots(t *testing.T) {
+	memo := newAgentMemo()
+	for i := range 4 * agentSlots {
+		ua, want := fmt.Sprintf("Mozilla/5.0 (Windows NT 10.0) Firefox/%d", i), visitor{"", BrowserFirefox, SystemWindows, false}
+		if i%2 == 1 {
+			ua, want = fmt.Sprintf("SomeCrawler/%d", i), visitor{"", BrowserChrome, SystemLinux, true}
+			ua += " (Linux) Chrome/1 crawl"
+		}
+		if got := memo.classify(Visit{UserAgent: ua}); got != want {
+			t.Fatalf("classify(%q) = %+v, want %+v", ua, got, want)
 		}
 	}
 }

@@ -89,7 +89,7 @@ func (s *Service) Update(ctx context.Context, user, code string, p Patch) (Link,
 	if user == "" {
 		return Link{}, errs.New(errs.Unauthorized, "sign in to change links")
 	}
-	if !validCode(code) {
+	if !ValidCode(code) {
 		return Link{}, errs.New(errs.NotFound, "link not found")
 	}
 	u, err := s.command(user, code, p)
@@ -125,7 +125,7 @@ func (s *Service) Stats(ctx context.Context, user string, isAdmin bool, code str
 	if days < 1 || days > MaxStatsDays {
 		return Stats{}, errs.New(errs.Invalid, "days must be 1 to %d, got %d", MaxStatsDays, days)
 	}
-	if !validCode(code) {
+	if !ValidCode(code) {
 		return Stats{}, errs.New(errs.NotFound, "link not found")
 	}
 	today := dayOf(s.cfg.Now())

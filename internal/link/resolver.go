@@ -44,17 +44,17 @@ type target struct {
 // max_visits is enforced approximately (see the package doc): the visits
 // of the cached read plus this node's visits not yet reflected in it.
 func (s *Service) Resolve(ctx context.Context, code string, v Visit) (Redirect, error) {
-	if !validCode(code) {
+	if !ValidCode(code) {
 		return Redirect{}, errs.New(errs.NotFound, "link not found")
 	}
-	t, ok := s.cache.Get(code)
+	now := s.cfg.Now()
+	t, ok := s.cache.shard(code).GetAt(code, now)
 	if !ok {
 		var err error
 		if t, err = s.load(ctx, code); err != nil {
 			return Redirect{}, err
 		}
 	}
-	now := s.cfg.Now()
 	if st := stateOf(&t.settings, t.hits, now.UnixMilli()); st != StateActive {
 		return Redirect{State: st}, nil
 	}
@@ -62,15 +62,21 @@ func (s *Service) Resolve(ctx context.Context, code string, v Visit) (Redirect, 
 	if t.maxVisits != 0 {
 		room = t.maxVisits - t.hits
 	}
-	if !s.visits.count(code, classify(v), dayOf(now), room) {
+	if !s.visits.count(code, s.agents.classify(v), dayOf(now), room) {
 		return Redirect{State: StateExhausted}, nil
 	}
 	return Redirect{URL: t.url, Status: int(t.status), State: StateActive}, nil
 }
 
 // load reads the link with code for the cache and caches it.
+//
+// A Delete of the code's shard while it reads (an update or deletion
+// through this node, or a flush of its counted visits) leaves the cache
+// as it is: what was read may predate the change.
 func (s *Service) load(ctx context.Context, code string) (target, error) {
 	p := s.r.PartitionOf(code)
+	shard := s.cache.shard(code)
+	deletes := shard.Deletes()
 	start := s.cfg.Now()
 	t, found, staleMs, err := s.read(ctx, p, code, true)
 	if err != nil || !found || time.Duration(staleMs)*time.Millisecond > s.cfg.MaxStale {
@@ -83,7 +89,7 @@ func (s *Service) load(ctx context.Context, code string) (target, error) {
 	if !found {
 		return target{}, errs.New(errs.NotFound, "link not found")
 	}
-	s.cache.Put(code, t, start.Add(s.cfg.CacheTTL-time.Duration(max(staleMs, 0))*time.Millisecond))
+	shard.PutUnlessDeleted(code, t, start.Add(s.cfg.CacheTTL-time.Duration(max(staleMs, 0))*time.Millisecond), deletes)
 	return t, nil
 }
 

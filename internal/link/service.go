@@ -37,9 +37,11 @@ const (
 type Config struct {
 	// MaxURL is the longest URL in bytes (2048).
 	MaxURL int
-	// CacheSize is the resolver cache's entries (10000).
+	// CacheSize is the resolver cache's entries (10000), spread over up to
+	// 16 shards by code.
 	CacheSize int
-	// CachePolicy is the resolver cache's eviction policy (lru).
+	// CachePolicy is the resolver cache's eviction policy (lru), applied
+	// within each shard.
 	CachePolicy Policy
 	// CacheTTL is how long a resolved URL is served from the cache, counted
 	// from the start of the read that found it minus that read's staleness
@@ -149,8 +151,9 @@ type Service struct {
 	cfg Config
 	log *slog.Logger
 
-	cache  *Cache[string, target] // code -> what a redirect needs
-	visits *visitCounter          // visits counted since the last flush
+	cache  *shardedCache[target] // code -> what a redirect needs
+	visits *visitCounter         // visits counted since the last flush
+	agents *agentMemo            // User-Agents classified lately
 
 	flushMu sync.Mutex   // one Flush at a time
 	retry   []visitBatch // commands of failed flushes, oldest first
@@ -162,11 +165,11 @@ func NewService(r state.Replicator, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	cache, err := NewCache[string, target](cfg.CacheSize, cfg.CachePolicy, cfg.Now)
+	cache, err := newShardedCache[target](cfg.CacheSize, cfg.CachePolicy, cfg.Now)
 	if err != nil {
 		return nil, err
 	}
-	return &Service{r: r, cfg: cfg, log: cfg.Logger, cache: cache, visits: newVisitCounter(cfg.MaxPendingVisits)}, nil
+	return &Service{r: r, cfg: cfg, log: cfg.Logger, cache: cache, visits: newVisitCounter(cfg.MaxPendingVisits), agents: newAgentMemo()}, nil
 }
 
 // Config returns the configuration in force, defaults filled in.
@@ -236,7 +239,7 @@ func (s *Service) create(ctx context.Context, c Create, dedupKey string) (Link, 
 // there is none (or the code is malformed). Hits lag redirects by up to the
 // flush interval.
 func (s *Service) Info(ctx context.Context, code string) (Link, error) {
-	if !validCode(code) {
+	if !ValidCode(code) {
 		return Link{}, errs.New(errs.NotFound, "link not found")
 	}
 	var l Link
@@ -262,7 +265,7 @@ func (s *Service) Delete(ctx context.Context, user string, isAdmin bool, code st
 	if user == "" {
 		return errs.New(errs.Unauthorized, "sign in to delete links")
 	}
-	if !validCode(code) {
+	if !ValidCode(code) {
 		return errs.New(errs.NotFound, "link not found")
 	}
 	res, err := s.r.Propose(ctx, s.r.PartitionOf(code), "", EncodeDelete(Delete{Code: code, User: user, Admin: isAdmin}))

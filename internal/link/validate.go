@@ -72,7 +72,7 @@ func CheckCode(code string) error {
 	if code == "" || len(code) > MaxCode {
 		return errs.New(errs.Invalid, "code must be 1 to %d characters", MaxCode)
 	}
-	if !validCode(code) {
+	if !ValidCode(code) {
 		if err := text.Check(code, text.Line); err != nil {
 			return errs.New(errs.Invalid, "code: %v", err)
 		}
@@ -81,7 +81,9 @@ func CheckCode(code string) error {
 	return nil
 }
 
-func validCode(code string) bool {
+// ValidCode reports whether code is 1 to MaxCode bytes of [A-Za-z0-9_-]:
+// a code a link can have.
+func ValidCode(code string) bool {
 	if code == "" || len(code) > MaxCode {
 		return false
 	}

@@ -2,7 +2,9 @@ package link
 
 import (
 	"bytes"
+	"hash/maphash"
 	"strings"
+	"sync/atomic"
 )
 
 // Visit is what a redirect request says about its visitor: its User-Agent
@@ -90,15 +92,27 @@ func families(pairs ...string) []family {
 const maxUA = 256
 
 // classify derives what is counted of a visit. An empty User-Agent is a
-// bot. It is on the redirect path: one lower-cased copy of the User-Agent
-// on the stack, searched with bytes.Contains, no allocation.
+// bot.
 func classify(v Visit) visitor {
+	a := classifyAgent(v.UserAgent)
+	return visitor{referrer: referrerHost(v.Referer), browser: a.browser, system: a.system, bot: a.bot}
+}
+
+// agent is what a User-Agent says of a visitor.
+type agent struct {
+	browser, system string
+	bot             bool
+}
+
+// classifyAgent classifies a User-Agent: one lower-cased copy on the stack,
+// searched with bytes.Contains, no allocation.
+func classifyAgent(userAgent string) agent {
 	var buf [maxUA]byte
-	ua := buf[:copy(buf[:], v.UserAgent)]
+	ua := buf[:copy(buf[:], userAgent)]
 	for i, c := range ua {
 		ua[i] = lowerByte(c)
 	}
-	out := visitor{referrer: referrerHost(v.Referer), bot: len(ua) == 0, browser: FamilyOther, system: FamilyOther}
+	out := agent{bot: len(ua) == 0}
 	for _, m := range botMarks {
 		if out.bot {
 			break
@@ -108,6 +122,40 @@ func classify(v Visit) visitor {
 	out.browser = firstFamily(ua, browserMarks)
 	out.system = firstFamily(ua, systemMarks)
 	return out
+}
+
+// agentSlots is how many User-Agents an agentMemo remembers.
+const agentSlots = 1024
+
+// agentMemo remembers the classification of the User-Agents seen lately,
+// each in a slot chosen by its hash, replaced by the next one of that slot:
+// a redirect's visitor is classified once per browser build, not per
+// visit. A slot holds an immutable entry behind an atomic pointer, so
+// reading takes no lock; a new User-Agent costs one entry (at most maxUA
+// bytes of it are kept, all classifyAgent reads).
+type agentMemo struct {
+	seed  maphash.Seed
+	slots [agentSlots]atomic.Pointer[agentEntry]
+}
+
+type agentEntry struct {
+	ua string
+	agent
+}
+
+func newAgentMemo() *agentMemo { return &agentMemo{seed: maphash.MakeSeed()} }
+
+// classify is the package's classify, with the User-Agent's part
+// remembered.
+func (m *agentMemo) classify(v Visit) visitor {
+	ua := v.UserAgent[:min(len(v.UserAgent), maxUA)]
+	slot := &m.slots[maphash.String(m.seed, ua)%agentSlots]
+	e := slot.Load()
+	if e == nil || e.ua != ua {
+		e = &agentEntry{ua: strings.Clone(ua), agent: classifyAgent(ua)}
+		slot.Store(e)
+	}
+	return visitor{referrer: referrerHost(v.Referer), browser: e.browser, system: e.system, bot: e.bot}
 }
 
 // firstFamily returns the family of the first mark ua (lower case)

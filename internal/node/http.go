@@ -67,7 +67,7 @@ func (n *Node) startHTTP() error {
 	root.Handle("GET /metrics", n.metrics.Handler()) // open, like /healthz
 	root.Handle("/", web.WithAPI(srv.Handler(), web.Options{Origins: n.streamOrigins}))
 	n.httpSrv = &http.Server{
-		Handler:           root,
+		Handler:           srv.Redirects(root), // redirects first: the most frequent request
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,

@@ -22,11 +22,12 @@ tmp=$(mktemp -d "$WORKDIR/parley-$NAME.XXXXXX")
 pids=() # processes started here, each the leader of its own process group
 
 # stop_all stops every process group started here: SIGTERM, then SIGKILL
-# after 15 s.
+# after 15 s (a group paused with pause_group is continued first).
 stop_all() {
 	local pid i
 	for pid in "${pids[@]}"; do
 		kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+		kill -CONT -- "-$pid" 2>/dev/null || true
 	done
 	for pid in "${pids[@]}"; do
 		for ((i = 0; i < 150; i++)); do
@@ -59,6 +60,39 @@ start() {
 	shift
 	setsid "$@" >"$OUT/logs/$name.log" 2>&1 &
 	pids+=("$!")
+}
+
+# pause_group PID... stops the process groups of the given leaders
+# (SIGSTOP): a server that is not being measured takes no CPU.
+pause_group() {
+	local pid
+	for pid in "$@"; do kill -STOP -- "-$pid"; done
+}
+
+# resume_group PID... continues groups pause_group stopped.
+resume_group() {
+	local pid
+	for pid in "$@"; do kill -CONT -- "-$pid"; done
+}
+
+# busy_ticks prints the machine's busy and total CPU time so far, in clock
+# ticks (idle, iowait and steal are not busy).
+busy_ticks() {
+	awk '/^cpu / { t = $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; print t - $5 - $6 - $9, t }' /proc/stat
+}
+
+# procs_ticks PID... prints the CPU time (user + system, all threads), in
+# clock ticks, the processes have used so far.
+procs_ticks() {
+	local pid files=()
+	for pid in "$@"; do files+=("/proc/$pid/stat"); done
+	awk '{ s += $14 + $15 } END { print s + 0 }' "${files[@]}" 2>/dev/null || echo 0
+}
+
+# median prints the median of its numeric arguments ("-" when none).
+median() {
+	(($#)) || { echo -; return; }
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # port_free PORT fails when something on loopback listens on PORT.
