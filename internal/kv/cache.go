@@ -1,0 +1,123 @@
+package kv
+
+import (
+	"encoding/binary"
+
+	"github.com/parley-chat/parley/internal/state"
+)
+
+// cacheBudget bounds one generation of a partition's applyCache, in
+// approximate bytes.
+const cacheBudget = 1 << 20
+
+// applyCache keeps, for one partition, what Apply reads on every write
+// without a Pebble seek each: the partition's revision and, for keys
+// written lately, the record header and the revisions of the key's history
+// entries. It is a memo of the state, not a second state: every entry it
+// holds answers exactly as the stored keys would (every write of a record,
+// a history entry or the revision goes through revWriter, which updates
+// both), and a key it does not hold is read from the state. So replicas
+// apply identically whatever each one's cache holds, and what it evicts
+// changes nothing but speed. It must be dropped (reset) whenever the state
+// is replaced under it: the engine does so when the group opens and after a
+// snapshot (state.Resetter).
+//
+// It keeps two generations: a key is looked up in both and moved to the
+// current one; when the current one has taken cacheBudget bytes it becomes
+// the previous one and the old previous one is dropped. Memory stays under
+// about two budgets per partition.
+type applyCache struct {
+	rev      uint64 // the partition's revision, when revKnown
+	revKnown bool
+	cur, old map[string]*keyState
+	used     int // approximate bytes taken by cur
+	budget   int // what cur may take
+}
+
+// keyState is what an applyCache knows of one key.
+type keyState struct {
+	h     header // the record's header when found
+	found bool
+	// revs are the revisions of the key's history entries, ascending, when
+	// revsKnown.
+	revs      []uint64
+	revsKnown bool
+}
+
+func newApplyCache(budget int) *applyCache {
+	return &applyCache{cur: map[string]*keyState{}, budget: budget}
+}
+
+// reset forgets everything (the state was replaced).
+func (c *applyCache) reset() { *c = *newApplyCache(c.budget) }
+
+// peek returns key's entry if the cache holds it, nil otherwise.
+func (c *applyCache) peek(key string) *keyState {
+	if ks := c.cur[key]; ks != nil {
+		return ks
+	}
+	if ks := c.old[key]; ks != nil {
+		delete(c.old, key)
+		c.add(key, ks)
+		return ks
+	}
+	return nil
+}
+
+// add puts ks in the current generation, starting a new one when the
+// current one is full.
+func (c *applyCache) add(key string, ks *keyState) {
+	if c.used >= c.budget {
+		c.old, c.cur, c.used = c.cur, map[string]*keyState{}, 0
+	}
+	c.cur[key] = ks
+	c.used += 96 + len(key) + 8*cap(ks.revs)
+}
+
+// forget drops key's entry.
+func (c *applyCache) forget(key string) {
+	delete(c.cur, key)
+	delete(c.old, key)
+}
+
+// keyState returns key's entry, reading its header from r when the cache
+// does not hold it.
+func (c *applyCache) keyState(r state.Reader, key string) (*keyState, error) {
+	if ks := c.peek(key); ks != nil {
+		return ks, nil
+	}
+	h, found, err := readHeader(r, key)
+	if err != nil {
+		return nil, err
+	}
+	ks := &keyState{h: h, found: found}
+	c.add(key, ks)
+	return ks, nil
+}
+
+// historyRevs returns ks's history revisions (of key), reading them from r
+// the first time.
+func (c *applyCache) historyRevs(r state.Reader, key string, ks *keyState) ([]uint64, error) {
+	if ks.revsKnown {
+		return ks.revs, nil
+	}
+	revs, err := readHistoryRevs(r, key)
+	if err != nil {
+		return nil, err
+	}
+	ks.revs, ks.revsKnown = revs, true
+	c.used += 8 * cap(revs)
+	return revs, nil
+}
+
+// readHistoryRevs returns the revisions of key's stored history entries,
+// ascending.
+func readHistoryRevs(r state.Reader, key string) ([]uint64, error) {
+	lo := historyKeyPrefix(key)
+	var revs []uint64
+	err := r.Scan(lo, state.PrefixEnd(lo), func(k, _ []byte) bool {
+		revs = append(revs, binary.BigEndian.Uint64(k[len(k)-8:]))
+		return true
+	})
+	return revs, err
+}
