@@ -53,6 +53,8 @@ func (sm StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byt
 	ac := sm.cache
 	if ac == nil {
 		ac = newApplyCache(0) // remembers nothing past this command
+	} else if err := ac.load(w); err != nil {
+		return nil, err
 	}
 	switch c := c.(type) {
 	case Put:

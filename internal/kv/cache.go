@@ -22,6 +22,11 @@ const cacheBudget = 1 << 20
 // is replaced under it: the engine does so when the group opens and after a
 // snapshot (state.Resetter).
 //
+// On its first use after a reset it loads the partition's whole kv state
+// (records and history) when that fits in the budget: it is then complete,
+// and a key it does not hold has neither record nor history, so even a
+// new key costs no read. It stays complete until it first evicts.
+//
 // It keeps two generations: a key is looked up in both and moved to the
 // current one; when the current one has taken cacheBudget bytes it becomes
 // the previous one and the old previous one is dropped. Memory stays under
@@ -29,6 +34,8 @@ const cacheBudget = 1 << 20
 type applyCache struct {
 	rev      uint64 // the partition's revision, when revKnown
 	revKnown bool
+	loaded   bool // load ran since the last reset
+	complete bool // every key with a record or history is held
 	cur, old map[string]*keyState
 	used     int // approximate bytes taken by cur
 	budget   int // what cur may take
@@ -69,21 +76,28 @@ func (c *applyCache) peek(key string) *keyState {
 func (c *applyCache) add(key string, ks *keyState) {
 	if c.used >= c.budget {
 		c.old, c.cur, c.used = c.cur, map[string]*keyState{}, 0
+		c.complete = false
 	}
 	c.cur[key] = ks
 	c.used += 96 + len(key) + 8*cap(ks.revs)
 }
 
-// forget drops key's entry.
+// forget drops key's entry (the cache is no longer complete).
 func (c *applyCache) forget(key string) {
 	delete(c.cur, key)
 	delete(c.old, key)
+	c.complete = false
 }
 
 // keyState returns key's entry, reading its header from r when the cache
 // does not hold it.
 func (c *applyCache) keyState(r state.Reader, key string) (*keyState, error) {
 	if ks := c.peek(key); ks != nil {
+		return ks, nil
+	}
+	if c.complete {
+		ks := &keyState{revsKnown: true}
+		c.add(key, ks)
 		return ks, nil
 	}
 	h, found, err := readHeader(r, key)
@@ -120,4 +134,58 @@ func readHistoryRevs(r state.Reader, key string) ([]uint64, error) {
 		return true
 	})
 	return revs, err
+}
+
+// load fills the cache with every record header and history revision of
+// the partition, once after each reset, if they fit in the budget; if they
+// do not (or a stored key or record is corrupt: the reads that need it
+// report it), it leaves the cache empty and incomplete.
+func (c *applyCache) load(r state.Reader) error {
+	if c.loaded {
+		return nil
+	}
+	c.loaded = true
+	fits := true
+	lo := []byte(dataPrefix)
+	err := r.Scan(lo, state.PrefixEnd(lo), func(k, v []byte) bool {
+		h, _, err := decodeRecord(k, v)
+		fits = err == nil && c.used < c.budget
+		if fits {
+			c.add(string(k[len(dataPrefix):]), &keyState{h: h, found: true, revsKnown: true})
+		}
+		return fits
+	})
+	if err == nil && fits {
+		lo = []byte(historyPrefix)
+		err = r.Scan(lo, state.PrefixEnd(lo), func(k, _ []byte) bool {
+			fits = c.used < c.budget && c.loadHistoryKey(k[len(historyPrefix):])
+			return fits
+		})
+	}
+	if err != nil || !fits {
+		c.reset()
+		c.loaded = true
+		return err
+	}
+	c.complete = true
+	return nil
+}
+
+// loadHistoryKey adds the revision of one stored history key (without its
+// prefix: uvarint key length, key, revision) to its key's entry; false if
+// the key is malformed.
+func (c *applyCache) loadHistoryKey(k []byte) bool {
+	n, m := binary.Uvarint(k)
+	if m <= 0 || n == 0 || uint64(len(k)-m) != n+8 {
+		return false
+	}
+	key := string(k[m : m+int(n)])
+	ks := c.cur[key]
+	if ks == nil {
+		ks = &keyState{revsKnown: true}
+		c.add(key, ks)
+	}
+	ks.revs = append(ks.revs, binary.BigEndian.Uint64(k[len(k)-8:]))
+	c.used += 8
+	return true
 }

@@ -57,35 +57,43 @@ func randomCommand(r *rand.Rand) Command {
 }
 
 // TestApplyCache_SameResults applies one stream of commands with and without
-// a cache (a small one, so entries are evicted all along, and reset now and
-// then, as a snapshot would) and wants the same results and states: what
-// the cache remembers never changes what Apply does.
+// a cache, and wants the same results and states: what the cache remembers
+// never changes what Apply does. The small cache evicts all along; the
+// full one is complete (it loaded the whole partition). Both are reset now
+// and then, as a snapshot would.
 func TestApplyCache_SameResults(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	plain, cached := state.NewMem(), state.NewMem()
-	sm := StateMachine{cache: newApplyCache(600)}
-	for i := range 2500 { // beyond Window, so old history is trimmed too
-		cmd := encodeCommand(t, randomCommand(r))
-		meta := state.Meta{Partition: 1, Index: uint64(i + 1), TimeMs: int64(10 * i)}
-		want, err := StateMachine{}.Apply(plain, meta, cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := sm.Apply(cached, meta, cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("command %d %x: result %x with the cache, %x without", i, cmd, got, want)
-		}
-		if i%700 == 699 {
-			sm.Reset()
-		}
-		if i%250 == 249 {
+	for _, budget := range []int{600, cacheBudget} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, 2))
+			plain, cached := state.NewMem(), state.NewMem()
+			sm := StateMachine{cache: newApplyCache(budget)}
+			for i := range 2500 { // beyond Window, so old history is trimmed too
+				cmd := encodeCommand(t, randomCommand(r))
+				meta := state.Meta{Partition: 1, Index: uint64(i + 1), TimeMs: int64(10 * i)}
+				want, err := StateMachine{}.Apply(plain, meta, cmd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := sm.Apply(cached, meta, cmd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("command %d %x: result %x with the cache, %x without", i, cmd, got, want)
+				}
+				if i%700 == 699 {
+					sm.Reset()
+				}
+				if i%250 == 249 {
+					mustSameState(t, plain, cached)
+				}
+			}
 			mustSameState(t, plain, cached)
-		}
+			if complete := sm.cache.complete; complete != (budget == cacheBudget) {
+				t.Fatalf("complete = %v with a budget of %d", complete, budget)
+			}
+		})
 	}
-	mustSameState(t, plain, cached)
 }
 
 // TestApplyCache_LogTrim runs a partition's revisions past LogKeep, so that

@@ -326,7 +326,9 @@ func (x *revWriter) dropDeletedHistory(key string, rev uint64) error {
 	if err != nil || len(revs) == 0 || revs[len(revs)-1] > rev {
 		return err
 	}
-	x.c.forget(key)
+	if ks := x.c.peek(key); ks != nil {
+		ks.revs, ks.revsKnown = nil, true // absent, and now without history
+	}
 	for _, r := range revs {
 		if err := x.w.Delete(historyKey(key, r)); err != nil {
 			return err
