@@ -6,8 +6,11 @@ import (
 	"github.com/parley-chat/parley/internal/state"
 )
 
-// StateMachine applies kv commands to one partition's state. It has no fields:
-// everything it needs is in the command, the meta and the state.
+// StateMachine applies kv commands to one partition's state. Everything its
+// results depend on is in the command, the meta and the state; a
+// StateMachine made by NewStateMachine also keeps a memo of what puts read
+// (applyCache), so it serves one partition only. The zero value keeps none
+// and reads everything from the state.
 //
 // Each key is stored under "k/"+key (relative to the partition) as a record
 // (record.go): version, modified time in Unix ms, and since revisions the
@@ -17,27 +20,51 @@ import (
 // keys takes the partition's next revision (all its writes share it), adds
 // an entry per key to the key's history (the last Keep versions are kept)
 // and names the keys in the watch log (history.go).
-type StateMachine struct{}
+type StateMachine struct {
+	cache *applyCache
+}
 
-var _ state.Applier = StateMachine{}
+var (
+	_ state.Applier  = StateMachine{}
+	_ state.Resetter = StateMachine{}
+)
+
+// NewStateMachine returns a StateMachine for one partition that remembers
+// the partition's revision and the headers and history of the keys it
+// wrote lately, instead of reading them from the state for every write.
+func NewStateMachine() StateMachine { return StateMachine{cache: newApplyCache(cacheBudget)} }
+
+// Reset implements state.Resetter: it forgets what it remembered of the
+// partition's state.
+func (sm StateMachine) Reset() {
+	if sm.cache != nil {
+		sm.cache.reset()
+	}
+}
 
 // Apply implements state.Applier. A command that does not decode yields an
 // invalid result and changes nothing; an error means the state could not be
 // read or written, or a stored record is corrupt.
-func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
+func (sm StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
 	c, err := DecodeCommand(cmd)
 	if err != nil {
 		return invalidResult(err), nil
 	}
+	ac := sm.cache
+	if ac == nil {
+		ac = newApplyCache(0) // remembers nothing past this command
+	} else if err := ac.load(w); err != nil {
+		return nil, err
+	}
 	switch c := c.(type) {
 	case Put:
-		return applyPut(w, meta, c)
+		return applyPut(newRevWriter(w, ac, meta, c.Keep), c)
 	case Delete:
-		return applyDelete(w, meta, c)
+		return applyDelete(newRevWriter(w, ac, meta, c.Keep), c)
 	case Txn:
-		return applyTxn(w, meta, c)
+		return applyTxn(newRevWriter(w, ac, meta, c.Keep), c)
 	case Expire:
-		return applyExpire(w, meta, c)
+		return applyExpire(newRevWriter(w, ac, meta, c.Keep), c)
 	case Grant:
 		return applyGrant(w, meta, c)
 	case Attach:
@@ -45,7 +72,7 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 	case KeepAlive:
 		return applyKeepAlive(w, meta, c)
 	case Revoke:
-		return applyRevoke(w, meta, c)
+		return applyRevoke(newRevWriter(w, ac, meta, c.Keep), c)
 	case Extend:
 		return applyExtend(w, c)
 	default:
@@ -53,8 +80,9 @@ func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, 
 	}
 }
 
-func applyPut(w state.Writer, meta state.Meta, p Put) ([]byte, error) {
-	cur, found, err := readHeader(w, p.Key)
+func applyPut(x *revWriter, p Put) ([]byte, error) {
+	w, meta := x.w, x.meta
+	cur, found, err := x.header(p.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +94,6 @@ func applyPut(w state.Writer, meta state.Meta, p Put) ([]byte, error) {
 			return leaseGone(p.Lease), err
 		}
 	}
-	x := newRevWriter(w, meta, p.Keep)
 	nh, err := x.set(p.Key, cur, found, putHeader(meta, cur, p.TTLMs, p.Lease), p.Value)
 	if err != nil {
 		return nil, err
@@ -86,8 +113,8 @@ func putHeader(meta state.Meta, cur header, ttlMs, lease uint64) header {
 	return h
 }
 
-func applyDelete(w state.Writer, meta state.Meta, d Delete) ([]byte, error) {
-	cur, found, err := readHeader(w, d.Key)
+func applyDelete(x *revWriter, d Delete) ([]byte, error) {
+	cur, found, err := x.header(d.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +124,6 @@ func applyDelete(w state.Writer, meta state.Meta, d Delete) ([]byte, error) {
 	if d.IfVersion != 0 && d.IfVersion != cur.version {
 		return encodeResult(statusPreconditionFailed, cur.version), nil
 	}
-	x := newRevWriter(w, meta, d.Keep)
 	if err := x.remove(d.Key, cur, kindDelete); err != nil {
 		return nil, err
 	}

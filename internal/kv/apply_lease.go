@@ -159,7 +159,8 @@ func applyExtend(w state.Writer, x Extend) ([]byte, error) {
 // lease unknown (or already past its deadline) is gone; revoking twice
 // answers the same partitions again, so a caller whose fan-out failed can
 // retry.
-func applyRevoke(w state.Writer, meta state.Meta, rv Revoke) ([]byte, error) {
+func applyRevoke(x *revWriter, rv Revoke) ([]byte, error) {
+	w, meta := x.w, x.meta
 	l, found, err := readLease(w, rv.Lease)
 	if err != nil {
 		return nil, err
@@ -182,7 +183,6 @@ func applyRevoke(w state.Writer, meta state.Meta, rv Revoke) ([]byte, error) {
 	if err := writeLease(w, l, old); err != nil {
 		return nil, err
 	}
-	x := newRevWriter(w, meta, rv.Keep)
 	if _, err := deleteAttached(x, rv.Lease, kindDelete, -1); err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func deleteAttached(x *revWriter, id uint64, kind byte, budget int) (bool, error
 		return false, err
 	}
 	for _, key := range keys {
-		cur, found, err := readHeader(x.w, key)
+		cur, found, err := x.header(key)
 		if err != nil {
 			return false, err
 		}
@@ -234,8 +234,8 @@ const expireBudget = 512
 // leases whose deadline passed by the command's time, up to expireBudget
 // keys; leases that have nothing left are forgotten. Its result is the
 // number of keys deleted.
-func applyExpire(w state.Writer, meta state.Meta, e Expire) ([]byte, error) {
-	x := newRevWriter(w, meta, e.Keep)
+func applyExpire(x *revWriter, e Expire) ([]byte, error) {
+	w, meta := x.w, x.meta
 	now := uint64(meta.TimeMs)
 	budget := expireBudget
 	lo := []byte(expiryPrefix)
@@ -253,7 +253,7 @@ func applyExpire(w state.Writer, meta state.Meta, e Expire) ([]byte, error) {
 		return nil, err
 	}
 	for _, key := range order {
-		cur, found, err := readHeader(w, key)
+		cur, found, err := x.header(key)
 		if err != nil {
 			return nil, err
 		}

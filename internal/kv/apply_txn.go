@@ -9,7 +9,8 @@ import (
 // applyTxn evaluates t's comparisons and runs the branch they choose at
 // one revision. A put of the branch on a lease that is gone refuses the
 // whole transaction, changing nothing.
-func applyTxn(w state.Writer, meta state.Meta, t Txn) ([]byte, error) {
+func applyTxn(x *revWriter, t Txn) ([]byte, error) {
+	w, meta := x.w, x.meta
 	ok := true
 	for _, c := range t.Compare {
 		held, err := compareHolds(w, c)
@@ -30,7 +31,6 @@ func applyTxn(w state.Writer, meta state.Meta, t Txn) ([]byte, error) {
 			return leaseGone(op.Lease), err
 		}
 	}
-	x := newRevWriter(w, meta, t.Keep)
 	res := TxnResult{Succeeded: ok, Results: make([]OpResult, 0, len(ops))}
 	for _, op := range ops {
 		r, err := applyOp(x, meta, op)
@@ -76,14 +76,14 @@ func applyOp(x *revWriter, meta state.Meta, op Op) (OpResult, error) {
 		}
 		r.Found, r.Version, r.Revision, r.Value = found, item.Version, item.Revision, item.Value
 	case OpDelete:
-		cur, found, err := readHeader(x.w, op.Key)
+		cur, found, err := x.header(op.Key)
 		if err != nil || !found {
 			return r, err
 		}
 		r.Found, r.Version = true, cur.version
 		return r, x.remove(op.Key, cur, kindDelete)
 	case OpPut:
-		cur, found, err := readHeader(x.w, op.Key)
+		cur, found, err := x.header(op.Key)
 		if err != nil {
 			return r, err
 		}

@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -108,31 +107,47 @@ func Revision(r state.Reader) (uint64, error) { return readU64(r, revisionKey) }
 
 // revWriter is one revision in the making: the key writes of one command.
 // The revision is taken at the first write, so a command that writes
-// nothing makes no revision; finish records it in the watch log.
+// nothing makes no revision; finish records it in the watch log. It reads
+// the revision, the records' headers and the history it trims through the
+// partition's applyCache, and keeps that cache exact: every write of them
+// goes through here.
 type revWriter struct {
 	w    state.Writer
+	c    *applyCache
 	meta state.Meta
 	keep int
 	rev  uint64
 	keys []string
 }
 
-func newRevWriter(w state.Writer, meta state.Meta, keep uint64) *revWriter {
+func newRevWriter(w state.Writer, c *applyCache, meta state.Meta, keep uint64) *revWriter {
 	k := int(min(keep, MaxHistory))
 	if k == 0 {
 		k = DefaultHistory
 	}
-	return &revWriter{w: w, meta: meta, keep: k}
+	return &revWriter{w: w, c: c, meta: meta, keep: k}
+}
+
+// header returns key's record header, found false when there is none.
+func (x *revWriter) header(key string) (header, bool, error) {
+	ks, err := x.c.keyState(x.w, key)
+	if err != nil {
+		return header{}, false, err
+	}
+	return ks.h, ks.found, nil
 }
 
 // revision returns the revision of this command's writes.
 func (x *revWriter) revision() (uint64, error) {
 	if x.rev == 0 {
-		cur, err := Revision(x.w)
-		if err != nil {
-			return 0, err
+		if !x.c.revKnown {
+			cur, err := Revision(x.w)
+			if err != nil {
+				return 0, err
+			}
+			x.c.rev, x.c.revKnown = cur, true
 		}
-		x.rev = cur + 1
+		x.rev = x.c.rev + 1
 	}
 	return x.rev, nil
 }
@@ -161,7 +176,7 @@ func (x *revWriter) set(key string, old header, found bool, nh header, value []b
 			return header{}, err
 		}
 	}
-	if err := x.w.Set(dataKey(key), encodeRecord(nh, value)); err != nil {
+	if err := x.setRecord(key, nh, true, encodeRecord(nh, value)); err != nil {
 		return header{}, fmt.Errorf("kv: put %q: %w", key, err)
 	}
 	return nh, x.history(key, historyEntry(kindPut, nh.version, nh.modifiedMs, value))
@@ -175,10 +190,30 @@ func (x *revWriter) remove(key string, old header, kind byte) error {
 	if err := x.unindex(key, old, header{}); err != nil {
 		return err
 	}
-	if err := x.w.Delete(dataKey(key)); err != nil {
+	if err := x.setRecord(key, header{}, false, nil); err != nil {
 		return fmt.Errorf("kv: delete %q: %w", key, err)
 	}
 	return x.history(key, historyEntry(kind, old.version, x.meta.TimeMs, nil))
+}
+
+// setRecord stores key's record rec with header h, or deletes it when not
+// found, in the state and the cache.
+func (x *revWriter) setRecord(key string, h header, found bool, rec []byte) error {
+	ks, err := x.c.keyState(x.w, key)
+	if err != nil {
+		return err
+	}
+	if found {
+		err = x.w.Set(dataKey(key), rec)
+	} else {
+		err = x.w.Delete(dataKey(key))
+	}
+	if err != nil {
+		x.c.forget(key)
+		return err
+	}
+	ks.h, ks.found = h, found
+	return nil
 }
 
 // unindex drops old's TTL and lease index entries that nh does not keep.
@@ -200,25 +235,30 @@ func (x *revWriter) unindex(key string, old, nh header) error {
 // the kept count that are older than Window revisions.
 func (x *revWriter) history(key string, entry []byte) error {
 	x.keys = append(x.keys, key)
+	ks, err := x.c.keyState(x.w, key)
+	if err != nil {
+		return err
+	}
+	revs, err := x.c.historyRevs(x.w, key, ks)
+	if err != nil {
+		return err
+	}
 	if err := x.w.Set(historyKey(key, x.rev), entry); err != nil {
+		x.c.forget(key)
 		return err
 	}
-	lo := historyKeyPrefix(key)
-	var all [][]byte
-	if err := x.w.Scan(lo, state.PrefixEnd(lo), func(k, _ []byte) bool {
-		all = append(all, bytes.Clone(k)) // k is valid only during the call
-		return true
-	}); err != nil {
-		return err
+	if n := len(revs); n == 0 || revs[n-1] != x.rev { // a transaction may write a key twice
+		revs = append(revs, x.rev)
+		x.c.used += 8
 	}
-	for i := 0; i < len(all)-x.keep; i++ {
-		if binary.BigEndian.Uint64(all[i][len(all[i])-8:])+Window > x.rev {
-			break
-		}
-		if err := x.w.Delete(all[i]); err != nil {
+	drop := 0
+	for ; drop < len(revs)-x.keep && revs[drop]+Window <= x.rev; drop++ {
+		if err := x.w.Delete(historyKey(key, revs[drop])); err != nil {
+			x.c.forget(key)
 			return err
 		}
 	}
+	ks.revs = revs[drop:]
 	return nil
 }
 
@@ -230,8 +270,10 @@ func (x *revWriter) finish() error {
 		return nil
 	}
 	if err := x.w.Set([]byte(revisionKey), u64(x.rev)); err != nil {
+		x.c.revKnown = false
 		return err
 	}
+	x.c.rev = x.rev
 	var entry []byte
 	entry = binary.AppendUvarint(entry, uint64(len(x.keys)))
 	for _, k := range x.keys {
@@ -244,12 +286,13 @@ func (x *revWriter) finish() error {
 	if x.rev <= LogKeep {
 		return nil
 	}
-	return dropLogEntry(x.w, x.rev-LogKeep)
+	return x.dropLogEntry(x.rev - LogKeep)
 }
 
 // dropLogEntry forgets revision rev from the watch log, and the history of
 // each of its keys that is deleted and was not written after rev.
-func dropLogEntry(w state.Writer, rev uint64) error {
+func (x *revWriter) dropLogEntry(rev uint64) error {
+	w := x.w
 	v, found, err := w.Get(logKey(rev))
 	if err != nil || !found {
 		return err
@@ -259,32 +302,39 @@ func dropLogEntry(w state.Writer, rev uint64) error {
 		return err
 	}
 	for _, key := range keys {
-		if _, exists, err := w.Get(dataKey(key)); err != nil || exists {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		lo := historyKeyPrefix(key)
-		var stale [][]byte
-		newest := uint64(0)
-		if err := w.Scan(lo, state.PrefixEnd(lo), func(k, _ []byte) bool {
-			stale = append(stale, bytes.Clone(k))
-			newest = binary.BigEndian.Uint64(k[len(k)-8:])
-			return true
-		}); err != nil {
+		if err := x.dropDeletedHistory(key, rev); err != nil {
 			return err
-		}
-		if newest > rev {
-			continue
-		}
-		for _, k := range stale {
-			if err := w.Delete(k); err != nil {
-				return err
-			}
 		}
 	}
 	return w.Delete(logKey(rev))
+}
+
+// dropDeletedHistory deletes key's whole history if the key does not exist
+// and was last written at or before rev.
+func (x *revWriter) dropDeletedHistory(key string, rev uint64) error {
+	var exists bool
+	var err error
+	if ks := x.c.peek(key); ks != nil {
+		exists = ks.found
+	} else {
+		_, exists, err = x.w.Get(dataKey(key))
+	}
+	if err != nil || exists {
+		return err
+	}
+	revs, err := readHistoryRevs(x.w, key)
+	if err != nil || len(revs) == 0 || revs[len(revs)-1] > rev {
+		return err
+	}
+	if ks := x.c.peek(key); ks != nil {
+		ks.revs, ks.revsKnown = nil, true // absent, and now without history
+	}
+	for _, r := range revs {
+		if err := x.w.Delete(historyKey(key, r)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func decodeLogEntry(v []byte) ([]string, error) {

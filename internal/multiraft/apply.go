@@ -147,10 +147,14 @@ func (e *Engine) applyConfChange(g *group, cc raftpb.ConfChangeV2) {
 
 // loadApplyState reads what Apply keeps in memory — the last applied time
 // and the dedup records — when the group opened or a snapshot replaced its
-// state. w sees the round's batch, snapshot included.
+// state, and resets what the state machine keeps (state.Resetter). w sees
+// the round's batch, snapshot included.
 func (g *group) loadApplyState(w state.Reader) error {
 	if g.dedup != nil {
 		return nil
+	}
+	if r, ok := g.sm.(state.Resetter); ok {
+		r.Reset()
 	}
 	v, ok, err := w.Get(keyLastTime)
 	if err != nil {

@@ -23,7 +23,7 @@ type domain struct {
 // domains is the state machine of every partition: one domain per command
 // tag (the command's first byte).
 var domains = map[byte]domain{
-	kv.Tag:      {kv.StateMachine{}, kv.TouchedKey},
+	kv.Tag:      {kv.StateMachine{}, kv.TouchedKey}, // each mux applies with its own
 	account.Tag: {account.StateMachine{}, nil},
 	chat.Tag:    {chat.StateMachine{}, chat.TouchedKey},
 	queue.Tag:   {queue.StateMachine{}, queue.TouchedKey},
@@ -33,15 +33,25 @@ var domains = map[byte]domain{
 	presence.Tag: {presence.StateMachine{}, nil},
 }
 
-// StateMachine returns the state machine of every partition, which also
+// StateMachine returns the state machine of one partition, which also
 // tells notes (nil: no one) about every applied command that touched a key.
 // Recording a note has no effect on the replicated state, so Apply stays
-// deterministic.
-func StateMachine(notes *Notifier) state.Applier { return mux{notes: notes} }
+// deterministic. Its kv domain remembers what its writes read
+// (kv.NewStateMachine), so each partition needs its own; the engine resets
+// it whenever the partition's state is replaced (state.Resetter).
+func StateMachine(notes *Notifier) state.Applier { return mux{notes: notes, kv: kv.NewStateMachine()} }
 
 // mux dispatches a partition's commands to the domain named by their first
-// byte.
-type mux struct{ notes *Notifier }
+// byte; kv commands go to the partition's own kv state machine.
+type mux struct {
+	notes *Notifier
+	kv    kv.StateMachine
+}
+
+var _ state.Resetter = mux{}
+
+// Reset implements state.Resetter.
+func (m mux) Reset() { m.kv.Reset() }
 
 // Apply implements state.Applier.
 func (m mux) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
@@ -52,6 +62,9 @@ func (m mux) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) 
 	if !ok {
 		// Every replica refuses an unknown domain alike; the result says so.
 		return []byte(fmt.Sprintf("unknown command domain %q", cmd[0])), nil
+	}
+	if cmd[0] == kv.Tag {
+		d.sm = m.kv
 	}
 	res, err := d.sm.Apply(w, meta, cmd)
 	if err == nil && m.notes != nil && d.touched != nil {

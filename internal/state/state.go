@@ -53,3 +53,12 @@ type Meta struct {
 type Applier interface {
 	Apply(w Writer, meta Meta, cmd []byte) ([]byte, error)
 }
+
+// Resetter is an Applier that remembers something of the state it applies
+// to, to read less of it. Its results never depend on what it remembers.
+// The engine calls Reset before the first Apply after the partition's state
+// was loaded or replaced under it: when the group opened and after a
+// snapshot was installed.
+type Resetter interface {
+	Reset()
+}

@@ -346,3 +346,42 @@ func removeWhenDead(t *testing.T, cl *client.Client, id string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A replica that catches up by snapshot while it runs applies the writes
+// after it as the others do: what its state machine remembered of the state
+// before (kv's apply cache) is dropped with the state the snapshot replaced.
+func TestKV_SnapshotResetsWhatApplyRemembers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{
+		Nodes: 3, Partitions: 1, NoSync: true,
+		Configure: func(_ int, cfg *config.Config) { cfg.CompactionThreshold = 10 },
+	})
+	c.WaitConverged(30 * time.Second)
+	victim := (c.LeaderOf(1) + 1) % 3
+	if victim == c.LeaderOf(0) {
+		victim = (victim + 1) % 3
+	}
+	writer := c.Client((victim + 1) % 3)
+	for i := range 4 {
+		mustPut(t, c.Client(victim), fmt.Sprintf("k%d", i), "before", client.PutOptions{})
+	}
+	c.VerifyReplicas(30 * time.Second) // the victim applied them: its cache knows k0..k3
+	c.Isolate(victim)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := writer.KVDelete(ctx, "k0", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 { // past the compaction threshold: only a snapshot catches the victim up
+		mustPut(t, writer, fmt.Sprintf("k%d", 1+i%3), "during", client.PutOptions{})
+	}
+	c.Heal(victim)
+	c.VerifyReplicas(30 * time.Second)
+	if v := mustPut(t, writer, "k0", "after", client.PutOptions{}); v != 1 {
+		t.Fatalf("k0 recreated at version %d, want 1", v)
+	}
+	mustPut(t, writer, "k1", "after", client.PutOptions{})
+	c.VerifyReplicas(30 * time.Second)
+}
