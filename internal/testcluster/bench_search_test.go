@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -20,8 +21,9 @@ import (
 // BenchmarkCluster_PostSearchIndexing measures room posts through the HTTP
 // API of a 3-node cluster (4 partitions, RF 3, fsync on unless
 // BENCH_NOSYNC is set) with chat search indexing on and off
-// (config.NoSearchIndex): posts/s with 32 clients over 16 rooms. Indexing
-// runs beside the apply loop, so the difference is the CPU it takes.
+// (config.NoSearchIndex): posts/s with 32 clients over 16 rooms, and the
+// CPU all three nodes spent per post. BENCH_SEARCH_REPLICAS sets
+// --search-replicas (default 1), BENCH_SEARCH_DIR --search-dir.
 func BenchmarkCluster_PostSearchIndexing(b *testing.B) {
 	for _, indexing := range []bool{true, false} {
 		b.Run(fmt.Sprintf("indexing=%v", indexing), func(b *testing.B) {
@@ -38,6 +40,9 @@ func benchPosts(b *testing.B, indexing bool) {
 			cfg.RateLimit = 1 << 20
 			cfg.Limits.Posts.N = 0 // no posts limit
 			cfg.NoSearchIndex = !indexing
+			if k, err := strconv.Atoi(os.Getenv("BENCH_SEARCH_REPLICAS")); err == nil {
+				cfg.SearchReplicas = k
+			}
 			if dir := os.Getenv("BENCH_SEARCH_DIR"); dir != "" {
 				cfg.SearchDir = filepath.Join(dir, fmt.Sprintf("%s-%d", b.Name(), i))
 			}
