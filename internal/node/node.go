@@ -152,6 +152,7 @@ type mapView struct {
 	m          *placement.Map
 	addrOf     map[uint64]string   // replica id -> node internal address
 	replicasOf map[uint64][]string // group -> node addresses of its replicas
+	nodesOf    map[uint64][]string // group -> node ids of its replicas, the map's order
 	retired    map[uint64]string   // replica id -> node id, dropped from the map (retired_replicas.go)
 	// revoked holds the fingerprints of revoked certificates; revokedNodes
 	// maps each to its node.
@@ -160,7 +161,7 @@ type mapView struct {
 }
 
 func newMapView(m *placement.Map) *mapView {
-	v := &mapView{m: m, addrOf: map[uint64]string{}, replicasOf: map[uint64][]string{},
+	v := &mapView{m: m, addrOf: map[uint64]string{}, replicasOf: map[uint64][]string{}, nodesOf: map[uint64][]string{},
 		revoked: map[string]bool{}, revokedNodes: map[string]string{}}
 	for _, r := range m.Revoked {
 		v.revoked[r.Fingerprint], v.revokedNodes[r.Fingerprint] = true, r.Node
@@ -171,6 +172,7 @@ func newMapView(m *placement.Map) *mapView {
 	}
 	for _, g := range m.Groups {
 		for _, r := range g.Replicas {
+			v.nodesOf[g.ID] = append(v.nodesOf[g.ID], r.Node)
 			if a, ok := addr[r.Node]; ok {
 				v.addrOf[r.ID] = a
 				v.replicasOf[g.ID] = append(v.replicasOf[g.ID], a)

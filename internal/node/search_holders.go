@@ -86,20 +86,6 @@ func (n *Node) searchEligible(id string) bool {
 	return !mb.Meta.NoSearch && mb.State != membership.Dead && mb.State != membership.Left
 }
 
-// groupNodes returns the node ids of group g's replicas in the map's order.
-func groupNodes(m *placement.Map, g uint64) []string {
-	for _, grp := range m.Groups {
-		if grp.ID == g {
-			ids := make([]string, len(grp.Replicas))
-			for i, r := range grp.Replicas {
-				ids[i] = r.Node
-			}
-			return ids
-		}
-	}
-	return nil
-}
-
 // searchChoice remembers the partitions this node indexes: for each, the
 // zero time while it is a search holder, else since when it is not (the
 // handover).
@@ -125,12 +111,18 @@ func (n *Node) searchReplicas() map[uint64]any {
 		n.searchChoice.held = map[uint64]time.Time{}
 	}
 	held := n.searchChoice.held
-	for _, g := range n.engine.Groups() {
+	groups := n.engine.Groups()
+	for g := range held {
+		if !slices.Contains(groups, g) {
+			delete(held, g) // the replica left this node: so did its index
+		}
+	}
+	for _, g := range groups {
 		if g == placement.MetaGroup {
 			continue
 		}
 		holder := false
-		for _, id := range searchHolders(g, groupNodes(v.m, g), n.cfg.SearchReplicas, n.searchEligible) {
+		for _, id := range searchHolders(g, v.nodesOf[g], n.cfg.SearchReplicas, n.searchEligible) {
 			holder = holder || id == n.cfg.ID
 		}
 		since, indexed := held[g]
@@ -157,7 +149,7 @@ func (n *Node) searchAddrs(g uint64) []string {
 	if v == nil {
 		return nil
 	}
-	ids := searchOrder(g, groupNodes(v.m, g))
+	ids := searchOrder(g, v.nodesOf[g])
 	first := searchHolders(g, ids, n.cfg.SearchReplicas, n.searchEligible)
 	for _, id := range ids {
 		if !slices.Contains(first, id) {
