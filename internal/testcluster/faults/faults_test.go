@@ -252,7 +252,10 @@ func TestLifecycle_ShutdownHandsLeadershipOver(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
-	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 6, NoSync: true, Tick: 50 * time.Millisecond})
+	// A 100 ms tick gives the hand-over 3 s (three election timeouts) on
+	// a busy machine, while an election still leaves a group leaderless
+	// for a second.
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, Partitions: 6, NoSync: true, Tick: 100 * time.Millisecond})
 	victim := c.LeaderOf(0)
 	led := 0
 	for g := uint64(0); g <= 6; g++ {
@@ -264,7 +267,7 @@ func TestLifecycle_ShutdownHandsLeadershipOver(t *testing.T) {
 	defer cancel()
 	c.Node(victim).Shutdown(ctx)
 	c.Kill(victim)
-	// An election would take at least one election timeout (500 ms here);
+	// An election would take at least one election timeout (1 s here);
 	// the hand-over leaves a leader in place at once.
 	for g := uint64(0); g <= 6; g++ {
 		if l := c.LeaderOf(g); l < 0 || l == victim {
