@@ -385,3 +385,54 @@ func TestKV_SnapshotResetsWhatApplyRemembers(t *testing.T) {
 	mustPut(t, writer, "k1", "after", client.PutOptions{})
 	c.VerifyReplicas(30 * time.Second)
 }
+
+// TestQueue_SnapshotResetsWhatApplyRemembers: a running replica caught up
+// by a snapshot forgets the queue records, floors and messages its queue
+// Apply remembered (queue.StateMachine's memo, reset by the engine), and
+// applies later sends, receives and acks as the others do.
+func TestQueue_SnapshotResetsWhatApplyRemembers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{
+		Nodes: 3, Partitions: 1, NoSync: true,
+		Configure: func(_ int, cfg *config.Config) { cfg.CompactionThreshold = 10 },
+	})
+	c.WaitConverged(30 * time.Second)
+	victim := (c.LeaderOf(1) + 1) % 3
+	if victim == c.LeaderOf(0) {
+		victim = (victim + 1) % 3
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	writer := c.Client((victim + 1) % 3)
+	if _, err := c.Client(victim).CreateQueue(ctx, "snapq"); err != nil {
+		t.Fatal(err)
+	}
+	through := func(cl *client.Client, sends, takes int) {
+		t.Helper()
+		for i := range sends {
+			if _, err := cl.Send(ctx, "snapq", fmt.Sprintf("m%d", i), client.SendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range takes {
+			msg, found, err := cl.Receive(ctx, "snapq", client.ReceiveOptions{AckTimeout: time.Minute})
+			if err != nil || !found {
+				t.Fatalf("receive: found %v, %v", found, err)
+			}
+			if err := cl.Ack(ctx, "snapq", msg.Receipt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	through(c.Client(victim), 4, 2)
+	c.VerifyReplicas(30 * time.Second) // the victim applied them: its memo knows the queue
+	c.Isolate(victim)
+	through(writer, 30, 30) // past the compaction threshold: only a snapshot catches the victim up
+	c.Heal(victim)
+	c.VerifyReplicas(30 * time.Second)
+	through(writer, 3, 3)
+	through(c.Client(victim), 2, 2)
+	c.VerifyReplicas(30 * time.Second)
+}
