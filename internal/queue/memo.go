@@ -64,7 +64,9 @@ func (m *applyMemo) add(key string, e memoEntry) {
 	if m.used >= m.budget {
 		m.old, m.cur, m.used = m.cur, map[string]memoEntry{}, 0
 	}
-	if _, ok := m.cur[key]; !ok {
+	if prev, ok := m.cur[key]; ok {
+		m.used -= len(prev.v)
+	} else {
 		m.used += 64 + len(key)
 	}
 	m.cur[key] = e

@@ -226,3 +226,60 @@ func TestMemoKey(t *testing.T) {
 		}
 	}
 }
+
+// countingWriter counts the reads Apply makes of the state.
+type countingWriter struct {
+	state.Writer
+	gets, scans int
+}
+
+func (c *countingWriter) Get(key []byte) ([]byte, bool, error) {
+	c.gets++
+	return c.Writer.Get(key)
+}
+
+func (c *countingWriter) Scan(lo, hi []byte, fn func(k, v []byte) bool) error {
+	c.scans++
+	return c.Writer.Scan(lo, hi, fn)
+}
+
+// BenchmarkApply_MessageThrough applies one message's three commands
+// (send, leased receive, ack) per operation, with and without the memo,
+// and reports the point reads (gets/msg) and seeks (scans/msg) they ask of
+// the state: what each costs in Pebble on the engine's apply goroutine.
+func BenchmarkApply_MessageThrough(b *testing.B) {
+	for _, name := range []string{"without-memo", "memo"} {
+		b.Run(name, func(b *testing.B) {
+			sm := StateMachine{}
+			if name == "memo" {
+				sm = NewStateMachine()
+			}
+			w := &countingWriter{Writer: state.NewMem()}
+			var index uint64
+			apply := func(cmd []byte) []byte {
+				index++
+				res, err := sm.Apply(w, state.Meta{Partition: 1, Index: index, TimeMs: t0 + int64(index)}, cmd)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return res
+			}
+			apply(EncodeCreate(Create{Queue: "jobs", User: "alice"}))
+			body := make([]byte, 200)
+			w.gets, w.scans = 0, 0
+			for b.Loop() {
+				apply(EncodeSend(Send{Queue: "jobs", User: "alice", Body: body}))
+				rr, err := decodeReceiveResult(apply(EncodeReceive(Receive{Queue: "jobs", User: "bob", AckTimeoutMs: 60_000})))
+				if err != nil || len(rr.msgs) != 1 {
+					b.Fatalf("receive: %v, %d messages", err, len(rr.msgs))
+				}
+				id, lease, _ := ParseReceipt(rr.msgs[0].Receipt)
+				if err := decodeAckResult(apply(EncodeAck(Ack{Queue: "jobs", User: "bob", ID: id, Lease: lease}))); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(w.gets)/float64(b.N), "gets/msg")
+			b.ReportMetric(float64(w.scans)/float64(b.N), "scans/msg")
+		})
+	}
+}
