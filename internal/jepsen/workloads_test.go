@@ -57,6 +57,7 @@ func TestNemesis_Workloads(t *testing.T) {
 		{"room-kill-leader", jepsen.KillLeader(), room},
 		{"queue-partition-majority", jepsen.MajorityPartition(), queue},
 		{"queue-pause-leader", jepsen.PauseLeader(), queue},
+		{"queue-kill-leader", jepsen.KillLeader(), queue},
 		{"session-partition-leader", jepsen.LeaderIsolated(), sessions},
 		{"session-partition-minority", jepsen.MinorityPartition(), sessions},
 		{"links-partition-leader", jepsen.LeaderIsolated(), links},

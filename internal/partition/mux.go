@@ -26,7 +26,7 @@ var domains = map[byte]domain{
 	kv.Tag:      {kv.StateMachine{}, kv.TouchedKey}, // each mux applies with its own
 	account.Tag: {account.StateMachine{}, nil},
 	chat.Tag:    {chat.StateMachine{}, chat.TouchedKey},
-	queue.Tag:   {queue.StateMachine{}, queue.TouchedKey},
+	queue.Tag:   {queue.StateMachine{}, queue.TouchedKey}, // each mux applies with its own
 	link.Tag:    {link.StateMachine{}, nil},
 
 	// Presence leases, outside every room's seq order.
@@ -36,22 +36,29 @@ var domains = map[byte]domain{
 // StateMachine returns the state machine of one partition, which also
 // tells notes (nil: no one) about every applied command that touched a key.
 // Recording a note has no effect on the replicated state, so Apply stays
-// deterministic. Its kv domain remembers what its writes read
-// (kv.NewStateMachine), so each partition needs its own; the engine resets
-// it whenever the partition's state is replaced (state.Resetter).
-func StateMachine(notes *Notifier) state.Applier { return mux{notes: notes, kv: kv.NewStateMachine()} }
+// deterministic. Its kv and queue domains remember what their commands read
+// (kv.NewStateMachine, queue.NewStateMachine), so each partition needs its
+// own; the engine resets them whenever the partition's state is replaced
+// (state.Resetter).
+func StateMachine(notes *Notifier) state.Applier {
+	return mux{notes: notes, kv: kv.NewStateMachine(), queue: queue.NewStateMachine()}
+}
 
 // mux dispatches a partition's commands to the domain named by their first
-// byte; kv commands go to the partition's own kv state machine.
+// byte; kv and queue commands go to the partition's own state machines.
 type mux struct {
 	notes *Notifier
 	kv    kv.StateMachine
+	queue queue.StateMachine
 }
 
 var _ state.Resetter = mux{}
 
 // Reset implements state.Resetter.
-func (m mux) Reset() { m.kv.Reset() }
+func (m mux) Reset() {
+	m.kv.Reset()
+	m.queue.Reset()
+}
 
 // Apply implements state.Applier.
 func (m mux) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
@@ -63,8 +70,11 @@ func (m mux) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) 
 		// Every replica refuses an unknown domain alike; the result says so.
 		return []byte(fmt.Sprintf("unknown command domain %q", cmd[0])), nil
 	}
-	if cmd[0] == kv.Tag {
+	switch cmd[0] {
+	case kv.Tag:
 		d.sm = m.kv
+	case queue.Tag:
+		d.sm = m.queue
 	}
 	res, err := d.sm.Apply(w, meta, cmd)
 	if err == nil && m.notes != nil && d.touched != nil {

@@ -7,25 +7,48 @@ import (
 	"github.com/parley-chat/parley/internal/state"
 )
 
-// StateMachine applies queue commands to one partition's state. It has no
-// fields: everything it needs is in the command, the meta and the state.
+// StateMachine applies queue commands to one partition's state: everything
+// it needs is in the command, the meta and the state. One made by
+// NewStateMachine also keeps a memo of what its commands read by key
+// (applyMemo), so it serves one partition only; the zero value keeps none.
 // The key layout is in the package doc.
 //
 // Refusals (a missing queue, an existing one, a delete by someone else, an
 // unknown receipt or lapsed lease, a full queue, a command that does not
 // decode) are decided before anything is written, so they leave the state
 // unchanged.
-type StateMachine struct{}
+type StateMachine struct {
+	memo *applyMemo
+}
 
-var _ state.Applier = StateMachine{}
+var (
+	_ state.Applier  = StateMachine{}
+	_ state.Resetter = StateMachine{}
+)
+
+// NewStateMachine returns a StateMachine for one partition that remembers
+// the queue records, floors and recent message records its commands read
+// and write, instead of reading them from the state for every command.
+func NewStateMachine() StateMachine { return StateMachine{memo: newApplyMemo(memoBudget)} }
+
+// Reset implements state.Resetter: it forgets what it remembered of the
+// partition's state.
+func (sm StateMachine) Reset() {
+	if sm.memo != nil {
+		sm.memo.reset()
+	}
+}
 
 // Apply implements state.Applier. Its result is decoded by the Service. An
 // error means the state could not be read or written, or a stored record is
 // corrupt.
-func (StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
+func (sm StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byte, error) {
 	c, err := DecodeCommand(cmd)
 	if err != nil {
 		return invalidResult(cmd, err), nil
+	}
+	if sm.memo != nil {
+		w = memoWriter{w: w, m: sm.memo}
 	}
 	if c, ok := c.(Create); ok {
 		return applyCreate(w, meta, c)

@@ -5,27 +5,39 @@
 # Starts a 3-node RabbitMQ cluster (Debian's rabbitmq-server, three nodes
 # r1..r3@localhost with their own ports, data, cookie and epmd, joined with
 # rabbitmqctl join_cluster) and a 3-node Parley cluster, both on loopback,
-# and for each client count runs the same workload against each, one after
-# the other: `parley-bench rabbitmq-queue` (quorum queue, publisher confirms,
+# and for each shape (queues x consumers) runs the same workload against
+# each, one after the other: `parley-bench rabbitmq-queue` (quorum queue, publisher confirms,
 # manual acks, prefetch 1) and `parley bench queue` (send, leased receive,
 # ack). One operation is one message through; producers are paced by the
 # acks on both sides. Prints throughput, p50/p99 and the ratio Parley /
-# RabbitMQ (PRODUCT.md's target: at least 1.5), beside this disk's fsync
+# RabbitMQ (issue 9, acceptance W5: at least 1.2), beside this disk's fsync
 # p50 from the same run. When the RabbitMQ cluster cannot be formed it falls
 # back to one node and says so in the table (a weaker comparison).
 #
 #   DURATION=8s scripts/bench/compare-queue.sh      # as root on Debian 12
 #
+# The default shapes are those of PRODUCT.md's W5 ("1 and 64 queues"): one
+# queue with one consumer, one queue with 64 consumers, and 64 queues with
+# one consumer each (64 consumers); producers = consumers in every shape.
+#
 # Environment (defaults in brackets): DURATION [10s], WARMUP [1s],
-# CLIENTS ["1 64"], QUEUES [1], SIZE [200] (message bytes), RABBIT_NODES [3]
+# SHAPES ["1x1 1x64 64x64"] (QUEUESxCONSUMERS; CLIENTS="1 64" with QUEUES=Q
+# is the older spelling, Q x each client count), SIZE [200] (message bytes), RABBIT_NODES [3]
 # (1: a one-node RabbitMQ), OUT [./bench-results/<UTC time>],
 # WORKDIR [/var/tmp], PARLEY_BIN, PARLEY_BENCH_BIN, KEEP_DATA [0].
 set -euo pipefail
 NAME=compare-queue
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-1s}
-CLIENTS=${CLIENTS:-"1 64"}
-QUEUES=${QUEUES:-1}
+if [[ -n ${CLIENTS:-} ]]; then
+	SHAPES=""
+	for c in $CLIENTS; do SHAPES+="${SHAPES:+ }${QUEUES:-1}x$c"; done
+fi
+SHAPES=${SHAPES:-"1x1 1x64 64x64"}
+for s in $SHAPES; do
+	[[ $s =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] || { echo "SHAPES: $s is not QUEUESxCONSUMERS" >&2; exit 2; }
+	((${s%x*} <= ${s#*x})) || { echo "SHAPES: $s has fewer consumers than queues" >&2; exit 2; }
+done
 SIZE=${SIZE:-200}
 RABBIT_NODES=${RABBIT_NODES:-3}
 EPMD_PORT=24369
@@ -46,7 +58,7 @@ rabbit_version=$(dpkg-query -W -f '${Version}' rabbitmq-server 2>/dev/null || ec
 {
 	machine_info
 	echo "rabbitmq-server: $rabbit_version"
-	echo "duration: $DURATION, warmup: $WARMUP, clients: $CLIENTS, queues: $QUEUES, size: $SIZE bytes"
+	echo "duration: $DURATION, warmup: $WARMUP, shapes (queues x consumers): $SHAPES, size: $SIZE bytes"
 } | tee "$OUT/machine.txt" >&2
 
 log "fsync baseline in $tmp"
@@ -124,15 +136,16 @@ done
 
 start_parley
 log "both clusters up; each run alternates RabbitMQ, then Parley"
-for c in $CLIENTS; do
-	log "rabbitmq: $c clients for $DURATION"
-	"$parley_bench" rabbitmq-queue --urls "$rabbit_urls" --clients "$c" --queues "$QUEUES" --size "$SIZE" \
-		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/rabbitmq-c$c.json" --svg "$OUT/rabbitmq-c$c.svg" -q \
-		>"$OUT/rabbitmq-c$c.txt"
-	log "parley: $c clients for $DURATION"
-	"$parley" bench queue --servers "$parley_urls" --clients "$c" --queues "$QUEUES" --size "$SIZE" \
-		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/parley-c$c.json" --svg "$OUT/parley-c$c.svg" -q \
-		>"$OUT/parley-c$c.txt"
+for s in $SHAPES; do
+	q=${s%x*} c=${s#*x}
+	log "rabbitmq: $q queue(s), $c consumers for $DURATION"
+	"$parley_bench" rabbitmq-queue --urls "$rabbit_urls" --clients "$c" --queues "$q" --size "$SIZE" \
+		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/rabbitmq-$s.json" --svg "$OUT/rabbitmq-$s.svg" -q \
+		>"$OUT/rabbitmq-$s.txt"
+	log "parley: $q queue(s), $c consumers for $DURATION"
+	"$parley" bench queue --servers "$parley_urls" --clients "$c" --queues "$q" --size "$SIZE" \
+		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/parley-$s.json" --svg "$OUT/parley-$s.svg" -q \
+		>"$OUT/parley-$s.txt"
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt" >&2
 log "stopping rabbitmq and parley"
@@ -144,15 +157,15 @@ stop_all
 	f50=$(figure "$OUT/fsync.json" p50)
 	printf 'fsync of 256 bytes on %s: p50 %.3f ms, p99 %.3f ms (same run)\n' "$WORKDIR" "$f50" "$(figure "$OUT/fsync.json" p99)"
 	printf 'RabbitMQ %s: %s, quorum queue(s), publisher confirms, manual acks, prefetch 1\n' "$rabbit_version" "$rabbit_setup"
-	printf 'Parley: 3 nodes; %s queue(s), %s-byte messages, producers = consumers, one op = one message through\n\n' "$QUEUES" "$SIZE"
+	printf 'Parley: 3 nodes; %s-byte messages, producers = consumers, one op = one message through\n\n' "$SIZE"
 	printf '%-8s | %-28s | %-28s | %-16s | %s\n' "" "rabbitmq quorum queue" "parley queue" "parley/rabbitmq" "p50 / fsync p50"
 	printf '%-8s | %8s %9s %9s | %8s %9s %9s | %7s %8s | %8s %8s\n' \
-		clients "msgs/s" "p50 ms" "p99 ms" "msgs/s" "p50 ms" "p99 ms" "msgs/s" "p99" "rabbit" "parley"
-	for c in $CLIENTS; do
-		r=$OUT/rabbitmq-c$c.json p=$OUT/parley-c$c.json
+		"queues x" "msgs/s" "p50 ms" "p99 ms" "msgs/s" "p50 ms" "p99 ms" "msgs/s" "p99" "rabbit" "parley"
+	for s in $SHAPES; do
+		r=$OUT/rabbitmq-$s.json p=$OUT/parley-$s.json
 		ro=$(figure "$r" ops_per_s) r50=$(figure "$r" p50) r99=$(figure "$r" p99)
 		po=$(figure "$p" ops_per_s) p50=$(figure "$p" p50) p99=$(figure "$p" p99)
-		printf '%-8s | %8.0f %9.2f %9.2f | %8.0f %9.2f %9.2f | %7s %8s | %8s %8s\n' "$c" \
+		printf '%-8s | %8.0f %9.2f %9.2f | %8.0f %9.2f %9.2f | %7s %8s | %8s %8s\n' "$s" \
 			"$ro" "$r50" "$r99" "$po" "$p50" "$p99" "$(ratio "$po" "$ro")" "$(ratio "$p99" "$r99")" \
 			"$(ratio "$r50" "$f50")" "$(ratio "$p50" "$f50")"
 		re=$(figure "$r" errors) pe=$(figure "$p" errors)
@@ -161,7 +174,7 @@ stop_all
 		fi
 	done
 	echo
-	echo "target (docs/PRODUCT.md): durable queue send+receive with acks at least 1.5 x RabbitMQ quorum queues"
-	echo "(parley/rabbitmq msgs/s >= 1.5). Both clusters share this machine's cores and disk with the load generator."
+	echo "target (issue 9, W5): queue produce+consume with ack, 1 and 64 queues, at least 1.2 x RabbitMQ quorum queues"
+	echo "(parley/rabbitmq msgs/s >= 1.2). Both clusters share this machine's cores and disk with the load generator."
 } | tee "$OUT/summary.txt"
 log "reports in $OUT"

@@ -357,15 +357,7 @@ func TestKV_SnapshotResetsWhatApplyRemembers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
-	c := testcluster.New(t, testcluster.Options{
-		Nodes: 3, Partitions: 1, NoSync: true,
-		Configure: func(_ int, cfg *config.Config) { cfg.CompactionThreshold = 10 },
-	})
-	c.WaitConverged(30 * time.Second)
-	victim := (c.LeaderOf(1) + 1) % 3
-	if victim == c.LeaderOf(0) {
-		victim = (victim + 1) % 3
-	}
+	c, victim := snapshotCluster(t)
 	writer := c.Client((victim + 1) % 3)
 	for i := range 4 {
 		mustPut(t, c.Client(victim), fmt.Sprintf("k%d", i), "before", client.PutOptions{})
@@ -386,5 +378,66 @@ func TestKV_SnapshotResetsWhatApplyRemembers(t *testing.T) {
 		t.Fatalf("k0 recreated at version %d, want 1", v)
 	}
 	mustPut(t, writer, "k1", "after", client.PutOptions{})
+	c.VerifyReplicas(30 * time.Second)
+}
+
+// snapshotCluster starts a 3-node cluster with one partition whose Raft
+// logs compact after 10 entries, and returns it with a victim: a node that
+// leads neither group, so that isolating it stalls nothing and catching it
+// up after a few dozen writes takes a snapshot.
+func snapshotCluster(t *testing.T) (*testcluster.Cluster, int) {
+	t.Helper()
+	c := testcluster.New(t, testcluster.Options{
+		Nodes: 3, Partitions: 1, NoSync: true,
+		Configure: func(_ int, cfg *config.Config) { cfg.CompactionThreshold = 10 },
+	})
+	c.WaitConverged(30 * time.Second)
+	victim := (c.LeaderOf(1) + 1) % 3
+	if victim == c.LeaderOf(0) {
+		victim = (victim + 1) % 3
+	}
+	return c, victim
+}
+
+// TestQueue_SnapshotResetsWhatApplyRemembers: a running replica caught up
+// by a snapshot forgets the queue records, floors and messages its queue
+// Apply remembered (queue.StateMachine's memo, reset by the engine), and
+// applies later sends, receives and acks as the others do.
+func TestQueue_SnapshotResetsWhatApplyRemembers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c, victim := snapshotCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	writer := c.Client((victim + 1) % 3)
+	if _, err := c.Client(victim).CreateQueue(ctx, "snapq"); err != nil {
+		t.Fatal(err)
+	}
+	through := func(cl *client.Client, sends, takes int) {
+		t.Helper()
+		for i := range sends {
+			if _, err := cl.Send(ctx, "snapq", fmt.Sprintf("m%d", i), client.SendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range takes {
+			msg, found, err := cl.Receive(ctx, "snapq", client.ReceiveOptions{AckTimeout: time.Minute})
+			if err != nil || !found {
+				t.Fatalf("receive: found %v, %v", found, err)
+			}
+			if err := cl.Ack(ctx, "snapq", msg.Receipt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	through(c.Client(victim), 4, 2)
+	c.VerifyReplicas(30 * time.Second) // the victim applied them: its memo knows the queue
+	c.Isolate(victim)
+	through(writer, 30, 30) // past the compaction threshold: only a snapshot catches the victim up
+	c.Heal(victim)
+	c.VerifyReplicas(30 * time.Second)
+	through(writer, 3, 3)
+	through(c.Client(victim), 2, 2)
 	c.VerifyReplicas(30 * time.Second)
 }

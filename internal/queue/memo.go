@@ -1,0 +1,150 @@
+package queue
+
+import (
+	"bytes"
+
+	"github.com/parley-chat/parley/internal/state"
+)
+
+// memoBudget bounds one generation of a partition's applyMemo, in
+// approximate bytes.
+const memoBudget = 1 << 20
+
+// applyMemo keeps, for one partition, the stored values Apply reads on
+// nearly every command — queue records, ready-index floors, FIFO group
+// records and message records written lately — so that it does not ask
+// Pebble for each of them again. It is a memo of the state, not a second
+// state: every write of such a key within Apply goes through memoWriter,
+// which writes the state and then the memo, so an entry answers exactly
+// as the stored key would; a key it does not hold is read from the state.
+// Replicas therefore apply identically whatever each one's memo holds, and
+// what it evicts changes nothing but speed. It must be dropped whenever
+// the state is replaced under it: the engine resets it when the group
+// opens and after a snapshot (state.Resetter), as it does kv's applyCache.
+//
+// Like kv's applyCache it keeps two generations: a key is looked up in
+// both and moved to the current one; when the current one has taken
+// memoBudget bytes it becomes the previous one and the old previous one is
+// dropped. Memory stays under about two budgets per partition.
+type applyMemo struct {
+	cur, old map[string]memoEntry
+	used     int // approximate bytes taken by cur
+	budget   int
+}
+
+// memoEntry is what the state holds under a key: its value, or nothing.
+type memoEntry struct {
+	v     []byte
+	found bool
+}
+
+func newApplyMemo(budget int) *applyMemo {
+	return &applyMemo{cur: map[string]memoEntry{}, budget: budget}
+}
+
+// reset forgets everything (the state was replaced).
+func (m *applyMemo) reset() { *m = *newApplyMemo(m.budget) }
+
+// lookup returns key's entry if the memo holds it.
+func (m *applyMemo) lookup(key []byte) (memoEntry, bool) {
+	if e, ok := m.cur[string(key)]; ok {
+		return e, true
+	}
+	e, ok := m.old[string(key)]
+	if ok {
+		delete(m.old, string(key))
+		m.add(string(key), e)
+	}
+	return e, ok
+}
+
+// add records e under key in the current generation, starting a new one
+// when the current one is full.
+func (m *applyMemo) add(key string, e memoEntry) {
+	if m.used >= m.budget {
+		m.old, m.cur, m.used = m.cur, map[string]memoEntry{}, 0
+	}
+	if prev, ok := m.cur[key]; ok {
+		m.used -= len(prev.v)
+	} else {
+		m.used += 64 + len(key)
+	}
+	m.cur[key] = e
+	m.used += len(e.v)
+}
+
+// memoKey reports whether Apply reads key by Get often enough to keep it:
+// a queue record ("q/!/<queue>"), or under "q/<queue>/" a message record
+// (m/), a floor (f/) or a group record (g/). Index and timer keys are only
+// scanned, never read by Get, and stay out of the memo.
+func memoKey(key []byte) bool {
+	if !bytes.HasPrefix(key, []byte(dataPrefix)) {
+		return false
+	}
+	rest := key[len(dataPrefix):]
+	if bytes.HasPrefix(rest, []byte("!/")) {
+		return true
+	}
+	i := bytes.IndexByte(rest, '/')
+	if i < 0 || len(rest) < i+3 || rest[i+2] != '/' {
+		return false
+	}
+	switch rest[i+1] {
+	case 'm', 'f', 'g':
+		return true
+	}
+	return false
+}
+
+// memoWriter is the state.Writer one Apply uses: it reads and writes w,
+// answering Gets of memo keys from m when it can and keeping m up to date
+// with every Set and Delete of them.
+type memoWriter struct {
+	w state.Writer
+	m *applyMemo
+}
+
+var _ state.Writer = memoWriter{}
+
+// Get implements state.Reader.
+func (mw memoWriter) Get(key []byte) ([]byte, bool, error) {
+	if !memoKey(key) {
+		return mw.w.Get(key)
+	}
+	if e, ok := mw.m.lookup(key); ok {
+		return bytes.Clone(e.v), e.found, nil
+	}
+	v, found, err := mw.w.Get(key)
+	if err != nil {
+		return nil, false, err
+	}
+	mw.m.add(string(key), memoEntry{v: bytes.Clone(v), found: found})
+	return v, found, nil
+}
+
+// Scan implements state.Reader; it reads w (which holds every write).
+func (mw memoWriter) Scan(lo, hi []byte, fn func(k, v []byte) bool) error {
+	return mw.w.Scan(lo, hi, fn)
+}
+
+// Set implements state.Writer.
+func (mw memoWriter) Set(key, value []byte) error {
+	if err := mw.w.Set(key, value); err != nil {
+		return err
+	}
+	if memoKey(key) {
+		mw.m.add(string(key), memoEntry{v: bytes.Clone(value), found: true})
+	}
+	return nil
+}
+
+// Delete implements state.Writer.
+func (mw memoWriter) Delete(key []byte) error {
+	if err := mw.w.Delete(key); err != nil {
+		return err
+	}
+	if memoKey(key) {
+		mw.m.add(string(key), memoEntry{})
+	}
+	return nil
+}
