@@ -90,7 +90,7 @@ func (n *Node) searchEligible(id string) bool {
 // zero time while it is a search holder, else since when it is not (the
 // handover).
 type searchChoice struct {
-	mu   sync.Mutex // a leaf
+	mu   sync.Mutex // before search.Indexes' (DESIGN.md, "Lock order")
 	held map[uint64]time.Time
 }
 
