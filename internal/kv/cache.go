@@ -27,18 +27,14 @@ const cacheBudget = 1 << 20
 // and a key it does not hold has neither record nor history, so even a
 // new key costs no read. It stays complete until it first evicts.
 //
-// It keeps two generations: a key is looked up in both and moved to the
-// current one; when the current one has taken cacheBudget bytes it becomes
-// the previous one and the old previous one is dropped. Memory stays under
-// about two budgets per partition.
+// Its keys live in a state.Memo: two generations under a byte budget.
 type applyCache struct {
 	rev      uint64 // the partition's revision, when revKnown
 	revKnown bool
 	loaded   bool // load ran since the last reset
 	complete bool // every key with a record or history is held
-	cur, old map[string]*keyState
-	used     int // approximate bytes taken by cur
-	budget   int // what cur may take
+	keys     *state.Memo[*keyState]
+	budget   int
 }
 
 // keyState is what an applyCache knows of one key.
@@ -52,7 +48,7 @@ type keyState struct {
 }
 
 func newApplyCache(budget int) *applyCache {
-	return &applyCache{cur: map[string]*keyState{}, budget: budget}
+	return &applyCache{keys: state.NewMemo[*keyState](budget), budget: budget}
 }
 
 // reset forgets everything (the state was replaced).
@@ -60,32 +56,21 @@ func (c *applyCache) reset() { *c = *newApplyCache(c.budget) }
 
 // peek returns key's entry if the cache holds it, nil otherwise.
 func (c *applyCache) peek(key string) *keyState {
-	if ks := c.cur[key]; ks != nil {
-		return ks
-	}
-	if ks := c.old[key]; ks != nil {
-		delete(c.old, key)
-		c.add(key, ks)
-		return ks
-	}
-	return nil
+	ks, _ := c.keys.Get(key)
+	return ks
 }
 
-// add puts ks in the current generation, starting a new one when the
-// current one is full.
+// add holds ks; a generation dropped to make room leaves the cache
+// incomplete.
 func (c *applyCache) add(key string, ks *keyState) {
-	if c.used >= c.budget {
-		c.old, c.cur, c.used = c.cur, map[string]*keyState{}, 0
+	if c.keys.Put(key, ks, 96+len(key)+8*cap(ks.revs)) {
 		c.complete = false
 	}
-	c.cur[key] = ks
-	c.used += 96 + len(key) + 8*cap(ks.revs)
 }
 
 // forget drops key's entry (the cache is no longer complete).
 func (c *applyCache) forget(key string) {
-	delete(c.cur, key)
-	delete(c.old, key)
+	c.keys.Delete(key)
 	c.complete = false
 }
 
@@ -120,7 +105,7 @@ func (c *applyCache) historyRevs(r state.Reader, key string, ks *keyState) ([]ui
 		return nil, err
 	}
 	ks.revs, ks.revsKnown = revs, true
-	c.used += 8 * cap(revs)
+	c.keys.Charge(8 * cap(revs))
 	return revs, nil
 }
 
@@ -149,7 +134,7 @@ func (c *applyCache) load(r state.Reader) error {
 	lo := []byte(dataPrefix)
 	err := r.Scan(lo, state.PrefixEnd(lo), func(k, v []byte) bool {
 		h, _, err := decodeRecord(k, v)
-		fits = err == nil && c.used < c.budget
+		fits = err == nil && !c.keys.Full()
 		if fits {
 			c.add(string(k[len(dataPrefix):]), &keyState{h: h, found: true, revsKnown: true})
 		}
@@ -158,7 +143,7 @@ func (c *applyCache) load(r state.Reader) error {
 	if err == nil && fits {
 		lo = []byte(historyPrefix)
 		err = r.Scan(lo, state.PrefixEnd(lo), func(k, _ []byte) bool {
-			fits = c.used < c.budget && c.loadHistoryKey(k[len(historyPrefix):])
+			fits = !c.keys.Full() && c.loadHistoryKey(k[len(historyPrefix):])
 			return fits
 		})
 	}
@@ -180,12 +165,12 @@ func (c *applyCache) loadHistoryKey(k []byte) bool {
 		return false
 	}
 	key := string(k[m : m+int(n)])
-	ks := c.cur[key]
+	ks := c.peek(key)
 	if ks == nil {
 		ks = &keyState{revsKnown: true}
 		c.add(key, ks)
 	}
 	ks.revs = append(ks.revs, binary.BigEndian.Uint64(k[len(k)-8:]))
-	c.used += 8
+	c.keys.Charge(8)
 	return true
 }

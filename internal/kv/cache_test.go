@@ -146,7 +146,7 @@ func TestApplyCache_Evicts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(sm.cache.cur) + len(sm.cache.old); n >= 300 || n == 0 {
+	if n := sm.cache.keys.Len(); n >= 300 || n == 0 {
 		t.Fatalf("cache holds %d keys of 300 written, want fewer (evicted) and some", n)
 	}
 }

@@ -249,7 +249,7 @@ func (x *revWriter) history(key string, entry []byte) error {
 	}
 	if n := len(revs); n == 0 || revs[n-1] != x.rev { // a transaction may write a key twice
 		revs = append(revs, x.rev)
-		x.c.used += 8
+		x.c.keys.Charge(8)
 	}
 	drop := 0
 	for ; drop < len(revs)-x.keep && revs[drop]+Window <= x.rev; drop++ {

@@ -35,7 +35,7 @@ func NewStateMachine() StateMachine { return StateMachine{memo: newApplyMemo(mem
 // partition's state.
 func (sm StateMachine) Reset() {
 	if sm.memo != nil {
-		sm.memo.reset()
+		sm.memo.Reset()
 	}
 }
 

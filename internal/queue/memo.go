@@ -22,15 +22,9 @@ const memoBudget = 1 << 20
 // the state is replaced under it: the engine resets it when the group
 // opens and after a snapshot (state.Resetter), as it does kv's applyCache.
 //
-// Like kv's applyCache it keeps two generations: a key is looked up in
-// both and moved to the current one; when the current one has taken
-// memoBudget bytes it becomes the previous one and the old previous one is
-// dropped. Memory stays under about two budgets per partition.
-type applyMemo struct {
-	cur, old map[string]memoEntry
-	used     int // approximate bytes taken by cur
-	budget   int
-}
+// Its entries live in a state.Memo (two generations under a byte budget),
+// as kv's applyCache's do.
+type applyMemo = state.Memo[memoEntry]
 
 // memoEntry is what the state holds under a key: its value, or nothing.
 type memoEntry struct {
@@ -38,40 +32,10 @@ type memoEntry struct {
 	found bool
 }
 
-func newApplyMemo(budget int) *applyMemo {
-	return &applyMemo{cur: map[string]memoEntry{}, budget: budget}
-}
+func newApplyMemo(budget int) *applyMemo { return state.NewMemo[memoEntry](budget) }
 
-// reset forgets everything (the state was replaced).
-func (m *applyMemo) reset() { *m = *newApplyMemo(m.budget) }
-
-// lookup returns key's entry if the memo holds it.
-func (m *applyMemo) lookup(key []byte) (memoEntry, bool) {
-	if e, ok := m.cur[string(key)]; ok {
-		return e, true
-	}
-	e, ok := m.old[string(key)]
-	if ok {
-		delete(m.old, string(key))
-		m.add(string(key), e)
-	}
-	return e, ok
-}
-
-// add records e under key in the current generation, starting a new one
-// when the current one is full.
-func (m *applyMemo) add(key string, e memoEntry) {
-	if m.used >= m.budget {
-		m.old, m.cur, m.used = m.cur, map[string]memoEntry{}, 0
-	}
-	if prev, ok := m.cur[key]; ok {
-		m.used -= len(prev.v)
-	} else {
-		m.used += 64 + len(key)
-	}
-	m.cur[key] = e
-	m.used += len(e.v)
-}
+// remember holds what the state holds under key, charged its bytes.
+func remember(m *applyMemo, key string, e memoEntry) { m.Put(key, e, 64+len(key)+len(e.v)) }
 
 // memoKey reports whether Apply reads key by Get often enough to keep it:
 // a queue record ("q/!/<queue>"), or under "q/<queue>/" a message record
@@ -111,14 +75,14 @@ func (mw memoWriter) Get(key []byte) ([]byte, bool, error) {
 	if !memoKey(key) {
 		return mw.w.Get(key)
 	}
-	if e, ok := mw.m.lookup(key); ok {
+	if e, ok := mw.m.Get(string(key)); ok {
 		return bytes.Clone(e.v), e.found, nil
 	}
 	v, found, err := mw.w.Get(key)
 	if err != nil {
 		return nil, false, err
 	}
-	mw.m.add(string(key), memoEntry{v: bytes.Clone(v), found: found})
+	remember(mw.m, string(key), memoEntry{v: bytes.Clone(v), found: found})
 	return v, found, nil
 }
 
@@ -133,7 +97,7 @@ func (mw memoWriter) Set(key, value []byte) error {
 		return err
 	}
 	if memoKey(key) {
-		mw.m.add(string(key), memoEntry{v: bytes.Clone(value), found: true})
+		remember(mw.m, string(key), memoEntry{v: bytes.Clone(value), found: true})
 	}
 	return nil
 }
@@ -144,7 +108,7 @@ func (mw memoWriter) Delete(key []byte) error {
 		return err
 	}
 	if memoKey(key) {
-		mw.m.add(string(key), memoEntry{})
+		remember(mw.m, string(key), memoEntry{})
 	}
 	return nil
 }
