@@ -57,13 +57,14 @@ func searchHolders(g uint64, replicas []string, k int, eligible func(id string) 
 // evenly over its nodes and a node's death or arrival changes the order of
 // the other nodes in no partition.
 func searchOrder(g uint64, replicas []string) []string {
-	score := func(id string) uint64 {
+	score := make(map[string]uint64, len(replicas))
+	for _, id := range replicas {
 		h := fnv.New64a()
 		_, _ = fmt.Fprintf(h, "%d/%s", g, id)
-		return h.Sum64()
+		score[id] = h.Sum64()
 	}
 	out := slices.Clone(replicas)
-	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(score(a), score(b)) })
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(score[a], score[b]) })
 	return out
 }
 
