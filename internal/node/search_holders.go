@@ -34,13 +34,13 @@ func (n *Node) searchHandover(g uint64) time.Duration {
 	return max(searchHandoverMin, searchHandoverBuilds*built)
 }
 
-// searchHolders returns the first k of partition g's replicas (node ids)
-// that may keep its search index, in the partition's search order. Every
+// searchHolders returns the first k of a partition's replicas (node ids,
+// in its search order: searchOrder) that may keep its search index. Every
 // node computes it from its own view of gossip, so just after a failure two
 // nodes may briefly disagree.
-func searchHolders(g uint64, replicas []string, k int, eligible func(id string) bool) []string {
+func searchHolders(ordered []string, k int, eligible func(id string) bool) []string {
 	var out []string
-	for _, id := range searchOrder(g, replicas) {
+	for _, id := range ordered {
 		if len(out) == k {
 			break
 		}
@@ -122,10 +122,7 @@ func (n *Node) searchReplicas() map[uint64]any {
 		if g == placement.MetaGroup {
 			continue
 		}
-		holder := false
-		for _, id := range searchHolders(g, v.nodesOf[g], n.cfg.SearchReplicas, n.searchEligible) {
-			holder = holder || id == n.cfg.ID
-		}
+		holder := slices.Contains(searchHolders(searchOrder(g, v.nodesOf[g]), n.cfg.SearchReplicas, n.searchEligible), n.cfg.ID)
 		since, indexed := held[g]
 		switch {
 		case holder:
@@ -151,7 +148,7 @@ func (n *Node) searchAddrs(g uint64) []string {
 		return nil
 	}
 	ids := searchOrder(g, v.nodesOf[g])
-	first := searchHolders(g, ids, n.cfg.SearchReplicas, n.searchEligible)
+	first := searchHolders(ids, n.cfg.SearchReplicas, n.searchEligible)
 	for _, id := range ids {
 		if !slices.Contains(first, id) {
 			first = append(first, id)

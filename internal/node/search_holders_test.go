@@ -29,8 +29,8 @@ func TestSearchHolders(t *testing.T) {
 		{"two passed over", 2, not(o[0], o[1]), o[2:]},
 		{"none may", 1, not(replicas...), nil},
 	} {
-		if got := searchHolders(g, replicas, tc.k, tc.eligible); !slices.Equal(got, tc.want) {
-			t.Errorf("%s: searchHolders(%v, %d) = %v, want %v", tc.name, replicas, tc.k, got, tc.want)
+		if got := searchHolders(o, tc.k, tc.eligible); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: searchHolders(%v, %d) = %v, want %v", tc.name, o, tc.k, got, tc.want)
 		}
 	}
 }
