@@ -96,19 +96,30 @@ func mustStatus(t *testing.T, err error, status int, code string) {
 }
 
 // noReplica returns a node holding no replica of the partition of
-// routingKey, or -1 when every node holds one. A cluster that has just
-// grown may still be moving replicas (one on every node for a moment), so
+// routingKey, or -1 when every node holds one. When the cluster map gives
+// the partition fewer replicas than there are nodes, a cluster that has
+// just grown may still be moving them (one on every node for a moment), so
 // it looks again for a few seconds before answering -1.
 func noReplica(c *testcluster.Cluster, routingKey string) int {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
+		placed := 0
 		for i := 0; i < c.Len(); i++ {
 			n := c.Node(i)
-			if n != nil && !n.Engine().HasGroup(n.Router().PartitionOf(routingKey)) {
+			if n == nil {
+				continue
+			}
+			g := n.Router().PartitionOf(routingKey)
+			if !n.Engine().HasGroup(g) {
 				return i
 			}
+			if m := n.Map(); m != nil {
+				if grp, ok := m.Group(g); ok {
+					placed = len(grp.Replicas)
+				}
+			}
 		}
-		if c.Len() <= 3 || time.Now().After(deadline) {
+		if placed >= c.Len() || time.Now().After(deadline) {
 			return -1
 		}
 		time.Sleep(100 * time.Millisecond)
