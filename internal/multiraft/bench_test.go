@@ -10,9 +10,10 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/bench"
 )
 
 // benchPayload is the size of one proposed command, as in the storage
@@ -134,9 +135,9 @@ func TestEngine_IdleCPU(t *testing.T) {
 
 	rounds0, syncs0 := c.rounds(), c.syncs()
 	batches0, msgs0 := c.net.batches.Load(), c.net.msgs.Load()
-	cpu0, wall0 := processCPU(t), time.Now()
+	cpu0, wall0 := bench.ProcessCPU(), time.Now()
 	time.Sleep(window)
-	cpu1, wall := processCPU(t), time.Since(wall0)
+	cpu1, wall := bench.ProcessCPU(), time.Since(wall0)
 	rounds, syncs := c.rounds()-rounds0, c.syncs()-syncs0
 	batches, msgs := c.net.batches.Load()-batches0, c.net.msgs.Load()-msgs0
 
@@ -179,14 +180,4 @@ func waitSettled(t *testing.T, c *benchCluster) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-}
-
-// processCPU returns the user and system CPU time of the process so far.
-func processCPU(t *testing.T) time.Duration {
-	t.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -7,9 +7,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/bench"
 )
 
 // benchCorpus is how many messages BenchmarkIndex_Search indexes:
@@ -132,7 +133,7 @@ func BenchmarkIndex_SmallBatches(b *testing.B) {
 		b.Fatal(err)
 	}
 	text := make([]string, 12)
-	cpu0 := processCPU()
+	cpu0 := bench.ProcessCPU()
 	b.ResetTimer()
 	batch := x.NewBatch()
 	for i := range b.N {
@@ -156,12 +157,5 @@ func BenchmarkIndex_SmallBatches(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/msg")
-}
-
-// processCPU returns the user and system CPU time this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((bench.ProcessCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/msg")
 }

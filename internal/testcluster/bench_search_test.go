@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/bench"
 	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
@@ -62,7 +62,7 @@ func benchPosts(b *testing.B, indexing bool) {
 	}
 	var next atomic.Int64
 	b.ResetTimer()
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), bench.ProcessCPU()
 	var wg sync.WaitGroup
 	for w := range clients {
 		wg.Add(1)
@@ -84,13 +84,5 @@ func benchPosts(b *testing.B, indexing bool) {
 	wg.Wait()
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "posts/s")
-	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/post")
-}
-
-// processCPU returns the user and system CPU time this process (all three
-// nodes) has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((bench.ProcessCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/post")
 }
