@@ -342,6 +342,10 @@ func (p *rmqPeer) broken() {
 	}
 }
 
+// confirmGrace is how long a stopping producer still waits for the
+// confirm of a publish in flight.
+const confirmGrace = time.Second
+
 // publish sends a persistent message to queue through the default
 // exchange and waits for the broker's confirm.
 func (p *rmqPeer) publish(ctx context.Context, queue, id string, body []byte) error {
@@ -356,6 +360,18 @@ func (p *rmqPeer) publish(ctx context.Context, queue, id string, body []byte) er
 		return fmt.Errorf("publish: %w", err)
 	}
 	ok, err := conf.WaitContext(ctx)
+	if err != nil && ctx.Err() != nil {
+		// Stopping: the confirm may be on its way, even already behind a
+		// delivery a consumer counted. Give it a moment so Sent counts
+		// every message the broker took.
+		t := time.NewTimer(confirmGrace)
+		select {
+		case <-conf.Done():
+			ok, err = conf.Acked(), nil
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	switch {
 	case err != nil:
 		return fmt.Errorf("publish: waiting for the confirm: %w", err)
