@@ -320,8 +320,22 @@ func TestClient_Errors(t *testing.T) {
 			t.Fatalf("error %v: want canceled, not retryable", err)
 		}
 	})
+	t.Run("attempt deadline", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+		defer srv.Close()
+		actx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		_, err := client.New(srv.URL).KVPut(actx, "k", nil, client.PutOptions{IdempotencyKey: "a"})
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) || client.IsRetryable(err) || !client.IsRetryableAttempt(err) {
+			t.Fatalf("error %v: want a deadline, retryable only as an attempt", err)
+		}
+		_, _, err = newEnv(t).c.KVGet(ctx, "absent", client.GetOptions{})
+		if err == nil || client.IsRetryableAttempt(err) {
+			t.Fatalf("error %v: a 404 is an answer, never worth another attempt", err)
+		}
+	})
 	t.Run("nil", func(t *testing.T) {
-		if client.IsRetryable(nil) {
+		if client.IsRetryable(nil) || client.IsRetryableAttempt(nil) {
 			t.Fatal("nil is retryable")
 		}
 	})

@@ -38,6 +38,20 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("parley: %d %s: %s", e.Status, e.Code, e.Message)
 }
 
+// IsRetryableAttempt is IsRetryable for a caller that bounds each attempt
+// with its own deadline inside a longer budget: an attempt that ran out of
+// time may also be sent again (with the same idempotency key, since it may
+// have taken effect).
+func IsRetryableAttempt(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	if _, ok := errors.AsType[*url.Error](err); ok {
+		return true
+	}
+	return IsRetryable(err)
+}
+
 // IsRetryable reports whether the call that returned err may be sent again
 // unchanged: the server said so, or the request failed in transport (the
 // outcome is unknown, so writes should carry an idempotency key to be applied

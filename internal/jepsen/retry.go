@@ -3,7 +3,6 @@ package jepsen
 import (
 	"context"
 	"errors"
-	"net/url"
 	"syscall"
 	"time"
 
@@ -63,10 +62,7 @@ func retry(f func(ctx context.Context, attempt int) error) (Outcome, error) {
 // retryable reports whether a write may be sent again with the same
 // idempotency key: the server said so, or the request failed in transport
 // or ran out of time (its outcome unknown).
-func retryable(err error) bool {
-	var ue *url.Error
-	return client.IsRetryable(err) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue)
-}
+var retryable = client.IsRetryableAttempt
 
 // refusedBeforeWork reports whether the server refused the request before
 // doing anything: a limit (429).

@@ -2,9 +2,7 @@ package testcluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,10 +13,7 @@ import (
 // Retryable reports whether a client would retry err: a retryable API
 // error (503 and the like), a request that ran out of time, or a connection
 // that failed (a node killed or not yet listening).
-func Retryable(err error) bool {
-	var ue *url.Error
-	return client.IsRetryable(err) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue)
-}
+var Retryable = client.IsRetryableAttempt
 
 // MustPut puts key=value through c, retrying what a client retries for up
 // to 20 s under one idempotency key (opts' own, or a fresh one), so a retry
