@@ -268,3 +268,65 @@ func TestClientAPI_QueueSendOptions(t *testing.T) {
 		t.Fatalf("stats = %+v", st)
 	}
 }
+
+// A consumer acks each message as it asks for the next: one call per
+// message, all-or-none acks, a clear 409 naming a lapsed or unknown one.
+func TestClientAPI_QueueReceiveAcks(t *testing.T) {
+	ctx := context.Background()
+	s := newFullServer(t)
+	ann, ben := s.user(t, "ann"), s.user(t, "ben")
+	if _, err := ann.CreateQueue(ctx, "jobs"); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"a", "b", "c"} {
+		if _, err := ann.Send(ctx, "jobs", b, client.SendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lease := client.ReceiveOptions{AckTimeout: time.Minute}
+	m, found, err := ben.Receive(ctx, "jobs", lease)
+	if err != nil || !found || m.Body != "a" {
+		t.Fatalf("first receive = %+v, %v, %v", m, found, err)
+	}
+	var got []string
+	for {
+		o := lease
+		o.Ack = []string{m.Receipt}
+		next, found, err := ben.Receive(ctx, "jobs", o)
+		if err != nil {
+			t.Fatalf("receive acking %q: %v", m.Body, err)
+		}
+		got = append(got, m.Body)
+		if !found {
+			break
+		}
+		m = next
+	}
+	if !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("consumed %q, want a b c", got)
+	}
+	if q := mustGetQueue(t, ann, "jobs"); q.Stats.Ready != 0 || q.Stats.Leased != 0 {
+		t.Fatalf("queue after acking everything on receive: %+v", q.Stats)
+	}
+
+	if _, err := ann.Send(ctx, "jobs", "d", client.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := ben.Receive(ctx, "jobs", lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := lease
+	o.Ack = []string{d.Receipt, m.Receipt} // m was acknowledged above
+	_, _, err = ben.Receive(ctx, "jobs", o)
+	if e := mustAPIError(t, err, 409, "conflict"); !strings.Contains(e.Message, m.Receipt) {
+		t.Fatalf("409 %q does not name the receipt %s", e.Message, m.Receipt)
+	}
+	_, err = ben.ReceiveMany(ctx, "jobs", 2, client.ReceiveOptions{Ack: []string{d.Receipt, d.Receipt}})
+	mustAPIError(t, err, 400, "invalid")
+	_, _, err = ann.Receive(ctx, "jobs", client.ReceiveOptions{Ack: []string{d.Receipt}})
+	mustAPIError(t, err, 409, "conflict") // ben's lease
+	if err := ben.Ack(ctx, "jobs", d.Receipt); err != nil {
+		t.Fatalf("d stays leased after the refused receives: %v", err)
+	}
+}

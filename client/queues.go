@@ -127,6 +127,27 @@ type ReceiveOptions struct {
 	AckTimeout time.Duration
 	// Wait, when > 0, long-polls up to this long for a message.
 	Wait time.Duration
+	// Ack lists receipts of leases the caller holds (at most 100),
+	// acknowledged in the same call before anything is taken, all or none:
+	// a consumer that acks each message as it asks for the next saves a
+	// call per message. An unknown or lapsed one is an *Error with status
+	// 409 naming it, and then nothing is acknowledged or taken.
+	Ack []string
+}
+
+// receiveRequest is the body of POST /api/v1/queues/{queue}/receive.
+type receiveRequest struct {
+	From         string   `json:"from,omitempty"`
+	AckTimeoutMs int64    `json:"ack_timeout_ms,omitempty"`
+	WaitMs       int64    `json:"wait_ms,omitempty"`
+	Max          *int     `json:"max,omitempty"`
+	Ack          []string `json:"ack,omitempty"`
+}
+
+// receiveRequestOf is the body of a receive of up to *max messages (nil:
+// one, answered as a message rather than a list).
+func receiveRequestOf(opts ReceiveOptions, max *int) receiveRequest {
+	return receiveRequest{From: opts.From, AckTimeoutMs: ceilMs(opts.AckTimeout), WaitMs: ceilMs(opts.Wait), Max: max, Ack: opts.Ack}
 }
 
 // CreateQueue creates a queue owned by the caller; 409 when it exists.
@@ -179,12 +200,7 @@ func (c *Client) Peek(ctx context.Context, queue, from string) (msg QueueMessage
 // Receive takes the oldest message for the caller or for anyone; found is
 // false when none came (within opts.Wait).
 func (c *Client) Receive(ctx context.Context, queue string, opts ReceiveOptions) (msg QueueMessage, found bool, err error) {
-	in := struct {
-		From         string `json:"from,omitempty"`
-		AckTimeoutMs int64  `json:"ack_timeout_ms,omitempty"`
-		WaitMs       int64  `json:"wait_ms,omitempty"`
-	}{opts.From, ceilMs(opts.AckTimeout), ceilMs(opts.Wait)}
-	status, err := c.sendJSON(ctx, http.MethodPost, queuePath(queue, "/receive"), in, &msg)
+	status, err := c.sendJSON(ctx, http.MethodPost, queuePath(queue, "/receive"), receiveRequestOf(opts, nil), &msg)
 	return msg, err == nil && status == http.StatusOK, err
 }
 

@@ -82,12 +82,7 @@ func (c *Client) SendBatch(ctx context.Context, queue string, msgs []BatchMessag
 // ReceiveMany takes up to max (1 to 100) messages at once, in the order
 // Receive would take them; none when none came within opts.Wait.
 func (c *Client) ReceiveMany(ctx context.Context, queue string, max int, opts ReceiveOptions) ([]QueueMessage, error) {
-	in := struct {
-		From         string `json:"from,omitempty"`
-		AckTimeoutMs int64  `json:"ack_timeout_ms,omitempty"`
-		WaitMs       int64  `json:"wait_ms,omitempty"`
-		Max          int    `json:"max"`
-	}{opts.From, ceilMs(opts.AckTimeout), ceilMs(opts.Wait), max}
+	in := receiveRequestOf(opts, &max)
 	var out struct {
 		Messages []QueueMessage `json:"messages"`
 	}

@@ -45,6 +45,9 @@ type receiveRequest struct {
 	WaitMs       int64  `json:"wait_ms,omitempty"`
 	// Max, when present, takes up to that many messages and answers a list.
 	Max *int `json:"max,omitempty"`
+	// Ack lists receipts acknowledged before anything is taken, all or
+	// none.
+	Ack []string `json:"ack,omitempty"`
 	writeMeta
 }
 
@@ -226,6 +229,8 @@ func (s *Server) queuePeek(w http.ResponseWriter, r *http.Request) {
 // queueReceive serves POST /api/v1/queues/{queue}/receive: 200 with the
 // message taken (leased with ack_timeout_ms), 204 when none came within
 // wait_ms; with max, 200 with the list of messages taken (empty when none).
+// With ack, the leases it names are acknowledged first, all or none (409
+// naming the first unknown or lapsed one, and nothing taken).
 func (s *Server) queueReceive(w http.ResponseWriter, r *http.Request) {
 	var body receiveRequest
 	idem, err := s.decodeWrite(w, r, smallBody, &body, true)
@@ -246,6 +251,7 @@ func (s *Server) queueReceive(w http.ResponseWriter, r *http.Request) {
 		From:       body.From,
 		AckTimeout: time.Duration(body.AckTimeoutMs) * time.Millisecond,
 		Wait:       time.Duration(body.WaitMs) * time.Millisecond,
+		Ack:        body.Ack,
 	}
 	if body.Max != nil {
 		if *body.Max < 1 || *body.Max > queue.MaxBatch {

@@ -54,6 +54,46 @@ func TestBenchQueue_MessagesThrough(t *testing.T) {
 	}
 }
 
+// With --ack-on-receive every receive acknowledges the consumer's
+// previous message: what is left is the backlog and one leased message per
+// consumer, the last each took.
+func TestBenchQueue_AckOnReceive(t *testing.T) {
+	url, _ := startServe(t)
+	token := signUp(t, url)
+	o, err := ParseBenchQueue("parley bench queue", []string{
+		"--servers", url, "--clients", "3", "--producers", "2", "--queues", "1", "--requests", "50", "--ack-on-receive",
+		"--token", token, "--json", filepath.Join(t.TempDir(), "queue.json"), "-q",
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runBenchFunc(t, o.JSON, func(ctx context.Context, out *bytes.Buffer) error { return BenchQueue(ctx, o, out, out) })
+	if rep.Ops != 50 || rep.Errors != 0 || rep.Params["ack"] == "" {
+		t.Fatalf("report: ops %d, errors %d (%v), params %v; want 50, 0, ack on receive", rep.Ops, rep.Errors, rep.ErrorKinds, rep.Params)
+	}
+	sent, err := strconv.Atoi(rep.Params["sent"])
+	if err != nil || sent < 50 {
+		t.Fatalf("sent %q, want at least 50", rep.Params["sent"])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	qs, err := client.New(url, client.WithToken(token)).ListQueues(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored, inFlight uint64
+	for _, q := range qs {
+		if strings.HasPrefix(q.Name, "bench-") {
+			stored += q.Messages
+			inFlight += q.InFlight
+		}
+	}
+	// Each consumer's receives acked all it took but the last.
+	if inFlight < 1 || inFlight > 3 || stored-inFlight < uint64(sent-50) || stored-inFlight > uint64(sent-50+2) {
+		t.Errorf("bench queue stores %d messages, %d in flight; want 1-3 in flight and %d (+2 at most) besides", stored, inFlight, sent-50)
+	}
+}
+
 func TestParseBenchQueue_Invalid(t *testing.T) {
 	for _, args := range [][]string{{"--queues", "0"}, {"--queues", "4", "--clients", "2"}, {"--clients", "4", "--producers", "1", "--queues", "2"}, {"--size", "0"}} {
 		if _, err := ParseBenchQueue("parley bench queue", args, nil); err == nil {

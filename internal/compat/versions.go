@@ -47,7 +47,10 @@ const MinDataFormat = 2
 //     leads to;
 //     and per-room retention and legal holds: the Settings bits
 //     retention_days and retention_messages and the chat command LegalHold
-//     (chat.RetentionProtocol), proposed only once the cluster speaks 2.
+//     (chat.RetentionProtocol), proposed only once the cluster speaks 2;
+//     and a queue Receive that acknowledges leases first (its flag bit
+//     flagAck, queue.AckOnReceiveProtocol), proposed only once the
+//     cluster speaks 2.
 const Protocol = 2
 
 // MinProtocol is the oldest internal protocol this build still speaks: the

@@ -42,7 +42,7 @@ func (s queueService) ReceiveMany(ctx context.Context, user, q string, o queue.R
 // newQueueService builds the queue services over the router; notes nil
 // means long polls always poll.
 func (n *Node) newQueueService(accounts *account.Service, notes queue.Notifier) queueService {
-	cfg := queue.Config{IsAdmin: isAdmin(accounts), Now: n.clock.Now}
+	cfg := queue.Config{IsAdmin: isAdmin(accounts), Now: n.clock.Now, ClusterProtocol: n.ClusterProtocol}
 	s := queueService{
 		Service: queue.NewService(n.router, cfg),
 		hasReplica: func(q string) bool {

@@ -80,10 +80,15 @@ func (t *tx) trim() error {
 }
 
 func (t *tx) receive(c Receive) ([]byte, error) {
+	acked, refused, err := t.ackHeld(c.User, c.Acks)
+	if err != nil || refused != nil {
+		return refused, err
+	}
 	changed, err := t.maintain()
 	if err != nil {
 		return nil, err
 	}
+	changed = changed || acked
 	n := max(c.Max, 1)
 	var taken []takenMessage
 	expired := 0
@@ -174,6 +179,31 @@ func (t *tx) leased(op byte, user string, id, lease uint64) (messageRecord, []by
 		return m, refusal(statusConflict, op, "the lease lapsed at %d; the message will be delivered again", m.until), nil
 	}
 	return m, nil, nil
+}
+
+// ackHeld removes the messages of leases user holds, all or none: it
+// checks every lease before it removes any, and refuses, naming the first
+// that is unknown or lapsed, with nothing changed. acked reports whether it
+// removed any.
+func (t *tx) ackHeld(user string, hs []Held) (acked bool, refused []byte, err error) {
+	for i, h := range hs {
+		if _, refused, err := t.leased(opReceive, user, h.ID, h.Lease); err != nil || refused != nil {
+			if refused != nil {
+				refused = refusal(statusConflict, opReceive, "ack[%d] %s: %s", i, FormatReceipt(h.ID, h.Lease), refused[2:])
+			}
+			return false, refused, err
+		}
+	}
+	for _, h := range hs {
+		m, _, err := t.leased(opReceive, user, h.ID, h.Lease)
+		if err != nil {
+			return false, nil, err
+		}
+		if err := t.removeMsg(&m, h.ID); err != nil {
+			return false, nil, err
+		}
+	}
+	return len(hs) > 0, nil, nil
 }
 
 func (t *tx) ack(c Ack) ([]byte, error) {

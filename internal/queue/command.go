@@ -1,9 +1,11 @@
 package queue
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/wire"
@@ -40,13 +42,22 @@ const (
 	// flagMore: optional fields follow (Create: Settings; Send: SendOptions;
 	// Receive: Max).
 	flagMore
+	// flagAck: a Receive acknowledges leases first (Receive.Acks). New at
+	// AckOnReceiveProtocol: an older replica rejects the bit.
+	flagAck
 )
+
+// AckOnReceiveProtocol is the internal protocol (compat.Protocol) that
+// brought Receive.Acks. A replica of an earlier build refuses a Receive
+// carrying them, so the Service proposes one only once every node speaks it.
+const AckOnReceiveProtocol = 2
 
 // adminOps are the ops that may carry flagAdmin; moreOps those that may
 // carry flagMore.
 var (
 	adminOps = [256]bool{opDelete: true, opConfig: true, opPurge: true, opRedrive: true}
 	moreOps  = [256]bool{opCreate: true, opSend: true, opReceive: true}
+	ackOps   = [256]bool{opReceive: true}
 )
 
 // Structural bounds every decoded command keeps. The Service enforces the
@@ -133,16 +144,27 @@ type SendOptions struct {
 // Receive takes the first message User may receive (highest priority, then
 // oldest), only from From when it is not empty; up to Max of them when Max
 // > 1. AckTimeoutMs > 0 leases the messages for that long instead of
-// removing them.
+// removing them. Acks, when not empty, are leases of User acknowledged
+// first, all or none: when one is unknown or lapsed, nothing changes.
 //
-// Encoding: Tag, 'R', flags (flagMore when Max > 1), str Queue, str User,
-// str From, uvarint AckTimeoutMs, with flagMore uvarint Max.
+// Encoding: Tag, 'R', flags (flagMore when Max > 1, flagAck when Acks),
+// str Queue, str User, str From, uvarint AckTimeoutMs, with flagMore
+// uvarint Max, with flagAck uvarint count and per lease uvarint ID and
+// Lease, in increasing ID order (so no message twice).
 type Receive struct {
 	Queue        string
 	User         string
 	From         string
 	AckTimeoutMs int64
 	Max          int
+	Acks         []Held
+}
+
+// Held names a lease from its receipt: the message ID and the Raft index of
+// the receive that leased it.
+type Held struct {
+	ID    uint64
+	Lease uint64
 }
 
 // Ack removes a message User holds a lease on: the message ID and the Raft
@@ -202,20 +224,42 @@ func EncodeSend(s Send) []byte {
 	return append(b, s.Body...)
 }
 
-// EncodeReceive returns the binary encoding of r.
+// EncodeReceive returns the binary encoding of r. r.Acks must be sorted by
+// ID with no ID twice (SortHeld); the decoder refuses them otherwise.
 func EncodeReceive(r Receive) []byte {
 	var flags byte
 	if r.Max > 1 {
 		flags = flagMore
 	}
-	b := make([]byte, 0, headerCap(r.Queue, r.User)+3*binary.MaxVarintLen64+len(r.From))
+	if len(r.Acks) > 0 {
+		flags |= flagAck
+	}
+	b := make([]byte, 0, headerCap(r.Queue, r.User)+(4+2*len(r.Acks))*binary.MaxVarintLen64+len(r.From))
 	b = appendHeader(b, opReceive, flags, r.Queue, r.User)
 	b = wire.AppendString(b, r.From)
 	b = binary.AppendUvarint(b, uint64(r.AckTimeoutMs))
-	if flags != 0 {
+	if flags&flagMore != 0 {
 		b = binary.AppendUvarint(b, uint64(r.Max))
 	}
+	if flags&flagAck != 0 {
+		b = binary.AppendUvarint(b, uint64(len(r.Acks)))
+		for _, h := range r.Acks {
+			b = binary.AppendUvarint(binary.AppendUvarint(b, h.ID), h.Lease)
+		}
+	}
 	return b
+}
+
+// SortHeld sorts leases by message ID, as EncodeReceive needs, and reports
+// whether every ID is distinct.
+func SortHeld(hs []Held) bool {
+	slices.SortFunc(hs, func(a, b Held) int { return cmp.Compare(a.ID, b.ID) })
+	for i := 1; i < len(hs); i++ {
+		if hs[i].ID == hs[i-1].ID {
+			return false
+		}
+	}
+	return true
 }
 
 // EncodeAck returns the binary encoding of a.
@@ -247,10 +291,11 @@ func DecodeCommand(cmd []byte) (Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	if flags&^(flagAdmin|flagMore) != 0 || flags&flagAdmin != 0 && !adminOps[op] || flags&flagMore != 0 && !moreOps[op] {
+	if flags&^(flagAdmin|flagMore|flagAck) != 0 || flags&flagAdmin != 0 && !adminOps[op] || flags&flagMore != 0 && !moreOps[op] ||
+		flags&flagAck != 0 && !ackOps[op] {
 		return nil, fmt.Errorf("%w: unknown flags %#x", errMalformed, flags)
 	}
-	d := decoder{queue: queue, user: user, admin: flags&flagAdmin != 0, more: flags&flagMore != 0, rest: rest}
+	d := decoder{queue: queue, user: user, admin: flags&flagAdmin != 0, more: flags&flagMore != 0, acks: flags&flagAck != 0, rest: rest}
 	var c Command
 	switch op {
 	case opCreate:
@@ -294,12 +339,12 @@ func decodeHeader(cmd []byte) (op, flags byte, queue, user string, rest []byte, 
 // TouchedKey returns the queue of a command that, once applied, may make a
 // message available to a waiting receiver or end its wait (a Send, a
 // SendBatch, an Ack or Nack, which may release the next message of a FIFO
-// group or the nacked one, an Import, a Tick or a Delete), and false for
+// group or the nacked one, a Receive that acknowledges, an Import, a Tick or a Delete), and false for
 // every other command, including malformed ones. The
 // partition layer's apply notifier calls it on applied commands to implement
 // Notifier. It reads the queue name only; it does not decode the command.
 func TouchedKey(cmd []byte) (queue string, ok bool) {
-	if len(cmd) < 3 || cmd[0] != Tag || !touchingOps[cmd[1]] {
+	if len(cmd) < 3 || cmd[0] != Tag || !touchingOps[cmd[1]] && !(cmd[1] == opReceive && cmd[2]&flagAck != 0) {
 		return "", false
 	}
 	q, _, err := readName(cmd[3:], "queue", false)

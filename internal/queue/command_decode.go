@@ -10,10 +10,10 @@ import (
 // decoder reads the part of a command after its header. It keeps the first
 // error; every read after it returns zero values.
 type decoder struct {
-	queue, user string
-	admin, more bool
-	rest        []byte
-	err         error
+	queue, user       string
+	admin, more, acks bool
+	rest              []byte
+	err               error
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -35,11 +35,15 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
-// bounded reads a uvarint of at most hi and at least lo.
+// bounded reads a uvarint of at most hi and at least lo; 0 on failure, so
+// a count never sizes an allocation beyond its bound.
 func (d *decoder) bounded(what string, lo, hi uint64) uint64 {
 	v := d.uvarint()
 	if d.err == nil && (v < lo || v > hi) {
 		d.fail("%s %d out of [%d, %d]", what, v, lo, hi)
+	}
+	if d.err != nil {
+		return 0
 	}
 	return v
 }
@@ -173,6 +177,17 @@ func (d *decoder) receive() Command {
 	r.AckTimeoutMs = int64(d.bounded("ack timeout", 0, MaxAckTimeoutMs))
 	if d.more {
 		r.Max = int(d.bounded("max", 2, MaxBatch))
+	}
+	if d.acks {
+		n := int(d.bounded("acks", 1, MaxBatch))
+		r.Acks = make([]Held, 0, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			id, lease := d.receipt()
+			if d.err == nil && i > 0 && id <= r.Acks[i-1].ID {
+				d.fail("acks not in increasing message order")
+			}
+			r.Acks = append(r.Acks, Held{ID: id, Lease: lease})
+		}
 	}
 	return r
 }

@@ -31,6 +31,8 @@ func TestEncode_DecodeCommand(t *testing.T) {
 		{"send at", Send{Queue: "jobs", User: "alice", SendOptions: SendOptions{DeliverAtMs: t0}, Body: []byte("x")}},
 		{"batch", SendBatch{Queue: "jobs", User: "alice", Messages: []Send{{To: "bob", Body: []byte("a")}, {SendOptions: SendOptions{Priority: 1, Group: "g"}, Body: []byte("b")}}}},
 		{"receive many", Receive{Queue: "jobs", User: "bob", AckTimeoutMs: 5, Max: MaxBatch}},
+		{"receive acking one", Receive{Queue: "jobs", User: "bob", AckTimeoutMs: 5, Acks: []Held{{ID: 7, Lease: 9}}}},
+		{"receive many acking", Receive{Queue: "jobs", User: "bob", From: "al", Max: 3, Acks: []Held{{ID: 1, Lease: 1 << 40}, {ID: 2, Lease: 3}, {ID: 1 << 50, Lease: 2}}}},
 		{"nack", Nack{Queue: "jobs", User: "bob", ID: 2, Lease: 3, DelayMs: 100, Dead: true, Reason: "bad input"}},
 		{"extend", Extend{Queue: "jobs", User: "bob", ID: 2, Lease: 3, AckTimeoutMs: 1000}},
 		{"configure", Configure{Queue: "jobs", User: "alice", Admin: true, Settings: SettingsUpdate{Set: setAll, Settings: Settings{MaxDeliveries: 1, DeadLetter: "d", TTLMs: 2, MaxLength: 3, DropOldest: true}}}},
@@ -102,6 +104,14 @@ func TestDecodeCommand_Errors(t *testing.T) {
 		{"batch too big", EncodeSendBatch(SendBatch{Queue: "q", User: "a", Messages: make([]Send, MaxBatch+1)})},
 		{"receive max 1 flagged", append(EncodeReceive(Receive{Queue: "q", User: "a"})[:0:0], Tag, opReceive, flagMore, 1, 'q', 0, 0, 0, 1)},
 		{"receive max above batch", EncodeReceive(Receive{Queue: "q", User: "a", Max: MaxBatch + 1})},
+		{"receive acks out of order", EncodeReceive(Receive{Queue: "q", User: "a", Acks: []Held{{ID: 2, Lease: 1}, {ID: 1, Lease: 1}}})},
+		{"receive acks one message twice", EncodeReceive(Receive{Queue: "q", User: "a", Acks: []Held{{ID: 2, Lease: 1}, {ID: 2, Lease: 3}}})},
+		{"receive ack zero lease", EncodeReceive(Receive{Queue: "q", User: "a", Acks: []Held{{ID: 2, Lease: 0}}})},
+		{"receive acks above batch", EncodeReceive(Receive{Queue: "q", User: "a", Acks: heldRun(MaxBatch + 1)})},
+		{"receive ack flag, no acks", []byte{Tag, opReceive, flagAck, 1, 'q', 0, 0, 0, 0}},
+		{"receive ack flag, acks missing", []byte{Tag, opReceive, flagAck, 1, 'q', 0, 0, 0, 2, 1, 1}},
+		{"ack flag on send", []byte{Tag, opSend, flagAck, 1, 'q', 0, 0, 'x'}},
+		{"ack flag on ack", append([]byte{Tag, opAck, flagAck}, EncodeAck(Ack{Queue: "q", User: "a", ID: 1, Lease: 1})[3:]...)},
 		{"nack reason too long", EncodeNack(Nack{Queue: "q", User: "a", ID: 1, Lease: 1, Reason: strings.Repeat("r", MaxReasonLen+1)})},
 		{"extend zero timeout", EncodeExtend(Extend{Queue: "q", User: "a", ID: 1, Lease: 1})},
 		{"configure nothing", EncodeConfigure(Configure{Queue: "q", User: "a"})},
@@ -120,6 +130,25 @@ func TestDecodeCommand_Errors(t *testing.T) {
 	}
 }
 
+// heldRun returns n leases with IDs 1..n, in the order EncodeReceive needs.
+func heldRun(n int) []Held {
+	hs := make([]Held, n)
+	for i := range hs {
+		hs[i] = Held{ID: uint64(i + 1), Lease: 1}
+	}
+	return hs
+}
+
+func TestSortHeld(t *testing.T) {
+	hs := []Held{{ID: 9, Lease: 1}, {ID: 2, Lease: 5}, {ID: 4, Lease: 1}}
+	if !SortHeld(hs) || !reflect.DeepEqual(hs, []Held{{ID: 2, Lease: 5}, {ID: 4, Lease: 1}, {ID: 9, Lease: 1}}) {
+		t.Fatalf("SortHeld = %v", hs)
+	}
+	if SortHeld([]Held{{ID: 3, Lease: 1}, {ID: 1, Lease: 1}, {ID: 3, Lease: 2}}) {
+		t.Fatal("SortHeld accepted one message twice")
+	}
+}
+
 func TestTouchedKey(t *testing.T) {
 	cases := []struct {
 		name string
@@ -131,6 +160,7 @@ func TestTouchedKey(t *testing.T) {
 		{"delete", EncodeDelete(Delete{Queue: "jobs", User: "a"}), "jobs", true},
 		{"create", EncodeCreate(Create{Queue: "jobs", User: "a"}), "", false},
 		{"receive", EncodeReceive(Receive{Queue: "jobs", User: "a"}), "", false},
+		{"receive acking: may release the next message of a group", EncodeReceive(Receive{Queue: "jobs", User: "a", Acks: []Held{{ID: 1, Lease: 1}}}), "jobs", true},
 		{"ack: may release the next message of a group", EncodeAck(Ack{Queue: "jobs", User: "a", ID: 1, Lease: 1}), "jobs", true},
 		{"nack", EncodeNack(Nack{Queue: "jobs", User: "a", ID: 1, Lease: 1}), "jobs", true},
 		{"batch", EncodeSendBatch(SendBatch{Queue: "jobs", User: "a", Messages: []Send{{Body: []byte("x")}}}), "jobs", true},
@@ -170,6 +200,7 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(EncodeDelete(Delete{Queue: "q", User: "alice", Admin: true}))
 	f.Add(EncodeSend(Send{Queue: "q", User: "alice", To: "bob", Body: []byte("hello")}))
 	f.Add(EncodeReceive(Receive{Queue: "q", User: "bob", From: "alice", AckTimeoutMs: 1000}))
+	f.Add(EncodeReceive(Receive{Queue: "q", User: "bob", Max: 2, Acks: []Held{{ID: 1, Lease: 4}, {ID: 3, Lease: 4}}}))
 	f.Add(EncodeAck(Ack{Queue: "q", User: "bob", ID: 3, Lease: 300}))
 	f.Add([]byte{Tag, opSend, 0xff})
 	f.Add(EncodeSendBatch(SendBatch{Queue: "q", User: "a", Messages: []Send{{Body: []byte("x"), SendOptions: SendOptions{Group: "g"}}}}))

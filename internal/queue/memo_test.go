@@ -127,7 +127,22 @@ func (tw *twin) step() {
 }
 
 func (tw *twin) receive(user string, ackMs int64) {
-	rr, err := decodeReceiveResult(tw.apply(EncodeReceive(Receive{Queue: tw.queue, User: user, AckTimeoutMs: ackMs, Max: 1 + tw.rng.IntN(2)})))
+	// Half the time the receive acknowledges up to two earlier leases of
+	// the user's (they may have lapsed: then it is refused whole).
+	var acks []Held
+	for i := 0; i < len(tw.receipts) && len(acks) < 2 && tw.rng.IntN(2) == 0; {
+		a := tw.receipts[i]
+		if a.User != user {
+			i++
+			continue
+		}
+		acks = append(acks, Held{ID: a.ID, Lease: a.Lease})
+		tw.receipts = append(tw.receipts[:i], tw.receipts[i+1:]...)
+	}
+	if !SortHeld(acks) {
+		acks = acks[:1]
+	}
+	rr, err := decodeReceiveResult(tw.apply(EncodeReceive(Receive{Queue: tw.queue, User: user, AckTimeoutMs: ackMs, Max: 1 + tw.rng.IntN(2), Acks: acks})))
 	if err != nil {
 		return // a refusal: both states refused alike
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parley-chat/parley/internal/compat"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/ident"
 	"github.com/parley-chat/parley/internal/state"
@@ -89,6 +90,11 @@ type Config struct {
 	// a Notifier: it starts at PollMin and doubles up to PollMax (50 ms and
 	// 500 ms). PollMin is also the shortest wait for a lapsing lease.
 	PollMin, PollMax time.Duration
+	// ClusterProtocol returns the internal protocol every node speaks
+	// (compat.ClusterProtocol); a receive that acknowledges is refused with
+	// errs.UpgradeInProgress while it is below AckOnReceiveProtocol. Nil:
+	// every node speaks this build's.
+	ClusterProtocol func() int
 	// Now returns the wall time that reads (Peek, ListQueues, long-poll
 	// probes) use to tell lapsed leases, which the leader's stamps decide in
 	// Apply. nil means time.Now. Long-poll deadlines always use real time.
@@ -206,6 +212,11 @@ type ReceiveOptions struct {
 	Wait time.Duration
 	// Max is the most messages ReceiveMany takes (1 to MaxBatch; 0 is 1).
 	Max int
+	// Ack lists receipts of leases the receiver holds (up to MaxBatch),
+	// acknowledged in the same step before it takes anything, all or none:
+	// one less call and one less Raft entry per message for a consumer
+	// that acks each message as it asks for the next.
+	Ack []string
 }
 
 // Receive takes the first message user may receive from queue (highest
@@ -243,14 +254,48 @@ func (s *Service) ReceiveMany(ctx context.Context, user, queue string, o Receive
 	if err := wire.CheckIdempotencyKey(idempotencyKey); err != nil {
 		return nil, err
 	}
-	cmd := EncodeReceive(Receive{
+	held, err := s.heldOf(o.Ack)
+	if err != nil {
+		return nil, err
+	}
+	rc := Receive{
 		Queue:        queue,
 		User:         user,
 		From:         o.From,
 		AckTimeoutMs: (o.AckTimeout + time.Millisecond - 1).Milliseconds(),
 		Max:          o.Max,
-	})
-	return s.receive(ctx, user, queue, o, cmd, idempotencyKey)
+		Acks:         held,
+	}
+	return s.receive(ctx, user, queue, o, rc, idempotencyKey)
+}
+
+// heldOf checks the receipts a receive acknowledges and returns their
+// leases, sorted as EncodeReceive needs them.
+func (s *Service) heldOf(receipts []string) ([]Held, error) {
+	if len(receipts) == 0 {
+		return nil, nil
+	}
+	if len(receipts) > MaxBatch {
+		return nil, errs.New(errs.Invalid, "ack lists %d receipts; at most %d", len(receipts), MaxBatch)
+	}
+	if err := compat.Require(s.cfg.ClusterProtocol, AckOnReceiveProtocol, "acknowledging on receive"); err != nil {
+		return nil, err
+	}
+	held := make([]Held, len(receipts))
+	for i, r := range receipts {
+		if r == "" {
+			return nil, errs.New(errs.Invalid, "ack[%d] is empty", i)
+		}
+		id, lease, ok := ParseReceipt(r)
+		if !ok {
+			return nil, errs.New(errs.Conflict, "ack[%d]: unknown receipt", i)
+		}
+		held[i] = Held{ID: id, Lease: lease}
+	}
+	if !SortHeld(held) {
+		return nil, errs.New(errs.Invalid, "ack names one message twice")
+	}
+	return held, nil
 }
 
 // Ack acknowledges a message leased by a receive of user, removing it.

@@ -8,14 +8,20 @@ import (
 	"github.com/parley-chat/parley/internal/state"
 )
 
-// receive proposes cmd, a Receive, and with o.Wait > 0 proposes it again
-// whenever the queue may have a message for user, until messages are taken
-// or the wait ends. Attempt n uses DedupKey(..., n), so that a retried long
-// poll replays the recorded attempts and takes no second message.
-func (s *Service) receive(ctx context.Context, user, queue string, o ReceiveOptions, cmd []byte, idempotencyKey string) ([]Message, error) {
+// receive proposes rc, and with o.Wait > 0 proposes it again whenever the
+// queue may have a message for user, until messages are taken or the wait
+// ends. Only the first attempt acknowledges rc.Acks. Attempt n uses
+// DedupKey(..., n), so that a retried long poll replays the recorded
+// attempts and takes no second message.
+func (s *Service) receive(ctx context.Context, user, queue string, o ReceiveOptions, rc Receive, idempotencyKey string) ([]Message, error) {
 	p := s.r.PartitionOf(queue)
 	deadline := time.Now().Add(o.Wait)
+	cmd := EncodeReceive(rc)
 	for attempt := uint64(0); ; attempt++ {
+		if attempt == 1 && len(rc.Acks) > 0 {
+			rc.Acks = nil
+			cmd = EncodeReceive(rc)
+		}
 		res, err := s.r.Propose(ctx, p, DedupKey(user, queue, idempotencyKey, attempt), cmd)
 		if err != nil {
 			return nil, fmt.Errorf("queue: receive %q: %w", queue, err)
