@@ -190,13 +190,15 @@ func runQueueReceive(ctx context.Context, e *Env, path string, args []string) er
 	fs := newFlagSet(path, "QUEUE [flags]", `
 Take the oldest message for you or for anyone. With --ack-timeout the
 message is leased instead of removed: ack it with 'parley queue ack QUEUE
-RECEIPT' before the lease lapses, or it is delivered again. With --wait the
-command waits that long for a message to arrive.
+RECEIPT' before the lease lapses, or it is delivered again, or name it
+with --ack on your next receive. With --wait the command waits that long
+for a message to arrive.
 `+messageAbout)
 	addClientFlags(fs, &co)
 	fs.StringVar(&opts.From, "from", "", "only messages from this `sender`")
 	fs.DurationVar(&opts.AckTimeout, "ack-timeout", 0, "lease the message for this `duration` instead of removing it")
 	fs.DurationVar(&opts.Wait, "wait", 0, "wait up to this `duration` for a message")
+	fs.Var(newListValue(&opts.Ack, nil), "ack", "acknowledge these leases first, all or none (`receipts`, comma separated)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the message as JSON")
 	var many int
 	fs.IntVar(&many, "max", 0, "take up to `n` messages (1 to 100) and print them as JSON")

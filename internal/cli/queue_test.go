@@ -74,6 +74,25 @@ func TestQueueCommands(t *testing.T) {
 		}
 	})
 
+	t.Run("receive --ack acknowledges the last one", func(t *testing.T) {
+		bob.ok("queue", "send", "jobs", "job 2")
+		bob.ok("queue", "send", "jobs", "job 3")
+		receipt := regexp.MustCompile(`receipt (\S+) \(ack before`)
+		r := alice.run("", "queue", "receive", "jobs", "--ack-timeout", "30s")
+		m := receipt.FindStringSubmatch(r.stderr)
+		if r.code != 0 || r.stdout != "job 2\n" || m == nil {
+			t.Fatalf("receive --ack-timeout = %+v", r)
+		}
+		r = alice.run("", "queue", "receive", "jobs", "--ack-timeout", "30s", "--ack", m[1])
+		next := receipt.FindStringSubmatch(r.stderr)
+		if r.code != 0 || r.stdout != "job 3\n" || next == nil {
+			t.Fatalf("receive --ack = %+v", r)
+		}
+		alice.fails("conflict", "queue", "ack", "jobs", m[1]) // acknowledged by the receive
+		alice.fails("conflict", "queue", "receive", "jobs", "--ack", next[1]+","+m[1])
+		alice.ok("queue", "ack", "jobs", next[1]) // untouched by the refused receive
+	})
+
 	t.Run("delete", func(t *testing.T) {
 		bob.fails("forbidden", "queue", "delete", "jobs")
 		if got := alice.ok("queue", "delete", "jobs"); got != "deleted queue jobs\n" {

@@ -98,14 +98,16 @@ func BenchmarkCluster_KVPut(b *testing.B) {
 // producers send, paced by the acks. Profile it with -cpuprofile.
 func BenchmarkCluster_Queue(b *testing.B) {
 	for _, clients := range []int{1, 64} {
-		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) { benchClusterQueue(b, clients, false) })
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) { benchClusterQueue(b, clients, bench.QueueOptions{}) })
 	}
 }
 
 // benchClusterQueue runs the queue workload on a new 3-node cluster with
-// clients consumers and as many producers, with the dead-letter queues and
-// priorities of bench.QueueOptions when features is set.
-func benchClusterQueue(b *testing.B, clients int, features bool) {
+// clients consumers and as many producers, with the features that shape
+// sets of bench.QueueOptions (DeadLettersPriorities, AckOnReceive). Besides
+// msgs/s it reports the CPU the whole process (three nodes, clients and
+// producers) spent per message, steadier than msgs/s on a shared machine.
+func benchClusterQueue(b *testing.B, clients int, shape bench.QueueOptions) {
 	c := testcluster.New(b, testcluster.Options{Nodes: 3, Partitions: 16, Tick: 100 * time.Millisecond, NoSync: os.Getenv("BENCH_NOSYNC") != ""})
 	c.WaitLeadersBalanced(30 * time.Second)
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * clients, MaxConnsPerHost: 2 * clients}}
@@ -116,7 +118,7 @@ func benchClusterQueue(b *testing.B, clients int, features bool) {
 	w, err := bench.NewQueue(bench.QueueOptions{
 		Clients: cls, Queues: 1, Producers: clients, Size: 200,
 		AckTimeout: 30 * time.Second, Wait: 5 * time.Second, QueuePrefix: "bench-",
-		DeadLettersPriorities: features,
+		DeadLettersPriorities: shape.DeadLettersPriorities, AckOnReceive: shape.AckOnReceive,
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -124,7 +126,9 @@ func benchClusterQueue(b *testing.B, clients int, features bool) {
 	defer w.Close()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := bench.ProcessCPU()
 	rep, err := bench.Run(context.Background(), w, bench.Options{Workers: clients, Requests: b.N, Warmup: 500 * time.Millisecond})
+	cpu := bench.ProcessCPU() - cpu0 // the warm-up's share included
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
@@ -137,6 +141,9 @@ func benchClusterQueue(b *testing.B, clients int, features bool) {
 		b.Logf("n%d: rounds %d syncs %d applied %d dropped %d", i+1, st.Rounds.Load(), st.Syncs.Load(), st.EntriesApplied.Load(), st.ProposalsDropped.Load())
 	}
 	b.ReportMetric(rep.OpsPerS, "msgs/s")
+	if n := rep.Ops + rep.Errors; n > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-µs/msg")
+	}
 	b.ReportMetric(rep.Latency.At(50), "p50-ms")
 	b.ReportMetric(rep.Latency.At(99), "p99-ms")
 }

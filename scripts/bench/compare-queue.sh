@@ -20,7 +20,13 @@
 # queue with one consumer, one queue with 64 consumers, and 64 queues with
 # one consumer each (64 consumers); producers = consumers in every shape.
 #
+# ACK_MODES picks how Parley's consumers acknowledge: "receive" (the next
+# receive carries the ack, POST …/receive {ack}: one call per message, as
+# RabbitMQ's consumer acks ride along with its deliveries), "call" (a
+# separate POST …/ack), or both, measured one after the other in each shape.
+#
 # Environment (defaults in brackets): DURATION [10s], WARMUP [1s],
+# ACK_MODES ["receive"],
 # SHAPES ["1x1 1x64 64x64"] (QUEUESxCONSUMERS; CLIENTS="1 64" with QUEUES=Q
 # is the older spelling, Q x each client count), SIZE [200] (message bytes), RABBIT_NODES [3]
 # (1: a one-node RabbitMQ), OUT [./bench-results/<UTC time>],
@@ -39,6 +45,10 @@ for s in $SHAPES; do
 	((${s%x*} <= ${s#*x})) || { echo "SHAPES: $s has fewer consumers than queues" >&2; exit 2; }
 done
 SIZE=${SIZE:-200}
+ACK_MODES=${ACK_MODES:-receive}
+for m in $ACK_MODES; do
+	[[ $m == receive || $m == call ]] || { echo "ACK_MODES: $m is neither receive nor call" >&2; exit 2; }
+done
 RABBIT_NODES=${RABBIT_NODES:-3}
 EPMD_PORT=24369
 AMQP_PORTS=(25672 25673 25674)
@@ -142,10 +152,14 @@ for s in $SHAPES; do
 	"$parley_bench" rabbitmq-queue --urls "$rabbit_urls" --clients "$c" --queues "$q" --size "$SIZE" \
 		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/rabbitmq-$s.json" --svg "$OUT/rabbitmq-$s.svg" -q \
 		>"$OUT/rabbitmq-$s.txt"
-	log "parley: $q queue(s), $c consumers for $DURATION"
-	"$parley" bench queue --servers "$parley_urls" --clients "$c" --queues "$q" --size "$SIZE" \
-		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/parley-$s.json" --svg "$OUT/parley-$s.svg" -q \
-		>"$OUT/parley-$s.txt"
+	for m in $ACK_MODES; do
+		log "parley: $q queue(s), $c consumers for $DURATION, ack by $m"
+		ack=()
+		[[ $m == receive ]] && ack=(--ack-on-receive)
+		"$parley" bench queue --servers "$parley_urls" --clients "$c" --queues "$q" --size "$SIZE" "${ack[@]}" \
+			--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/parley-$m-$s.json" --svg "$OUT/parley-$m-$s.svg" -q \
+			>"$OUT/parley-$m-$s.txt"
+	done
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt" >&2
 log "stopping rabbitmq and parley"
@@ -158,20 +172,22 @@ stop_all
 	printf 'fsync of 256 bytes on %s: p50 %.3f ms, p99 %.3f ms (same run)\n' "$WORKDIR" "$f50" "$(figure "$OUT/fsync.json" p99)"
 	printf 'RabbitMQ %s: %s, quorum queue(s), publisher confirms, manual acks, prefetch 1\n' "$rabbit_version" "$rabbit_setup"
 	printf 'Parley: 3 nodes; %s-byte messages, producers = consumers, one op = one message through\n\n' "$SIZE"
-	printf '%-8s | %-28s | %-28s | %-16s | %s\n' "" "rabbitmq quorum queue" "parley queue" "parley/rabbitmq" "p50 / fsync p50"
-	printf '%-8s | %8s %9s %9s | %8s %9s %9s | %7s %8s | %8s %8s\n' \
-		"queues x" "msgs/s" "p50 ms" "p99 ms" "msgs/s" "p50 ms" "p99 ms" "msgs/s" "p99" "rabbit" "parley"
+	printf '%-8s | %-7s | %-28s | %-28s | %-16s | %s\n' "" "" "rabbitmq quorum queue" "parley queue" "parley/rabbitmq" "p50 / fsync p50"
+	printf '%-8s | %-7s | %8s %9s %9s | %8s %9s %9s | %7s %8s | %8s %8s\n' \
+		"queues x" "ack by" "msgs/s" "p50 ms" "p99 ms" "msgs/s" "p50 ms" "p99 ms" "msgs/s" "p99" "rabbit" "parley"
 	for s in $SHAPES; do
-		r=$OUT/rabbitmq-$s.json p=$OUT/parley-$s.json
-		ro=$(figure "$r" ops_per_s) r50=$(figure "$r" p50) r99=$(figure "$r" p99)
-		po=$(figure "$p" ops_per_s) p50=$(figure "$p" p50) p99=$(figure "$p" p99)
-		printf '%-8s | %8.0f %9.2f %9.2f | %8.0f %9.2f %9.2f | %7s %8s | %8s %8s\n' "$s" \
-			"$ro" "$r50" "$r99" "$po" "$p50" "$p99" "$(ratio "$po" "$ro")" "$(ratio "$p99" "$r99")" \
-			"$(ratio "$r50" "$f50")" "$(ratio "$p50" "$f50")"
-		re=$(figure "$r" errors) pe=$(figure "$p" errors)
-		if [[ $re != 0 || $pe != 0 ]]; then
-			printf '%-8s   errors: rabbitmq %s, parley %s (see the .txt reports)\n' "" "$re" "$pe"
-		fi
+		for m in $ACK_MODES; do
+			r=$OUT/rabbitmq-$s.json p=$OUT/parley-$m-$s.json
+			ro=$(figure "$r" ops_per_s) r50=$(figure "$r" p50) r99=$(figure "$r" p99)
+			po=$(figure "$p" ops_per_s) p50=$(figure "$p" p50) p99=$(figure "$p" p99)
+			printf '%-8s | %-7s | %8.0f %9.2f %9.2f | %8.0f %9.2f %9.2f | %7s %8s | %8s %8s\n' "$s" "$m" \
+				"$ro" "$r50" "$r99" "$po" "$p50" "$p99" "$(ratio "$po" "$ro")" "$(ratio "$p99" "$r99")" \
+				"$(ratio "$r50" "$f50")" "$(ratio "$p50" "$f50")"
+			re=$(figure "$r" errors) pe=$(figure "$p" errors)
+			if [[ $re != 0 || $pe != 0 ]]; then
+				printf '%-8s   errors: rabbitmq %s, parley %s (see the .txt reports)\n' "" "$re" "$pe"
+			fi
+		done
 	done
 	echo
 	echo "target (issue 9, W5): queue produce+consume with ack, 1 and 64 queues, at least 1.2 x RabbitMQ quorum queues"
