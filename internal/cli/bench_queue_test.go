@@ -10,45 +10,53 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/bench"
 )
 
-func TestBenchQueue_MessagesThrough(t *testing.T) {
+// benchQueueLeftovers runs `parley bench queue` for 50 messages with 3
+// consumers and 2 producers on a new node, with extra flags, and returns
+// its report, the messages the producers sent, and the bench queues' count,
+// stored messages and messages in flight afterwards.
+func benchQueueLeftovers(t *testing.T, extra ...string) (rep bench.Report, sent int, queues int, stored, inFlight uint64) {
+	t.Helper()
 	url, _ := startServe(t)
 	token := signUp(t, url)
-	o, err := ParseBenchQueue("parley bench queue", []string{
-		"--servers", url, "--clients", "3", "--producers", "2", "--queues", "2", "--requests", "50",
+	args := append([]string{
+		"--servers", url, "--clients", "3", "--producers", "2", "--requests", "50",
 		"--token", token, "--json", filepath.Join(t.TempDir(), "queue.json"), "-q",
-	}, nil)
+	}, extra...)
+	o, err := ParseBenchQueue("parley bench queue", args, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := runBenchFunc(t, o.JSON, func(ctx context.Context, out *bytes.Buffer) error { return BenchQueue(ctx, o, out, out) })
+	rep = runBenchFunc(t, o.JSON, func(ctx context.Context, out *bytes.Buffer) error { return BenchQueue(ctx, o, out, out) })
 	if rep.Workload != "queue" || rep.Ops != 50 || rep.Errors != 0 {
 		t.Fatalf("report: workload %s, ops %d, errors %d (%v); want queue, 50, 0", rep.Workload, rep.Ops, rep.Errors, rep.ErrorKinds)
 	}
-	sent, err := strconv.Atoi(rep.Params["sent"])
-	if err != nil || sent < 50 {
+	if sent, err = strconv.Atoi(rep.Params["sent"]); err != nil || sent < 50 {
 		t.Fatalf("sent %q, want at least 50", rep.Params["sent"])
 	}
-
-	// Every message taken was acknowledged: what is left is the backlog,
-	// none of it leased.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	qs, err := client.New(url, client.WithToken(token)).ListQueues(ctx, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, stored, inFlight := 0, uint64(0), uint64(0)
 	for _, q := range qs {
 		if strings.HasPrefix(q.Name, "bench-") {
-			n++
+			queues++
 			stored += q.Messages
 			inFlight += q.InFlight
 		}
 	}
-	// (A send cut short when the producers stopped may have been stored
-	// without being counted: one per producer at most.)
+	return rep, sent, queues, stored, inFlight
+}
+
+func TestBenchQueue_MessagesThrough(t *testing.T) {
+	_, sent, n, stored, inFlight := benchQueueLeftovers(t, "--queues", "2")
+	// Every message taken was acknowledged: what is left is the backlog,
+	// none of it leased. (A send cut short when the producers stopped may
+	// have been stored without being counted: one per producer at most.)
 	if n != 2 || stored < uint64(sent-50) || stored > uint64(sent-50+2) || inFlight != 0 {
 		t.Errorf("%d bench queues storing %d messages, %d in flight; want 2, %d (+2 at most), 0", n, stored, inFlight, sent-50)
 	}
@@ -58,37 +66,10 @@ func TestBenchQueue_MessagesThrough(t *testing.T) {
 // previous message: what is left is the backlog and one leased message per
 // consumer, the last each took.
 func TestBenchQueue_AckOnReceive(t *testing.T) {
-	url, _ := startServe(t)
-	token := signUp(t, url)
-	o, err := ParseBenchQueue("parley bench queue", []string{
-		"--servers", url, "--clients", "3", "--producers", "2", "--queues", "1", "--requests", "50", "--ack-on-receive",
-		"--token", token, "--json", filepath.Join(t.TempDir(), "queue.json"), "-q",
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
+	rep, sent, _, stored, inFlight := benchQueueLeftovers(t, "--queues", "1", "--ack-on-receive")
+	if rep.Params["ack"] == "" {
+		t.Errorf("params %v do not say the acks ride on receives", rep.Params)
 	}
-	rep := runBenchFunc(t, o.JSON, func(ctx context.Context, out *bytes.Buffer) error { return BenchQueue(ctx, o, out, out) })
-	if rep.Ops != 50 || rep.Errors != 0 || rep.Params["ack"] == "" {
-		t.Fatalf("report: ops %d, errors %d (%v), params %v; want 50, 0, ack on receive", rep.Ops, rep.Errors, rep.ErrorKinds, rep.Params)
-	}
-	sent, err := strconv.Atoi(rep.Params["sent"])
-	if err != nil || sent < 50 {
-		t.Fatalf("sent %q, want at least 50", rep.Params["sent"])
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	qs, err := client.New(url, client.WithToken(token)).ListQueues(ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stored, inFlight uint64
-	for _, q := range qs {
-		if strings.HasPrefix(q.Name, "bench-") {
-			stored += q.Messages
-			inFlight += q.InFlight
-		}
-	}
-	// Each consumer's receives acked all it took but the last.
 	if inFlight < 1 || inFlight > 3 || stored-inFlight < uint64(sent-50) || stored-inFlight > uint64(sent-50+2) {
 		t.Errorf("bench queue stores %d messages, %d in flight; want 1-3 in flight and %d (+2 at most) besides", stored, inFlight, sent-50)
 	}
