@@ -206,6 +206,9 @@ func TestUpgrade_RollingFromThePreviousReleaseUnderLoad(t *testing.T) {
 	if _, err := admin.CreateRoom(ctx, client.RoomSpec{Name: "upgrade"}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := admin.CreateQueue(ctx, "upgrade-q"); err != nil {
+		t.Fatal(err)
+	}
 	cli := func(bin string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
@@ -291,6 +294,8 @@ func TestUpgrade_RollingFromThePreviousReleaseUnderLoad(t *testing.T) {
 				}
 			}
 		}
+		// So does acknowledging on receive; a separate ack works throughout.
+		checkAckOnReceive(t, load.clients[i], step)
 		for _, n := range st.Nodes {
 			upgraded := n.ID == "n3" || n.ID == "n2" && step >= 1 || n.ID == "n1" && step >= 2
 			if upgraded != (n.Build != "") {
@@ -342,6 +347,41 @@ func TestUpgrade_RollingFromThePreviousReleaseUnderLoad(t *testing.T) {
 	for text := range load.posts {
 		if seen[text] != 1 {
 			t.Errorf("post %q acknowledged, in the history %d times", text, seen[text])
+		}
+	}
+}
+
+// checkAckOnReceive takes a message of the queue upgrade-q under a lease
+// through c (an upgraded node) after upgrading step+1 nodes, and
+// acknowledges it with the next receive: refused as upgrade_in_progress,
+// retryable, and nothing acknowledged, until the whole cluster runs the new
+// build (step 2); then it works.
+func checkAckOnReceive(t *testing.T, c *client.Client, step int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Send(ctx, "upgrade-q", fmt.Sprintf("step %d", step), client.SendOptions{}); err != nil {
+		t.Errorf("after upgrading %d node(s): send: %v", step+1, err)
+		return
+	}
+	m, found, err := c.Receive(ctx, "upgrade-q", client.ReceiveOptions{AckTimeout: time.Minute})
+	if err != nil || !found {
+		t.Errorf("after upgrading %d node(s): receive = %v, %v", step+1, found, err)
+		return
+	}
+	_, _, err = c.Receive(ctx, "upgrade-q", client.ReceiveOptions{Ack: []string{m.Receipt}})
+	switch {
+	case step < 2 && (err == nil || !client.IsRetryable(err) || !strings.Contains(err.Error(), "upgrade_in_progress")):
+		t.Errorf("after upgrading %d node(s): receive with ack: %v, want a retryable upgrade_in_progress", step+1, err)
+	case step < 2:
+		if err := c.Ack(ctx, "upgrade-q", m.Receipt); err != nil {
+			t.Errorf("after upgrading %d node(s): ack after the refused receive: %v", step+1, err)
+		}
+	case err != nil:
+		t.Errorf("after the upgrade: receive with ack: %v", err)
+	default:
+		if err := c.Ack(ctx, "upgrade-q", m.Receipt); err == nil || !strings.Contains(err.Error(), "conflict") {
+			t.Errorf("after the upgrade: the receive did not acknowledge: ack again = %v, want 409", err)
 		}
 	}
 }
