@@ -47,7 +47,7 @@ type CurvePlot struct {
 
 // Curve plot geometry, in SVG user units.
 const (
-	curveWidth       = 760
+	curveWidth       = 820
 	curveLeft        = 80
 	curveRight       = 150 // room for the legend
 	curveTitleHeight = 40

@@ -10,7 +10,8 @@
 // path of a JSON report written by `parley bench ... --json` (relative to
 // the manifest), then any further columns, copied into the table as they
 // are (load average, CPU per operation). The plot has throughput (ops/s)
-// above and latency (p50, p99 in ms) below.
+// above and latency (p50, p99 in ms) below. Rows of the same x are rounds
+// of one point: the medians are shown.
 //
 //	curveplot --values FILE [flags]
 //
@@ -22,7 +23,6 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -197,7 +197,10 @@ func parseX(path, s string) (float64, error) {
 	return x, nil
 }
 
-// fromReports reads a manifest of bench reports.
+// fromReports reads a manifest of bench reports. Several rows of one x
+// are rounds of the same point: the plot and the table show the median of
+// each figure over them (ops/s, p50 and p99 each its own median), the
+// errors added up, and their further columns joined with "; ".
 func fromReports(path string, bytesPerOp bool) (curve, error) {
 	header, rows, err := readTSV(path)
 	if err != nil {
@@ -206,15 +209,12 @@ func fromReports(path string, bytesPerOp bool) (curve, error) {
 	if len(header) < 2 {
 		return curve{}, fmt.Errorf("%s: want at least the columns x and report", path)
 	}
-	c := curve{xName: header[0]}
-	c.table.cols = append([]string{"ops/s", "p50 ms", "p99 ms", "errors"}, header[2:]...)
-	if bytesPerOp {
-		c.table.cols = slices.Insert(c.table.cols, 1, "MiB/s")
+	type round struct {
+		r      *bench.Report
+		extras []string
 	}
-	ops := bench.Line{Label: "ops/s"}
-	mib := bench.Line{Label: "MiB/s"}
-	p50 := bench.Line{Label: "p50"}
-	p99 := bench.Line{Label: "p99"}
+	byX := map[float64][]round{}
+	rounds := 1
 	for _, f := range rows {
 		x, err := parseX(path, f[0])
 		if err != nil {
@@ -228,25 +228,77 @@ func fromReports(path string, bytesPerOp bool) (curve, error) {
 		if err != nil {
 			return curve{}, err
 		}
-		ops.Points = append(ops.Points, bench.Point{X: x, Y: r.OpsPerS})
-		p50.Points = append(p50.Points, bench.Point{X: x, Y: r.Latency.At(50)})
-		p99.Points = append(p99.Points, bench.Point{X: x, Y: r.Latency.At(99)})
-		cells := []string{fmt.Sprintf("%.0f", r.OpsPerS), fmt.Sprintf("%.2f", r.Latency.At(50)),
-			fmt.Sprintf("%.2f", r.Latency.At(99)), strconv.FormatInt(r.Errors, 10)}
+		byX[x] = append(byX[x], round{r, f[2:]})
+		rounds = max(rounds, len(byX[x]))
+	}
+	c := curve{xName: header[0]}
+	c.table.cols = []string{"ops/s", "p50 ms", "p99 ms", "errors"}
+	if bytesPerOp {
+		c.table.cols = slices.Insert(c.table.cols, 1, "MiB/s")
+	}
+	if rounds > 1 {
+		c.table.cols = append(c.table.cols, "runs", "ops/s of each run")
+	}
+	c.table.cols = append(c.table.cols, header[2:]...)
+	ops := bench.Line{Label: "ops/s"}
+	mib := bench.Line{Label: "MiB/s"}
+	p50 := bench.Line{Label: "p50"}
+	p99 := bench.Line{Label: "p99"}
+	for _, x := range slices.Sorted(maps.Keys(byX)) {
+		rs := byX[x]
+		figure := func(f func(*bench.Report) float64) float64 {
+			vs := make([]float64, len(rs))
+			for i, r := range rs {
+				vs[i] = f(r.r)
+			}
+			return median(vs)
+		}
+		o := figure(func(r *bench.Report) float64 { return r.OpsPerS })
+		l50 := figure(func(r *bench.Report) float64 { return r.Latency.At(50) })
+		l99 := figure(func(r *bench.Report) float64 { return r.Latency.At(99) })
+		var errs int64
+		each := make([]string, len(rs))
+		extras := make([][]string, len(header)-2)
+		for i, r := range rs {
+			errs += r.r.Errors
+			each[i] = fmt.Sprintf("%.0f", r.r.OpsPerS)
+			for j, e := range r.extras {
+				extras[j] = append(extras[j], e)
+			}
+		}
+		ops.Points = append(ops.Points, bench.Point{X: x, Y: o})
+		p50.Points = append(p50.Points, bench.Point{X: x, Y: l50})
+		p99.Points = append(p99.Points, bench.Point{X: x, Y: l99})
+		cells := []string{fmt.Sprintf("%.0f", o), fmt.Sprintf("%.2f", l50), fmt.Sprintf("%.2f", l99), strconv.FormatInt(errs, 10)}
 		if bytesPerOp {
-			v := r.OpsPerS * x / (1 << 20)
+			v := o * x / (1 << 20)
 			mib.Points = append(mib.Points, bench.Point{X: x, Y: v})
 			cells = slices.Insert(cells, 1, fmt.Sprintf("%.1f", v))
 		}
-		c.table.rows = append(c.table.rows, row{x: x, cells: append(cells, f[2:]...)})
+		if rounds > 1 {
+			cells = append(cells, strconv.Itoa(len(rs)), strings.Join(each, ", "))
+		}
+		for _, e := range extras {
+			cells = append(cells, strings.Join(e, "; "))
+		}
+		c.table.rows = append(c.table.rows, row{x: x, cells: cells})
 	}
 	c.panels = []bench.Panel{{YLabel: "operations per second", Lines: []bench.Line{ops}}}
 	if bytesPerOp {
 		c.panels = append(c.panels, bench.Panel{YLabel: "MiB/s of values", Lines: []bench.Line{mib}})
 	}
 	c.panels = append(c.panels, bench.Panel{YLabel: "latency (ms)", Lines: []bench.Line{p50, p99}})
-	slices.SortStableFunc(c.table.rows, func(a, b row) int { return cmp.Compare(a.x, b.x) })
 	return c, nil
+}
+
+// median returns the median of vs (the mean of the middle two when even).
+func median(vs []float64) float64 {
+	s := slices.Sorted(slices.Values(vs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // readReport reads one JSON report of parley bench.
