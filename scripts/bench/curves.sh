@@ -239,7 +239,8 @@ caught_up() {
 
 # time_back VALUES X LOG: starts node 3 again (its log to LOG) and appends
 # to VALUES the seconds until it answers /readyz and until it has caught up
-# (polled every 0.1 s and 0.25 s; 300 s at most).
+# (polled every 0.1 s and 0.25 s; 300 s at most), and how many snapshots
+# it received.
 time_back() {
 	local values=$1 x=$2 t0 t ready="" i
 	t0=$(date +%s.%N)
@@ -251,6 +252,10 @@ time_back() {
 		if [[ -n $ready && $(caught_up n3) == yes ]]; then
 			t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 			printf '%s\ttime (s)\tready (/readyz)\t%s\n%s\ttime (s)\tcaught up (lag 0)\t%s\n' "$x" "$ready" "$x" "$t" >>"$values"
+			# Snapshots node 3 received since it started: a replica too far
+			# behind for the leader's (compacted) log is sent one.
+			printf '%s\t-\tsnapshots received\t%s\n' "$x" "$(curl -fsS --max-time 5 "http://127.0.0.1:${PARLEY_HTTP_PORTS[2]}/metrics" |
+				awk '/^parley_transport_snapshots_total\{direction="received"\}/ { print $2 }')" >>"$values"
 			log "node 3 ready after $ready s, caught up after $t s"
 			return 0
 		fi
