@@ -189,47 +189,46 @@ machine_info() {
 
 # settled reads GET /api/v1/cluster on stdin and prints yes when every
 # partition has a leader and three replicas and no move is in progress.
+# The metadata group (partition 0) keeps a learner on every node past its
+# three voters, which the status lists as moves in phase "learner" for as
+# long as those nodes live: those are not waited for.
 settled() {
 	jq -r 'if ([.partitions[] | select(.leader != "" and (.replicas | length) == 3)] | length) == (.partitions | length)
-		and ((.moves // []) | length) == 0 then "yes" else "no" end'
+		and ([(.moves // [])[] | select(.partition != 0 or .phase != "learner")] | length) == 0 then "yes" else "no" end'
 }
 
-# start_parley starts a 3-node cluster (n1 creates it, n2 and n3 join with
-# the join token n1 wrote), registers and signs in the benchmark user,
-# exports PARLEY_TOKEN, waits until every partition has a leader and three
-# replicas, and sets $parley_urls. PARLEY_SERVE_FLAGS (e.g. --insecure) are
-# given to every node. PPROF=1 serves each node's Go profiles
-# (/debug/pprof/) on 127.0.0.1 at its HTTP port + 5 (27075, 27085, 27095).
+# start_parley [NODES] starts a cluster of NODES nodes (default 3; node i
+# listens for HTTP on 27070 + 10(i-1) and for internal traffic one port
+# above; n1 creates the cluster, the others join with the join token n1
+# wrote), registers and signs in the benchmark user, exports PARLEY_TOKEN,
+# waits until every partition has a leader and three replicas, and sets
+# $parley_urls and $parley_pids (node i's process is ${parley_pids[i-1]}).
+# PARLEY_SERVE_FLAGS (e.g. --insecure, --partitions 48) are given to every
+# node. PPROF=1 serves each node's Go profiles (/debug/pprof/) on 127.0.0.1
+# at its HTTP port + 5 (27075, 27085, 27095...). PARLEY_SETTLE_S (60) is
+# how long the partitions may take to settle (more nodes: more moves).
 # The per-user limits (docs/LIMITS.md) are off for benchmarks: one user
 # posts, sends and streams as fast as the cluster goes.
 PARLEY_BENCH_LIMITS=(--limit-posts off --limit-queue-sends off --limit-room-creates off
 	--limit-queue-creates off --limit-link-creates off --limit-streams 0 --limit-long-polls 0)
 
 start_parley() {
-	local i n status url0=http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}
+	local nodes=${1:-3} i n status url0=http://127.0.0.1:27070
+	PARLEY_HTTP_PORTS=() PARLEY_CLUSTER_PORTS=()
+	for ((i = 0; i < nodes; i++)); do
+		PARLEY_HTTP_PORTS+=($((27070 + 10 * i)))
+		PARLEY_CLUSTER_PORTS+=($((27071 + 10 * i)))
+	done
 	ports_free "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"
-	parley_urls=""
-	for i in 0 1 2; do
+	parley_urls="" parley_pids=()
+	for ((i = 0; i < nodes; i++)); do
 		parley_urls+="${parley_urls:+,}http://127.0.0.1:${PARLEY_HTTP_PORTS[i]}"
 	done
-	log "starting parley: 3 nodes on $parley_urls"
-	for i in 0 1 2; do
-		local join=() pprof=()
-		[[ ${PPROF:-0} == 1 ]] && pprof=(--pprof "127.0.0.1:$((PARLEY_HTTP_PORTS[i] + 5))")
-		if ((i > 0)); then
-			join=(--join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}")
-			[[ -f $tmp/parley/n1/join-token ]] && join+=(--join-token "$(cat "$tmp/parley/n1/join-token")")
-		fi
-		# shellcheck disable=SC2086 # PARLEY_SERVE_FLAGS is a list of flags
-		start "parley-n$((i + 1))" "$parley" serve --id "n$((i + 1))" --data-dir "$tmp/parley/n$((i + 1))" \
-			--http "127.0.0.1:${PARLEY_HTTP_PORTS[i]}" --cluster "127.0.0.1:${PARLEY_CLUSTER_PORTS[i]}" \
-			--log-level warn ${PARLEY_SERVE_FLAGS:-} "${join[@]}" "${PARLEY_BENCH_LIMITS[@]}" "${pprof[@]}"
-		for ((n = 0; ; n++)); do
-			http_ok "http://127.0.0.1:${PARLEY_HTTP_PORTS[i]}/readyz" && break
-			((n < 120)) || die "parley node $((i + 1)) not ready in 60 s; see $OUT/logs/parley-n$((i + 1)).log"
-			sleep 0.5
-		done
-		if ((i == 0)); then
+	log "starting parley: $nodes nodes on $parley_urls"
+	for ((i = 1; i <= nodes; i++)); do
+		start_parley_node "$i"
+		wait_parley_ready "$i"
+		if ((i == 1)); then
 			export PARLEY_CONFIG_DIR="$tmp/parley-config"
 			unset PARLEY_TOKEN # a previous cluster's session
 			local pw="parley-bench-$RANDOM-$RANDOM"
@@ -244,8 +243,37 @@ start_parley() {
 	for ((n = 0; ; n++)); do
 		status=$(curl -fsS --max-time 5 -H "Authorization: Bearer $PARLEY_TOKEN" "$url0/api/v1/cluster" || true)
 		[[ -n $status && $(settled <<<"$status") == yes ]] && break
-		((n < 120)) || die "parley partitions did not reach 3 replicas with leaders in 60 s"
+		((n < 2 * ${PARLEY_SETTLE_S:-60})) || die "parley partitions did not reach 3 replicas with leaders in ${PARLEY_SETTLE_S:-60} s"
 		sleep 0.5
 	done
 	sleep 3 # leaders settle
+}
+
+# start_parley_node I [LOG] starts (or, on its data directory, restarts)
+# node I of the cluster start_parley starts, with the same flags, logging to
+# $OUT/logs/LOG.log (default parley-nI), and sets ${parley_pids[I-1]}.
+# Node 1 creates the cluster; the others join it.
+start_parley_node() {
+	local i=$1 logname=${2:-parley-n$1} join=() pprof=()
+	local k=$((i - 1))
+	[[ ${PPROF:-0} == 1 ]] && pprof=(--pprof "127.0.0.1:$((PARLEY_HTTP_PORTS[k] + 5))")
+	if ((i > 1)); then
+		join=(--join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}")
+		[[ -f $tmp/parley/n1/join-token ]] && join+=(--join-token "$(cat "$tmp/parley/n1/join-token")")
+	fi
+	# shellcheck disable=SC2086 # PARLEY_SERVE_FLAGS is a list of flags
+	start "$logname" "$parley" serve --id "n$i" --data-dir "$tmp/parley/n$i" \
+		--http "127.0.0.1:${PARLEY_HTTP_PORTS[k]}" --cluster "127.0.0.1:${PARLEY_CLUSTER_PORTS[k]}" \
+		--log-level warn ${PARLEY_SERVE_FLAGS:-} "${join[@]}" "${PARLEY_BENCH_LIMITS[@]}" "${pprof[@]}"
+	parley_pids[k]=${pids[-1]}
+}
+
+# wait_parley_ready I waits up to 60 s for node I to answer GET /readyz.
+wait_parley_ready() {
+	local n
+	for ((n = 0; ; n++)); do
+		http_ok "http://127.0.0.1:${PARLEY_HTTP_PORTS[$1 - 1]}/readyz" && return 0
+		((n < 120)) || die "parley node $1 not ready in 60 s; see $OUT/logs/parley-n$1.log"
+		sleep 0.5
+	done
 }
