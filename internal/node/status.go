@@ -140,7 +140,12 @@ func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupS
 					rs.Role = "leader"
 				case isLearnerIn(st, r.ID):
 					rs.Role = "learner"
-					cs.Moves = append(cs.Moves, api.Move{Partition: g.ID, To: r.Node, Phase: "learner"})
+					// The metadata group keeps every node past its voters
+					// as a learner for good: only one the map wants a
+					// voter is on its way somewhere.
+					if g.ID != placement.MetaGroup || r.Role != placement.RoleLearner {
+						cs.Moves = append(cs.Moves, api.Move{Partition: g.ID, To: r.Node, Phase: "learner"})
+					}
 				default:
 					rs.Role = "follower"
 				}

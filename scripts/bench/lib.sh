@@ -190,8 +190,8 @@ machine_info() {
 # settled reads GET /api/v1/cluster on stdin and prints yes when every
 # partition has a leader and three replicas and no move is in progress.
 # The metadata group (partition 0) keeps a learner on every node past its
-# three voters, which the status lists as moves in phase "learner" for as
-# long as those nodes live: those are not waited for.
+# three voters; builds before 2026-11-26 list those as moves in phase
+# "learner" for as long as the nodes live, so they are not waited for.
 settled() {
 	jq -r 'if ([.partitions[] | select(.leader != "" and (.replicas | length) == 3)] | length) == (.partitions | length)
 		and ([(.moves // [])[] | select(.partition != 0 or .phase != "learner")] | length) == 0 then "yes" else "no" end'
