@@ -47,8 +47,10 @@ type QueueOptions struct {
 // measured workers are consumers, and one operation is one message
 // through: a leased receive (ack_timeout_ms), then its ack. Producers are
 // paced by the consumers: each queue holds a credit of two messages per
-// consumer, and every ack lets its producers send one more, so the backlog
-// stays small and the rate is that of messages through the queue.
+// consumer (three with AckOnReceive, where each consumer holds its last
+// message until its next receive: two ready either way), and every ack
+// lets its producers send one more, so the backlog stays small and the
+// rate is that of messages through the queue.
 type Queue struct {
 	o         QueueOptions
 	run       string
@@ -134,10 +136,16 @@ func (q *Queue) Prepare(ctx context.Context, workers int) error {
 		q.consumers[w%q.o.Queues]++
 	}
 	q.held = make([]string, workers)
+	// Two ready messages per consumer; with AckOnReceive one more, since
+	// each consumer keeps the last message it took until its next receive.
+	perConsumer := 2
+	if q.o.AckOnReceive {
+		perConsumer = 3
+	}
 	q.credit = make([]chan struct{}, q.o.Queues)
 	for i, n := range q.consumers {
-		q.credit[i] = make(chan struct{}, 2*n+workers) // room for the credit and every ack
-		for range 2 * n {
+		q.credit[i] = make(chan struct{}, perConsumer*n+workers) // room for the credit and every ack
+		for range perConsumer * n {
 			q.credit[i] <- struct{}{}
 		}
 	}
