@@ -51,18 +51,18 @@ func TestStateMachine_Apply_ReceiveAcks(t *testing.T) {
 
 	t.Run("all or none", func(t *testing.T) {
 		before := m.snapshot()
-		for name, acks := range map[string][]string{
-			"an acknowledged receipt": {two.Receipt, one.Receipt},
-			"someone else's lease":    {two.Receipt},
+		for name, tc := range map[string]struct {
+			user    string
+			acks    []string
+			refused string
+		}{
+			"an acknowledged receipt": {"bob", []string{two.Receipt, one.Receipt}, one.Receipt},
+			"someone else's lease":    {"carol", []string{two.Receipt}, two.Receipt},
 		} {
-			user := "bob"
-			if name == "someone else's lease" {
-				user = "carol"
-			}
-			_, err := m.receiveAcking("q", user, 0, acks...)
+			_, err := m.receiveAcking("q", tc.user, 0, tc.acks...)
 			wantCode(t, err, errs.Conflict)
-			if !strings.Contains(err.Error(), "ack[") {
-				t.Errorf("%s: %v does not name the receipt", name, err)
+			if !strings.Contains(err.Error(), "ack "+tc.refused) {
+				t.Errorf("%s: %v does not name the receipt %s", name, err, tc.refused)
 			}
 			if after := m.snapshot(); !maps.Equal(before, after) {
 				t.Fatalf("%s: a refused receive changed the state", name)

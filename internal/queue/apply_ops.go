@@ -186,10 +186,10 @@ func (t *tx) leased(op byte, user string, id, lease uint64) (messageRecord, []by
 // that is unknown or lapsed, with nothing changed. acked reports whether it
 // removed any.
 func (t *tx) ackHeld(user string, hs []Held) (acked bool, refused []byte, err error) {
-	for i, h := range hs {
+	for _, h := range hs {
 		if _, refused, err := t.leased(opReceive, user, h.ID, h.Lease); err != nil || refused != nil {
 			if refused != nil {
-				refused = refusal(statusConflict, opReceive, "ack[%d] %s: %s", i, FormatReceipt(h.ID, h.Lease), refused[2:])
+				refused = refusal(statusConflict, opReceive, "ack %s: %s", FormatReceipt(h.ID, h.Lease), refused[2:])
 			}
 			return false, refused, err
 		}
