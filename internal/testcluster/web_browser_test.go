@@ -155,6 +155,17 @@ func (b *browser) waitFor(what, expr string) {
 		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(40*time.Second)))
 }
 
+// tryWaitFor polls a JavaScript expression until it is true, for at most
+// d; false when it never was.
+func (b *browser) tryWaitFor(expr string, d time.Duration) bool {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, d+5*time.Second)
+	defer cancel()
+	err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
+		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(d)))
+	return err == nil
+}
+
 // screenshot saves the viewport as name.png.
 func (b *browser) screenshot(name string) {
 	b.t.Helper()
