@@ -185,21 +185,22 @@ func (t *tx) leased(op byte, user string, id, lease uint64) (messageRecord, []by
 // checks every lease before it removes any, and refuses, naming the first
 // that is unknown or lapsed, with nothing changed. acked reports whether it
 // removed any.
+//
+// Removing one leased message never rewrites another's record (a FIFO
+// group has one message in flight; what its removal activates is a waiting
+// one), so the records checked are the records removed.
 func (t *tx) ackHeld(user string, hs []Held) (acked bool, refused []byte, err error) {
-	for _, h := range hs {
-		if _, refused, err := t.leased(opReceive, user, h.ID, h.Lease); err != nil || refused != nil {
+	ms := make([]messageRecord, len(hs))
+	for i, h := range hs {
+		if ms[i], refused, err = t.leased(opReceive, user, h.ID, h.Lease); err != nil || refused != nil {
 			if refused != nil {
 				refused = refusal(statusConflict, opReceive, "ack %s: %s", FormatReceipt(h.ID, h.Lease), refused[2:])
 			}
 			return false, refused, err
 		}
 	}
-	for _, h := range hs {
-		m, _, err := t.leased(opReceive, user, h.ID, h.Lease)
-		if err != nil {
-			return false, nil, err
-		}
-		if err := t.removeMsg(&m, h.ID); err != nil {
+	for i, h := range hs {
+		if err := t.removeMsg(&ms[i], h.ID); err != nil {
 			return false, nil, err
 		}
 	}
