@@ -186,47 +186,49 @@ mem_row() {
 	printf '%s\t-\tload 1m\t%s\n' "$x" "$(load1)" >>"$values"
 }
 
-sweep_memory() {
-	local v=$OUT/memory-keys.tsv held=0 n step=0 t0 t1
-	fresh_cluster 3
-	printf 'keys\tpanel\tseries\ty\n' >"$v"
-	sleep 5
-	mem_row "$v" 0
-	for n in $MEM_KEYS; do
-		step=$((step + 1))
-		log "memory: filling keys $held to $n (load $(load1))"
-		t0=$(date +%s.%N)
-		# --mix get fills every key of its keyspace once (distinct keys,
-		# under a prefix of their own), then makes one measured get.
-		"$parley" bench kv --servers "$parley_urls" --mix get --keys $((n - held)) --key-prefix "mem/s$step/" \
-			--value-size "$VALUE_SIZE" --clients 64 --requests 1 -q >"$OUT/memory-keys-$n.txt" 2>&1 ||
-			{ log "memory: filling to $n keys failed: see $OUT/memory-keys-$n.txt"; break; }
-		t1=$(date +%s.%N)
-		held=$n
-		printf '%s\t-\tfill s\t%.0f\n' "$n" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$v"
-		sleep 5
-		mem_row "$v" "$n"
-	done
-	plot memory-keys --values "$v" --title "Memory per node against distinct KV keys held ($VALUE_SIZE B values, 3 nodes, RF 3)"
+# fill_keys FROM TO STEP stores TO-FROM new distinct keys: --mix get
+# fills every key of its keyspace once (under a prefix of its own), then
+# makes one measured get.
+fill_keys() {
+	"$parley" bench kv --servers "$parley_urls" --mix get --keys $(($2 - $1)) --key-prefix "mem/s$3/" \
+		--value-size "$VALUE_SIZE" --clients 64 --requests 1 -q
+}
 
-	v=$OUT/memory-messages.tsv held=0
+# fill_messages FROM TO STEP sends TO-FROM messages and consumes none.
+fill_messages() {
+	"$queuefill" --servers "$parley_urls" --queue memfill --queues 16 --messages $(($2 - $1)) --size 200 --clients 8
+}
+
+# memory_curve NAME UNIT FILL LIST TITLE: on a fresh cluster, fills with
+# FILL to each count of LIST and records every node's memory after each
+# step and 5 s of rest, then plots NAME.
+memory_curve() {
+	local name=$1 unit=$2 fill=$3 list=$4 title=$5
+	local v=$OUT/$name.tsv held=0 n step=0 t0 t1
 	fresh_cluster 3
-	printf 'messages\tpanel\tseries\ty\n' >"$v"
+	printf '%s\tpanel\tseries\ty\n' "$unit" >"$v"
 	sleep 5
 	mem_row "$v" 0
-	for n in $MEM_MESSAGES; do
-		log "memory: sending messages $held to $n (load $(load1))"
+	for n in $list; do
+		step=$((step + 1))
+		log "memory: $unit $held to $n (load $(load1))"
 		t0=$(date +%s.%N)
-		"$queuefill" --servers "$parley_urls" --queue memfill --queues 16 --messages $((n - held)) --size 200 \
-			--clients 8 >"$OUT/memory-messages-$n.txt" 2>&1 ||
-			{ log "memory: sending to $n messages failed: see $OUT/memory-messages-$n.txt"; break; }
+		"$fill" "$held" "$n" "$step" >"$OUT/$name-$n.txt" 2>&1 ||
+			{ log "memory: filling to $n $unit failed: see $OUT/$name-$n.txt"; break; }
 		t1=$(date +%s.%N)
 		held=$n
 		printf '%s\t-\tfill s\t%.0f\n' "$n" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$v"
 		sleep 5
 		mem_row "$v" "$n"
 	done
-	plot memory-messages --values "$v" --title "Memory per node against queue messages held (200 characters, 16 queues, 3 nodes, RF 3)"
+	plot "$name" --values "$v" --title "$title"
+}
+
+sweep_memory() {
+	memory_curve memory-keys keys fill_keys "$MEM_KEYS" \
+		"Memory per node against distinct KV keys held ($VALUE_SIZE B values, 3 nodes, RF 3)"
+	memory_curve memory-messages messages fill_messages "$MEM_MESSAGES" \
+		"Memory per node against queue messages held (200 characters, 16 queues, 3 nodes, RF 3)"
 }
 
 # caught_up prints yes when every partition has a leader, none is
