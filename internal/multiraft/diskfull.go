@@ -22,22 +22,33 @@ import (
 //     step whole: a few bytes of the reserve each;
 //   - ticks only the groups it leads, so its followers never start an
 //     election they would have to write for;
+//   - drops a leader's MsgTimeoutNow, so that no leadership transfer (the
+//     planner's balancing acts on gossip, which lags the disk) hands it a
+//     group it would have to hand back at once;
 //   - hands the leadership of every group it leads to the most up-to-date
 //     follower whose node may lead (Config.PeerCanLead: its disk is not
-//     full either), once per tick until one takes it. With every disk full
-//     it keeps leading: reads still work, writes get 507 at Propose.
+//     full either), once per tick until one takes it. While it hands a
+//     group over, Propose answers "not the leader" (NotLeaderError with no
+//     leader: the router retries and finds the new one) rather than 507,
+//     since the group can still take writes. With every disk full it keeps
+//     leading: reads still work, writes get 507 at Propose.
 
 // diskLow reports whether the node's disk is below its reserve.
 func (e *Engine) diskLow() bool { return e.cfg.DB.CheckSpace() != nil }
 
-// dropForDisk reports whether the entries of the incoming message m must
-// be dropped because the disk is low (asked of low only then, so the
-// heartbeats and votes of every round cost no check): it carries commands
-// to append. Empty entries (a new leader's, which it must commit before it
+// dropForDisk reports whether the incoming message m must be dropped, or
+// stepped without its entries, because the disk is low (asked of low only
+// then, so the heartbeats and votes of every round cost no check): it is
+// a transfer's MsgTimeoutNow (dropped whole; the leader's transfer lapses
+// after an election timeout), or it carries commands to append (stepped
+// without them). Empty entries (a new leader's, which it must commit before it
 // can serve reads) and membership changes are a few bytes each and still
 // step, so that a group whose replicas all have full disks can still elect
 // a leader and read.
 func dropForDisk(m raftpb.Message, low func() bool) bool {
+	if m.Type == raftpb.MsgTimeoutNow {
+		return low()
+	}
 	if m.Type != raftpb.MsgApp {
 		return false
 	}
@@ -63,6 +74,8 @@ func (e *Engine) tickGroups() {
 		g.rn.Tick()
 		if shed && g.isLeader {
 			e.shedLeadership(g)
+		} else {
+			g.handingOver.Store(false)
 		}
 		e.markTouched(g)
 	}
@@ -85,6 +98,7 @@ func (e *Engine) shedLeadership(g *group) {
 		}
 		best, bestMatch = rid, pr.Match
 	}
+	g.handingOver.Store(best != 0)
 	if best != 0 {
 		g.rn.TransferLeader(best)
 		e.stats.DiskSheds.Add(1)

@@ -23,6 +23,8 @@ func TestDropForDisk(t *testing.T) {
 		{"no entries", raftpb.Message{Type: raftpb.MsgApp}, true, false},
 		{"heartbeat", raftpb.Message{Type: raftpb.MsgHeartbeat}, true, false},
 		{"vote", raftpb.Message{Type: raftpb.MsgVote}, true, false},
+		{"a transfer's timeout, disk low", raftpb.Message{Type: raftpb.MsgTimeoutNow}, true, true},
+		{"a transfer's timeout, room left", raftpb.Message{Type: raftpb.MsgTimeoutNow}, false, false},
 	} {
 		if got := dropForDisk(c.m, func() bool { return c.low }); got != c.want {
 			t.Errorf("%s: dropForDisk = %v, want %v", c.name, got, c.want)

@@ -64,8 +64,9 @@ type Stats struct {
 	// CommitNanos is the time spent committing round batches (fsync
 	// included); SyncNanos the part spent in synced commits.
 	CommitNanos, SyncNanos atomic.Uint64
-	// DiskDrops counts appends stepped without their entries (the disk
-	// was low, diskfull.go) and DiskSheds leadership transfers started
+	// DiskDrops counts appends stepped without their entries and
+	// leadership transfers refused (the disk was low, diskfull.go) and
+	// DiskSheds leadership transfers started
 	// because the disk was low or slow (diskslow.go).
 	DiskDrops, DiskSheds atomic.Uint64
 }

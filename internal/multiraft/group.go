@@ -28,9 +28,12 @@ type group struct {
 	isLeader    bool
 
 	// Published for other goroutines.
-	leader     atomic.Uint64 // replica id of the known leader, 0 if none
-	appliedIdx atomic.Uint64
-	caughtUpAt atomic.Int64 // unix ms when the replica last knew it had applied the leader's commit
+	leader atomic.Uint64 // replica id of the known leader, 0 if none
+	// handingOver is set while the local replica leads with a full disk and
+	// hands the group to a replica that may lead (diskfull.go).
+	handingOver atomic.Bool
+	appliedIdx  atomic.Uint64
+	caughtUpAt  atomic.Int64 // unix ms when the replica last knew it had applied the leader's commit
 
 	proposals map[string][]*proposal // by proposal id, on the node that proposed
 	confWaits map[string]chan struct{}

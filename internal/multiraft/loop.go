@@ -237,11 +237,14 @@ func (e *Engine) stepMessage(m *transport.GroupMessage) {
 		return
 	}
 	if dropForDisk(m.Msg, e.diskLow) {
+		e.stats.DiskDrops.Add(1)
+		if m.Msg.Type == raftpb.MsgTimeoutNow {
+			return // a full disk takes no leadership (diskfull.go)
+		}
 		// Step it without its entries: the replica acknowledges only the
 		// prefix it holds, so the leader learns where it stands and keeps
 		// probing, instead of waiting for answers to appends never taken.
 		m.Msg.Entries = nil
-		e.stats.DiskDrops.Add(1)
 	}
 	if err := g.rn.Step(m.Msg); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		e.log.Debug("step failed", "group", g.id, "type", m.Msg.Type, "err", err)
@@ -425,6 +428,9 @@ func (e *Engine) finishRound(rb *roundBatch) error {
 func (e *Engine) onSoftState(g *group, ss *raft.SoftState) {
 	wasLeader := g.isLeader
 	g.isLeader = ss.RaftState == raft.StateLeader
+	// A leader on a full disk hands over from its first round (diskfull.go):
+	// until its first tick finds a taker, writes are told to look elsewhere.
+	g.handingOver.Store(g.isLeader && e.diskLow())
 	if g.isLeader {
 		g.leader.Store(g.replica)
 	} else {

@@ -55,7 +55,8 @@ func ClientProposalID(dedupKey string) []byte {
 // attempt's time ran out: the command may or may not have been applied, and
 // retrying with the same id is safe. While this node's disk is nearly full
 // (storage.DB.CheckSpace) it refuses with errs.InsufficientStorage before
-// anything is written.
+// anything is written, or, while it hands the group to a replica whose disk
+// is not full (diskfull.go), with a NotLeaderError naming no leader.
 func (e *Engine) Propose(ctx context.Context, groupID uint64, id, cmd []byte) ([]byte, error) {
 	if len(id) == 0 || len(id) > 1024 {
 		return nil, errs.New(errs.Invalid, "proposal id must be 1 to 1024 bytes")
@@ -68,6 +69,11 @@ func (e *Engine) Propose(ctx context.Context, groupID uint64, id, cmd []byte) ([
 		return nil, &NotLeaderError{Group: groupID, Leader: l}
 	}
 	if err := e.cfg.DB.CheckSpace(); err != nil {
+		if g.handingOver.Load() {
+			// Another replica is taking the group over: the write can
+			// succeed there.
+			return nil, &NotLeaderError{Group: groupID}
+		}
 		return nil, errs.Wrap(errs.InsufficientStorage, err, "the disk is full: writes are refused until space is freed; reads still work")
 	}
 	start := time.Now()

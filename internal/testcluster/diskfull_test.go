@@ -281,3 +281,100 @@ func TestDiskFull_OneFullNodeStepsDownAndCatchesUp(t *testing.T) {
 		t.Fatalf("big11 via n2 after space was freed: %d bytes", len(v))
 	}
 }
+
+// A node whose disk is full takes no leadership handed to it (a transfer
+// planned on gossip that has not yet told of the full disk, or asked for by
+// hand), and a write sent through a node whose disk fills while it leads
+// succeeds at the replica it hands over to instead of failing with 507:
+// only a group with nowhere to go refuses writes.
+func TestDiskFull_FullNodeTakesNoLeadership(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	var low atomic.Bool
+	var used atomic.Int64
+	const full = 1
+	c := testcluster.New(t, testcluster.Options{
+		Nodes: 3, Partitions: 1,
+		Configure: func(_ int, cfg *config.Config) { cfg.RateLimit = 1 << 20 },
+		FS: func(i int) vfs.FS {
+			if i == full {
+				return fullDisk{FS: vfs.NewMem(), low: &low, used: &used}
+			}
+			return vfs.NewMem()
+		},
+	})
+	const g = 1 // the partition
+	st, ok, err := c.Node(full).Engine().GroupStatus(apiCtx(t), g)
+	if err != nil || !ok {
+		t.Fatalf("n2's replica of partition %d: %v, %v", g, ok, err)
+	}
+	transferTo := func() {
+		if l := c.LeaderOf(g); l >= 0 && l != full {
+			if err := c.Node(l).Engine().TransferLeader(apiCtx(t), g, st.Replica); err != nil {
+				t.Fatalf("transfer to n2: %v", err)
+			}
+		}
+	}
+	diskFull := func(full bool) {
+		low.Store(full)
+		poll.Until(t, 10*time.Second, fmt.Sprintf("n2 sees its disk full: %v", full), func() error {
+			if (c.Node(1).DB().CheckSpace() != nil) != full {
+				return testcluster.ErrNotYet
+			}
+			return nil
+		})
+	}
+	leadsNothing := func() {
+		poll.Until(t, 10*time.Second, "n2 leads no group", func() error {
+			for _, g := range []uint64{0, g} {
+				if c.LeaderOf(g) == full {
+					return fmt.Errorf("n2 still leads group %d", g)
+				}
+			}
+			return nil
+		})
+	}
+
+	// A transfer to n2, once n2 holds the whole log (the leader hands over
+	// only to a replica that does), must not make it lead.
+	testcluster.MustPut(t, c.Client(full), "before", "v", client.PutOptions{})
+	c.VerifyReplicas(20 * time.Second)
+	diskFull(true)
+	leadsNothing()
+	poll.Until(t, 10*time.Second, "n2 holds the partition's whole log", func() error {
+		ls, _, err := c.Node(c.LeaderOf(g)).Engine().GroupStatus(apiCtx(t), g)
+		if err != nil {
+			return err
+		}
+		if m := ls.Progress[st.Replica].Match; m != ls.Commit {
+			return fmt.Errorf("n2 holds up to %d of %d", m, ls.Commit)
+		}
+		return nil
+	})
+	transferTo()
+	for range 300 {
+		if c.LeaderOf(g) == full {
+			t.Fatalf("n2 took the leadership of partition %d with a full disk", g)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	testcluster.MustPut(t, c.Client(full), "with the disk full", "v", client.PutOptions{})
+
+	// The disk fills while n2 leads the partition: a put through n2 is
+	// taken by the replica n2 hands the partition to.
+	diskFull(false)
+	poll.Until(t, 10*time.Second, "n2 leads the partition", func() error {
+		if c.LeaderOf(g) != full {
+			transferTo()
+			return testcluster.ErrNotYet
+		}
+		return nil
+	})
+	diskFull(true)
+	testcluster.MustPut(t, c.Client(full), "while handing over", "v", client.PutOptions{})
+	leadsNothing()
+	if err := c.Node(full).Engine().Err(); err != nil {
+		t.Fatalf("n2's Raft loop stopped: %v", err)
+	}
+}
