@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/parley-chat/parley/internal/chat"
@@ -48,8 +49,9 @@ func TestAPI_RoomModeration(t *testing.T) {
 	mustJSON(t, e.call(t, bob, http.MethodPost, "/api/v1/rooms/town/messages", `{"text":"one"}`), http.StatusCreated, nil)
 	w := e.call(t, bob, http.MethodPost, "/api/v1/rooms/town/messages", `{"text":"two"}`)
 	mustError(t, w, http.StatusTooManyRequests, "rate_limited", "slow mode")
-	if w.Header().Get("Retry-After") == "" {
-		t.Fatal("slow mode without Retry-After")
+	// One post every 60 s, the last one just now: wait (nearly) all of it.
+	if ra, err := strconv.Atoi(w.Header().Get("Retry-After")); err != nil || ra < 50 || ra > 60 {
+		t.Fatalf("slow mode of 60 s, right after a post: Retry-After %q, want 50 to 60", w.Header().Get("Retry-After"))
 	}
 
 	mustJSON(t, e.call(t, mod, http.MethodPost, "/api/v1/rooms/town/members/bob/ban", `{"reason":"spam"}`), http.StatusOK, nil)

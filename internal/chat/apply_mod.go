@@ -359,7 +359,7 @@ func postRules(r state.Reader, room string, rec *roomRecord, m *memberRecord, no
 	}
 	if s.slowModeSec > 0 {
 		if wait := m.lastPost + int64(min(s.slowModeSec, math.MaxInt32))*1000 - now; m.lastPost != 0 && wait > 0 {
-			return refuse(statusRateLimited, "room %q is in slow mode: one post every %d s; wait %d s", room, s.slowModeSec, (wait+999)/1000), nil
+			return refuse(statusRateLimited, slowModeRefusal, room, s.slowModeSec, (wait+999)/1000), nil
 		}
 		m.lastPost = now
 	}

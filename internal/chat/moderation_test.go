@@ -1,8 +1,10 @@
 package chat
 
 import (
+	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
 )
@@ -330,6 +332,15 @@ func TestModeration_SlowMode(t *testing.T) {
 	f.now = start + 29999
 	_, err := f.apply(EncodePost(Post{Room: "r", User: "bob", Text: "two"}))
 	wantCode(t, err, errs.RateLimited)
+	var wait SlowModeWait
+	if !errors.As(err, &wait) || wait.RetryAfter() != time.Second {
+		t.Errorf("slow mode refusal with 1 ms left: wait %v (%v), want 1s", time.Duration(wait), err)
+	}
+	f.now = start + 1000
+	_, err = f.apply(EncodePost(Post{Room: "r", User: "bob", Text: "two"}))
+	if !errors.As(err, &wait) || wait.RetryAfter() != 29*time.Second {
+		t.Errorf("slow mode refusal with 29 s left: wait %v (%v), want 29s", time.Duration(wait), err)
+	}
 	f.post("r", "carol", "others still post")
 	f.post("r", "mod", "moderators are exempt")
 	f.post("r", "mod", "twice")

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/wire"
@@ -21,6 +22,34 @@ const (
 	// statusRateLimited refuses a post in slow mode (ModerationProtocol).
 	statusRateLimited byte = 5
 )
+
+// slowModeRefusal is the message of a post refused by slow mode: the room,
+// its slow mode and the whole seconds left to wait. Apply writes it (its
+// bytes are part of the replicated result, so it never changes) and
+// DecodeResult reads the wait back for the answer's Retry-After.
+const slowModeRefusal = "room %q is in slow mode: one post every %d s; wait %d s"
+
+// SlowModeWait is the cause of a post refused by slow mode: how long the
+// poster must still wait.
+type SlowModeWait time.Duration
+
+// Error implements error.
+func (w SlowModeWait) Error() string {
+	return fmt.Sprintf("slow mode: wait %v", time.Duration(w))
+}
+
+// RetryAfter is how long to wait before posting again.
+func (w SlowModeWait) RetryAfter() time.Duration { return time.Duration(w) }
+
+// slowModeWait reads the wait back from a slow mode refusal's message.
+func slowModeWait(msg []byte) (SlowModeWait, bool) {
+	var room string
+	var every, wait uint64
+	if n, err := fmt.Sscanf(string(msg), slowModeRefusal, &room, &every, &wait); err != nil || n != 3 {
+		return 0, false
+	}
+	return SlowModeWait(time.Duration(wait) * time.Second), true
+}
 
 var refusalCodes = map[byte]errs.Code{
 	statusInvalid:     errs.Invalid,
@@ -128,6 +157,11 @@ func DecodeResult(res []byte) (Result, error) {
 		code, ok := refusalCodes[res[0]]
 		if !ok {
 			return Result{}, fmt.Errorf("%w: unknown status %d", errBadResult, res[0])
+		}
+		if res[0] == statusRateLimited {
+			if wait, ok := slowModeWait(res[1:]); ok {
+				return Result{}, errs.Wrap(code, wait, "%s", res[1:])
+			}
 		}
 		return Result{}, errs.New(code, "%s", res[1:])
 	}
