@@ -25,10 +25,14 @@ import (
 //     hand it leadership nor plan it any) and record.
 //
 // It calls the disk fast again once the median of the window is at most
-// the threshold. A disk that hangs outright completes no sync: its running
-// commit counts, but alone (no finished one beside it) it is not enough;
-// such a node's groups stop acknowledging, and its followers elect another
-// leader only if it stops heartbeating too.
+// the threshold. A disk that hangs outright completes no sync, so the
+// window may hold nothing but its running commit: that one alone calls the
+// disk slow once it has run hungSyncFactor times the threshold (5 s by
+// default), far longer than any stall of a busy machine. Such a node's
+// groups cannot hand over (no Ready leaves a group whose batch is in
+// flight) and stop heartbeating, so their followers elect other leaders;
+// what the check adds is the gossip, the event and the metric that tell
+// the operator, and no leadership planned for the node.
 
 // Slow-disk detection constants.
 const (
@@ -40,6 +44,9 @@ const (
 	// disk may be called slow: two, since a disk slow enough to matter
 	// completes few.
 	slowSyncMin = 2
+	// hungSyncFactor times the threshold is how long one synced commit
+	// must run to call the disk slow on its own: a hung disk.
+	hungSyncFactor = 10
 )
 
 // syncSample is one synced round batch: when it finished, how long it took.
@@ -74,8 +81,12 @@ func (s *syncTimes) trim(now time.Time) {
 
 // slow reports whether the lower median of the window's samples, and of
 // running (how long the oldest synced commit still running has run, 0 for
-// none), is above threshold, with at least slowSyncMin of them.
+// none), is above threshold, with at least slowSyncMin of them; or whether
+// running alone passed hungSyncFactor times the threshold.
 func (s *syncTimes) slow(now time.Time, threshold, running time.Duration) bool {
+	if threshold > 0 && running > hungSyncFactor*threshold {
+		return true
+	}
 	s.trim(now)
 	s.scratch = s.scratch[:0]
 	for _, x := range s.samples {

@@ -30,6 +30,8 @@ func TestSyncTimes_Slow(t *testing.T) {
 		{"half slow is not slow", ms(900, 10, 900, 10), 0, 0, false},
 		{"a slow commit and a long-running one", ms(900), 0, 700 * time.Millisecond, true},
 		{"a long-running commit alone", nil, 0, 5 * time.Second, false},
+		{"a hung commit alone", nil, 0, 5*time.Second + time.Millisecond, true},
+		{"a hung commit among fast ones", ms(10, 10, 10, 10), 0, 6 * time.Second, true},
 		{"a short-running commit among slow ones", ms(900, 10), 0, 100 * time.Millisecond, false},
 		{"median at the threshold is not slow", ms(500, 500, 500), 0, 0, false},
 		{"slow samples age out of the window", ms(900, 900, 900), slowSyncWindow + time.Second, 0, false},
