@@ -221,19 +221,8 @@ func TestDiskFull_OneFullNodeStepsDownAndCatchesUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
-	var low atomic.Bool
-	var used atomic.Int64
 	const full = 1 // the node whose disk fills
-	c := testcluster.New(t, testcluster.Options{
-		Nodes: 3, Partitions: 4,
-		Configure: func(_ int, cfg *config.Config) { cfg.RateLimit = 1 << 20 },
-		FS: func(i int) vfs.FS {
-			if i == full {
-				return fullDisk{FS: vfs.NewMem(), low: &low, used: &used}
-			}
-			return vfs.NewMem()
-		},
-	})
+	c, low, used := oneFullDiskCluster(t, full, 4)
 	groups := []uint64{0, 1, 2, 3, 4} // the metadata group and the partitions
 	poll.Until(t, 20*time.Second, "n2 leads a group", func() error {
 		for _, g := range groups {
@@ -291,19 +280,8 @@ func TestDiskFull_FullNodeTakesNoLeadership(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
-	var low atomic.Bool
-	var used atomic.Int64
 	const full = 1
-	c := testcluster.New(t, testcluster.Options{
-		Nodes: 3, Partitions: 1,
-		Configure: func(_ int, cfg *config.Config) { cfg.RateLimit = 1 << 20 },
-		FS: func(i int) vfs.FS {
-			if i == full {
-				return fullDisk{FS: vfs.NewMem(), low: &low, used: &used}
-			}
-			return vfs.NewMem()
-		},
-	})
+	c, low, _ := oneFullDiskCluster(t, full, 1)
 	const g = 1 // the partition
 	st, ok, err := c.Node(full).Engine().GroupStatus(apiCtx(t), g)
 	if err != nil || !ok {
@@ -377,4 +355,23 @@ func TestDiskFull_FullNodeTakesNoLeadership(t *testing.T) {
 	if err := c.Node(full).Engine().Err(); err != nil {
 		t.Fatalf("n2's Raft loop stopped: %v", err)
 	}
+}
+
+// oneFullDiskCluster starts 3 nodes with the given partitions, node full on
+// a fullDisk made low by low, the others on plain in-memory disks; used
+// counts what node full wrote since.
+func oneFullDiskCluster(t *testing.T, full, partitions int) (*testcluster.Cluster, *atomic.Bool, *atomic.Int64) {
+	t.Helper()
+	low, used := new(atomic.Bool), new(atomic.Int64)
+	c := testcluster.New(t, testcluster.Options{
+		Nodes: 3, Partitions: partitions,
+		Configure: func(_ int, cfg *config.Config) { cfg.RateLimit = 1 << 20 },
+		FS: func(i int) vfs.FS {
+			if i == full {
+				return fullDisk{FS: vfs.NewMem(), low: low, used: used}
+			}
+			return vfs.NewMem()
+		},
+	})
+	return c, low, used
 }
