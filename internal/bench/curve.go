@@ -151,22 +151,14 @@ func curvePanel(w io.Writer, pn Panel, sx xScale, xs []float64, top, bottom int,
 			}
 		}
 	}
-	step := niceStep(ymax / 5)
-	ymax = math.Max(step, math.Ceil(ymax/step)*step)
-	y := func(v float64) float64 { return float64(bottom) - v/ymax*float64(bottom-top) }
-
-	for v := 0.0; v <= ymax*1.0001; v += step {
-		fmt.Fprintf(w, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#e5e5e5"/>`+"\n", curveLeft, y(v), right, y(v))
-		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", curveLeft-6, y(v), fmtTick(v))
-	}
-	fmt.Fprintf(w, `<text transform="translate(18 %d) rotate(-90)" text-anchor="middle">%s</text>`+"\n", (top+bottom)/2, html.EscapeString(pn.YLabel))
+	y := yAxis(w, ymax, curveLeft, right, top, bottom, pn.YLabel)
 	for _, x := range xs {
 		fmt.Fprintf(w, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#999"/>`+"\n", sx.at(x), bottom, sx.at(x), bottom+4)
 		if labels {
 			fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", sx.at(x), bottom+18, html.EscapeString(tick(x)))
 		}
 	}
-	fmt.Fprintf(w, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`+"\n", curveLeft, top, right-curveLeft, bottom-top)
+	panelBorder(w, curveLeft, right, top, bottom)
 
 	for k, l := range pn.Lines {
 		color := curveColors[k%len(curveColors)]
@@ -185,9 +177,7 @@ func curvePanel(w io.Writer, pn Panel, sx xScale, xs []float64, top, bottom int,
 			}
 			fmt.Fprintf(w, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", sx.at(pt.X), y(pt.Y), color)
 		}
-		ly := top + 12 + 18*k
-		fmt.Fprintf(w, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/>`+"\n", right+15, ly, right+35, ly, color)
-		fmt.Fprintf(w, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n", right+40, ly, html.EscapeString(l.Label))
+		legendEntry(w, right, top, k, color, l.Label)
 	}
 }
 

@@ -77,22 +77,13 @@ func panel(w io.Writer, ss []series, n, top, bottom int, yLabel string, xLabels 
 			ymax = math.Max(ymax, v)
 		}
 	}
-	step := niceStep(ymax / 5)
-	ymax = math.Max(step, math.Ceil(ymax/step)*step)
 	x := func(i int) float64 {
 		if n <= 1 {
 			return float64(plotLeft+right) / 2
 		}
 		return plotLeft + float64(i)*float64(right-plotLeft)/float64(n-1)
 	}
-	y := func(v float64) float64 { return float64(bottom) - v/ymax*float64(bottom-top) }
-
-	// Grid and y axis labels.
-	for v := 0.0; v <= ymax*1.0001; v += step {
-		fmt.Fprintf(w, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#e5e5e5"/>`+"\n", plotLeft, y(v), right, y(v))
-		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", plotLeft-6, y(v), fmtTick(v))
-	}
-	fmt.Fprintf(w, `<text transform="translate(18 %d) rotate(-90)" text-anchor="middle">%s</text>`+"\n", (top+bottom)/2, html.EscapeString(yLabel))
+	y := yAxis(w, ymax, plotLeft, right, top, bottom, yLabel)
 	// X axis ticks: about ten, at whole seconds.
 	xstep := max(1, int(niceStep(float64(n)/10)))
 	for i := 0; i < n; i += xstep {
@@ -101,7 +92,7 @@ func panel(w io.Writer, ss []series, n, top, bottom int, yLabel string, xLabels 
 			fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle">%d</text>`+"\n", x(i), bottom+18, i+1)
 		}
 	}
-	fmt.Fprintf(w, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`+"\n", plotLeft, top, right-plotLeft, bottom-top)
+	panelBorder(w, plotLeft, right, top, bottom)
 
 	// Lines, with dots so a one-second run still shows.
 	for k, s := range ss {
@@ -115,10 +106,37 @@ func panel(w io.Writer, ss []series, n, top, bottom int, yLabel string, xLabels 
 				fmt.Fprintf(w, `<circle cx="%.1f" cy="%.1f" r="2" fill="%s"/>`+"\n", x(i), y(v), s.color)
 			}
 		}
-		ly := top + 12 + 18*k
-		fmt.Fprintf(w, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/>`+"\n", right+15, ly, right+35, ly, s.color)
-		fmt.Fprintf(w, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n", right+40, ly, html.EscapeString(s.label))
+		legendEntry(w, right, top, k, s.color, s.label)
 	}
+}
+
+// yAxis draws a panel's y axis between the heights top and bottom, from
+// left to right: a grid line and a label at each of about five round
+// steps up to at least ymax, and the axis label. It returns the panel's
+// y scale.
+func yAxis(w io.Writer, ymax float64, left, right, top, bottom int, label string) func(float64) float64 {
+	step := niceStep(ymax / 5)
+	ymax = math.Max(step, math.Ceil(ymax/step)*step)
+	y := func(v float64) float64 { return float64(bottom) - v/ymax*float64(bottom-top) }
+	for v := 0.0; v <= ymax*1.0001; v += step {
+		fmt.Fprintf(w, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#e5e5e5"/>`+"\n", left, y(v), right, y(v))
+		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", left-6, y(v), fmtTick(v))
+	}
+	fmt.Fprintf(w, `<text transform="translate(18 %d) rotate(-90)" text-anchor="middle">%s</text>`+"\n", (top+bottom)/2, html.EscapeString(label))
+	return y
+}
+
+// panelBorder draws a panel's border.
+func panelBorder(w io.Writer, left, right, top, bottom int) {
+	fmt.Fprintf(w, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`+"\n", left, top, right-left, bottom-top)
+}
+
+// legendEntry draws the k-th line's legend entry right of a panel whose
+// plot area ends at right.
+func legendEntry(w io.Writer, right, top, k int, color, label string) {
+	ly := top + 12 + 18*k
+	fmt.Fprintf(w, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/>`+"\n", right+15, ly, right+35, ly, color)
+	fmt.Fprintf(w, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n", right+40, ly, html.EscapeString(label))
 }
 
 // niceStep rounds v up to 1, 2 or 5 times a power of ten (at least a
