@@ -198,10 +198,7 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/mach
 		printf '%-8s | %10.0f %9.2f %9.2f | %10.0f %9.2f %9.2f | %7s %8s | %8s %8s %8s\n' \
 			"$c" "$eo" "$e50" "$e99" "$po" "$p50" "$p99" \
 			"$(ratio "$po" "$eo")" "$(ratio "$p99" "$e99")" "$(ratio "$e50" "$f1")" "$(ratio "$p50" "$f1")" "$(ratio "$p50" "$f3")"
-		ee=$(figure "$e" errors) pe=$(figure "$p" errors)
-		if [[ $ee != 0 || $pe != 0 ]]; then
-			printf '%-8s   errors: etcd %s, parley %s (see the .txt reports)\n' "" "$ee" "$pe"
-		fi
+		peer_errors etcd "$e" "$p"
 	done
 	echo
 	printf '%-8s | %-33s | %-33s\n' "" "etcd CPU" "parley CPU"

@@ -117,15 +117,8 @@ stop_all
 		clients "ops/s" "p50 ms" "p99 ms" "ops/s" "p50 ms" "p99 ms" "ops/s" "p99" "nats" "parley"
 	for c in $CLIENTS; do
 		s=$OUT/nats-c$c.json p=$OUT/parley-c$c.json
-		so=$(figure "$s" ops_per_s) s50=$(figure "$s" p50) s99=$(figure "$s" p99)
-		po=$(figure "$p" ops_per_s) p50=$(figure "$p" p50) p99=$(figure "$p" p99)
-		printf '%-8s | %8.0f %9.2f %9.2f | %8.0f %9.2f %9.2f | %7s %8s | %8s %8s\n' "$c" \
-			"$so" "$s50" "$s99" "$po" "$p50" "$p99" "$(ratio "$po" "$so")" "$(ratio "$p99" "$s99")" \
-			"$(ratio "$s50" "$f50")" "$(ratio "$p50" "$f50")"
-		se=$(figure "$s" errors) pe=$(figure "$p" errors)
-		if [[ $se != 0 || $pe != 0 ]]; then
-			printf '%-8s   errors: nats %s, parley %s (see the .txt reports)\n' "" "$se" "$pe"
-		fi
+		printf '%-8s | %s\n' "$c" "$(peer_cells "$s" "$p" "$f50")"
+		peer_errors nats "$s" "$p"
 	done
 	echo
 	echo "target (docs/PRODUCT.md): replicated durable KV puts at least half of NATS JetStream R3's publish rate"

@@ -178,15 +178,8 @@ stop_all
 	for s in $SHAPES; do
 		for m in $ACK_MODES; do
 			r=$OUT/rabbitmq-$s.json p=$OUT/parley-$m-$s.json
-			ro=$(figure "$r" ops_per_s) r50=$(figure "$r" p50) r99=$(figure "$r" p99)
-			po=$(figure "$p" ops_per_s) p50=$(figure "$p" p50) p99=$(figure "$p" p99)
-			printf '%-8s | %-7s | %8.0f %9.2f %9.2f | %8.0f %9.2f %9.2f | %7s %8s | %8s %8s\n' "$s" "$m" \
-				"$ro" "$r50" "$r99" "$po" "$p50" "$p99" "$(ratio "$po" "$ro")" "$(ratio "$p99" "$r99")" \
-				"$(ratio "$r50" "$f50")" "$(ratio "$p50" "$f50")"
-			re=$(figure "$r" errors) pe=$(figure "$p" errors)
-			if [[ $re != 0 || $pe != 0 ]]; then
-				printf '%-8s   errors: rabbitmq %s, parley %s (see the .txt reports)\n' "" "$re" "$pe"
-			fi
+			printf '%-8s | %-7s | %s\n' "$s" "$m" "$(peer_cells "$r" "$p" "$f50")"
+			peer_errors rabbitmq "$r" "$p"
 		done
 	done
 	echo

@@ -152,6 +152,29 @@ figure() {
 # ratio A B prints A/B with two decimals ("-" when B is 0).
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
+# peer_cells PEER PARLEY F50 prints, without a newline, the cells of a
+# comparison row after its label columns, from two JSON reports: each
+# side's ops/s, p50 and p99 ms, Parley's ops/s and p99 over the peer's,
+# and each side's p50 over the fsync p50 F50.
+peer_cells() {
+	local so s50 s99 po p50 p99
+	so=$(figure "$1" ops_per_s) s50=$(figure "$1" p50) s99=$(figure "$1" p99)
+	po=$(figure "$2" ops_per_s) p50=$(figure "$2" p50) p99=$(figure "$2" p99)
+	printf '%8.0f %9.2f %9.2f | %8.0f %9.2f %9.2f | %7s %8s | %8s %8s' \
+		"$so" "$s50" "$s99" "$po" "$p50" "$p99" "$(ratio "$po" "$so")" "$(ratio "$p99" "$s99")" \
+		"$(ratio "$s50" "$3")" "$(ratio "$p50" "$3")"
+}
+
+# peer_errors NAME PEER PARLEY prints a row's errors line when either
+# report (JSON) counted errors; NAME names the peer.
+peer_errors() {
+	local se pe
+	se=$(figure "$2" errors) pe=$(figure "$3" errors)
+	if [[ $se != 0 || $pe != 0 ]]; then
+		printf '%-8s   errors: %s %s, parley %s (see the .txt reports)\n' "" "$1" "$se" "$pe"
+	fi
+}
+
 # build_parley sets $parley to PARLEY_BIN or a fresh build.
 build_parley() {
 	if [[ -n ${PARLEY_BIN:-} ]]; then
