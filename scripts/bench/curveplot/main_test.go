@@ -32,30 +32,38 @@ func mustReport(t *testing.T, dir, name string, opsPerS, p50, p99 float64) {
 	mustWrite(t, dir, name, string(b))
 }
 
+// runWithPlot runs curveplot with args and a plot file in dir, and returns
+// the table it printed and the plot it wrote.
+func runWithPlot(t *testing.T, dir string, args ...string) (table, svg string) {
+	t.Helper()
+	path := filepath.Join(dir, "out.svg")
+	var out strings.Builder
+	if err := run(append(args, "--svg", path), &out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), string(b)
+}
+
 func TestRun_Reports(t *testing.T) {
 	dir := t.TempDir()
 	mustReport(t, dir, "c1.json", 1000, 0.8, 1.5)
 	mustReport(t, dir, "c64.json", 5000, 9, 45)
 	// Out of order: the table is sorted by x.
 	manifest := mustWrite(t, dir, "m.tsv", "clients\treport\tload\n64\tc64.json\t1.5 1.2 1.0\n1\tc1.json\t0.1 0.1 0.1\n")
-	svg := filepath.Join(dir, "out.svg")
-	var out strings.Builder
-	if err := run([]string{"--reports", manifest, "--log-x", "--title", "kv <puts>", "--svg", svg}, &out); err != nil {
-		t.Fatal(err)
-	}
+	table, svg := runWithPlot(t, dir, "--reports", manifest, "--log-x", "--title", "kv <puts>")
 	want := "| clients | ops/s | p50 ms | p99 ms | errors | load |\n" +
 		"|---:|---:|---:|---:|---:|---:|\n" +
 		"| 1 | 1000 | 0.80 | 1.50 | 0 | 0.1 0.1 0.1 |\n" +
 		"| 64 | 5000 | 9.00 | 45.00 | 0 | 1.5 1.2 1.0 |\n"
-	if out.String() != want {
-		t.Errorf("table:\n%s\nwant:\n%s", out.String(), want)
+	if table != want {
+		t.Errorf("table:\n%s\nwant:\n%s", table, want)
 	}
-	b, err := os.ReadFile(svg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), "kv &lt;puts&gt;") || strings.Count(string(b), "<polyline") != 3 {
-		t.Errorf("plot lacks the escaped title or its three lines:\n%s", b)
+	if !strings.Contains(svg, "kv &lt;puts&gt;") || strings.Count(svg, "<polyline") != 3 {
+		t.Errorf("plot lacks the escaped title or its three lines:\n%s", svg)
 	}
 }
 
@@ -77,23 +85,15 @@ func TestRun_Values(t *testing.T) {
 	values := mustWrite(t, dir, "v.tsv", "keys\tpanel\tseries\ty\n"+
 		"0\tRSS (MiB)\tn1\t50\n0\tRSS (MiB)\tn2\t52\n0\theap (MiB)\tn1\t10\n0\t-\tload\t0.5\n"+
 		"100000\tRSS (MiB)\tn1\t90\n100000\theap (MiB)\tn1\t30\n100000\t-\tload\t1.5\n")
-	svg := filepath.Join(dir, "out.svg")
-	var out strings.Builder
-	if err := run([]string{"--values", values, "--svg", svg}, &out); err != nil {
-		t.Fatal(err)
-	}
+	table, svg := runWithPlot(t, dir, "--values", values)
 	want := "| keys | RSS (MiB): n1 | RSS (MiB): n2 | heap (MiB): n1 | load |\n" +
 		"|---:|---:|---:|---:|---:|\n" +
 		"| 0 | 50 | 52 | 10 | 0.5 |\n" +
 		"| 100k | 90 | – | 30 | 1.5 |\n"
-	if out.String() != want {
-		t.Errorf("table:\n%s\nwant:\n%s", out.String(), want)
+	if table != want {
+		t.Errorf("table:\n%s\nwant:\n%s", table, want)
 	}
-	b, err := os.ReadFile(svg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(b), "<polyline"); n != 3 {
+	if n := strings.Count(svg, "<polyline"); n != 3 {
 		t.Errorf("%d lines plotted, want 3 (the load column is table-only)", n)
 	}
 }
