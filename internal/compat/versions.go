@@ -50,7 +50,9 @@ const MinDataFormat = 2
 //     (chat.RetentionProtocol), proposed only once the cluster speaks 2;
 //     and a queue Receive that acknowledges leases first (its flag bit
 //     flagAck, queue.AckOnReceiveProtocol), proposed only once the
-//     cluster speaks 2.
+//     cluster speaks 2;
+//     and the binary propose call (partition.MethodProposeBin), sent
+//     only once the cluster speaks 2 (partition.BinaryProtocol).
 const Protocol = 2
 
 // MinProtocol is the oldest internal protocol this build still speaks: the

@@ -469,7 +469,7 @@ func (n *Node) clusterID() string {
 // startRequestPath makes the request path over the engine: the router, the
 // server of forwarded calls, the live feeds and the presence tracker.
 func (n *Node) startRequestPath() {
-	d := partition.Deps{Engine: n.engine, DB: n.db, Directory: &n.dir, Caller: n.tr, Self: n.self()}
+	d := partition.Deps{Engine: n.engine, DB: n.db, Directory: &n.dir, Caller: n.tr, Self: n.self(), ClusterProtocol: n.ClusterProtocol}
 	n.router = partition.NewRouter(d)
 	n.server = partition.NewServer(d)
 	n.feeds = partition.NewFeeds(n.ctx, n.router, n.notes)

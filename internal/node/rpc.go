@@ -42,13 +42,14 @@ func (n *Node) callTable() map[string]callHandler {
 	return map[string]callHandler{
 		// The request path: forwarded proposals and remote reads
 		// (internal/partition), with the metadata group's guards.
-		partition.MethodPropose: n.callPropose,
-		partition.MethodGet:     n.callRead(partition.MethodGet),
-		partition.MethodScan:    n.callRead(partition.MethodScan),
-		partition.MethodRelease: n.callRelease,
-		partition.MethodTail:    n.callTail,
-		methodTyping:            n.callTyping,
-		search.Method:           n.callSearch, // chat search, one partition's part (search.go)
+		partition.MethodPropose:    n.callPropose(decodeJSONPropose),
+		partition.MethodProposeBin: n.callPropose(partition.DecodeProposeRequest),
+		partition.MethodGet:        n.callRead(partition.MethodGet),
+		partition.MethodScan:       n.callRead(partition.MethodScan),
+		partition.MethodRelease:    n.callRelease,
+		partition.MethodTail:       n.callTail,
+		methodTyping:               n.callTyping,
+		search.Method:              n.callSearch, // chat search, one partition's part (search.go)
 		// Identity: the one method a candidate may call (join.go).
 		methodJoin: n.callJoinRequest,
 		// Self-healing.
@@ -96,32 +97,42 @@ func (n *Node) HandleCall(ctx context.Context, from string, method string, body 
 		n.refuseCall(from, method, "a caller without a cluster certificate may only ask to join")
 		return nil, fmt.Errorf("refused: %s needs a member's certificate", method)
 	}
-	if n.live.Load() == nil {
-		return json.Marshal(partition.Reply{Code: errs.Unavailable, Message: "node starting"})
-	}
 	call, ok := n.calls[method]
 	if !ok {
 		return nil, fmt.Errorf("unknown method %q", method)
+	}
+	if n.live.Load() == nil {
+		return partition.EncodeReply(method, partition.Reply{Code: errs.Unavailable, Message: "node starting"})
 	}
 	rep, err := call(ctx, from, body)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(rep)
+	return partition.EncodeReply(method, rep)
 }
 
-// callPropose answers a forwarded proposal, except the metadata commands
-// another node may not propose (metaProposalRefusal).
-func (n *Node) callPropose(ctx context.Context, from string, body []byte) (partition.Reply, error) {
+// callPropose answers a forwarded proposal whose body decode reads (the
+// JSON or the binary propose call), except the metadata commands another
+// node may not propose (metaProposalRefusal).
+func (n *Node) callPropose(decode func([]byte) (partition.ProposeRequest, error)) callHandler {
+	return func(ctx context.Context, from string, body []byte) (partition.Reply, error) {
+		req, err := decode(body)
+		if err != nil {
+			return partition.Reply{}, fmt.Errorf("bad propose request: %w", err)
+		}
+		if why := metaProposalRefusal(from, req); why != "" {
+			n.refuseCall(from, partition.MethodPropose, why)
+			return partition.Reply{Code: errs.Forbidden, Message: why}, nil
+		}
+		return n.server.Propose(ctx, req), nil
+	}
+}
+
+// decodeJSONPropose reads the body of the JSON propose call.
+func decodeJSONPropose(body []byte) (partition.ProposeRequest, error) {
 	var req partition.ProposeRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return partition.Reply{}, fmt.Errorf("bad propose request: %w", err)
-	}
-	if why := metaProposalRefusal(from, req); why != "" {
-		n.refuseCall(from, partition.MethodPropose, why)
-		return partition.Reply{Code: errs.Forbidden, Message: why}, nil
-	}
-	return n.server.Propose(ctx, req), nil
+	err := json.Unmarshal(body, &req)
+	return req, err
 }
 
 // callRead answers a get or scan call of a remote read, except reads of the

@@ -10,6 +10,7 @@ import (
 	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/partition"
+	"github.com/parley-chat/parley/internal/placement"
 	"github.com/parley-chat/parley/internal/search"
 )
 
@@ -29,7 +30,7 @@ func mustNode(t *testing.T) *Node {
 func TestCallTable_EveryMethod(t *testing.T) {
 	n := mustNode(t)
 	methods := []string{
-		partition.MethodPropose, partition.MethodGet, partition.MethodScan, partition.MethodRelease, partition.MethodTail,
+		partition.MethodPropose, partition.MethodProposeBin, partition.MethodGet, partition.MethodScan, partition.MethodRelease, partition.MethodTail,
 		methodJoin, methodStatus, methodEvents, methodTransfer, methodChecksum, methodLag, methodStats, methodAudit, methodLimit,
 		methodTyping, methodBoot, search.Method,
 	}
@@ -66,5 +67,36 @@ func TestHandleCall_CandidateMayOnlyJoin(t *testing.T) {
 	var rep partition.Reply
 	if err != nil || json.Unmarshal(b, &rep) != nil || rep.Code != errs.Unavailable {
 		t.Fatalf("candidate calling join: %s, %v; want node starting", b, err)
+	}
+}
+
+// Another node may not create the cluster or change a third node's
+// addresses through a forwarded proposal, in either encoding of the
+// propose call; the refusal is audited and proposes nothing.
+func TestCallPropose_MetaGuardsInBothEncodings(t *testing.T) {
+	n := mustNode(t)
+	ctx := context.Background()
+	cmds := map[string]placement.Command{
+		"create cluster":       placement.CreateCluster{ClusterID: "c", Partitions: 4},
+		"another node's addrs": placement.UpdateNode{Node: placement.Node{ID: "n3", Addr: "127.0.0.1:1"}},
+	}
+	for name, c := range cmds {
+		req := partition.ProposeRequest{Group: placement.MetaGroup, ID: []byte("id"), Cmd: placement.Encode(c)}
+		jsonBody, _ := json.Marshal(req)
+		for method, body := range map[string][]byte{
+			partition.MethodPropose:    jsonBody,
+			partition.MethodProposeBin: partition.AppendProposeRequest(nil, req),
+		} {
+			rep, err := n.calls[method](ctx, "n2", body)
+			if err != nil || rep.Code != errs.Forbidden {
+				t.Errorf("%s by %s: %+v, %v; want forbidden", name, method, rep, err)
+			}
+		}
+	}
+	if evs, err := n.Audit().Query(audit.Filter{}); err != nil || len(evs) != 4 {
+		t.Errorf("audited %d events (%v), want 4 refused calls", len(evs), err)
+	}
+	if _, err := n.calls[partition.MethodProposeBin](ctx, "n2", []byte{0x80}); err == nil {
+		t.Error("a malformed binary propose request was taken")
 	}
 }

@@ -21,6 +21,11 @@ type Deps struct {
 	// Self is this node's internal address as the cluster map records it:
 	// what Directory answers for this node's replicas.
 	Self string
+	// ClusterProtocol returns the internal protocol every node of the
+	// cluster speaks (compat.ClusterProtocol); nil: this build's. The
+	// router forwards proposals in the binary encoding only once it is
+	// BinaryProtocol or newer.
+	ClusterProtocol func() int
 }
 
 // Directory answers from the current cluster map. It is safe for concurrent

@@ -119,11 +119,14 @@ func newTestNodeWith(t *testing.T, self string, group bool, caller Caller, app s
 }
 
 // loopback is a Caller that hands calls to the Server of node "n1" the way
-// the node's call table does (without its guards), through JSON as on the
-// wire.
+// the node's call table does (without its guards), through the encodings
+// of the wire.
 type loopback struct {
 	server *Server
 	calls  map[string]int // by method; not safe for concurrent use
+	// unknown lists methods n1 answers as a build without them does: with
+	// a remote error.
+	unknown map[string]bool
 }
 
 func (l *loopback) Call(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
@@ -133,11 +136,20 @@ func (l *loopback) Call(ctx context.Context, addr, method string, body []byte) (
 	if l.calls != nil {
 		l.calls[method]++
 	}
+	if l.unknown[method] {
+		return nil, &transport.RemoteError{Message: fmt.Sprintf("unknown method %q", method)}
+	}
 	var rep Reply
 	switch method {
 	case MethodPropose:
 		var req ProposeRequest
 		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, err
+		}
+		rep = l.server.Propose(ctx, req)
+	case MethodProposeBin:
+		req, err := DecodeProposeRequest(body)
+		if err != nil {
 			return nil, err
 		}
 		rep = l.server.Propose(ctx, req)
@@ -156,7 +168,7 @@ func (l *loopback) Call(ctx context.Context, addr, method string, body []byte) (
 	default:
 		return nil, fmt.Errorf("unknown method %q", method)
 	}
-	return json.Marshal(rep)
+	return EncodeReply(method, rep)
 }
 
 // readPair reads "a" and "b" with two calls of r, as a multi-read function

@@ -2,7 +2,6 @@ package partition
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -115,13 +114,14 @@ func Call(ctx context.Context, c Caller, addr, method string, body []byte, rep *
 		}
 		return fmt.Errorf("call %s on %s: %w", method, addr, err)
 	}
-	if err := json.Unmarshal(b, rep); err != nil {
+	if err := decodeReply(method, b, rep); err != nil {
 		return fmt.Errorf("bad reply to %s from %s: %w", method, addr, err)
 	}
 	return nil
 }
 
-// ProposeRequest is the body of the propose call.
+// ProposeRequest is the body of the propose call: JSON for MethodPropose,
+// AppendProposeRequest's encoding for MethodProposeBin.
 type ProposeRequest struct {
 	Group uint64 `json:"g"`
 	ID    []byte `json:"id"`

@@ -23,6 +23,8 @@ type Router struct {
 
 	hintMu sync.Mutex
 	hints  map[uint64]uint64 // group -> leader replica last heard of
+
+	protocol protocolCache
 }
 
 // NewRouter returns the router of the node d describes.
@@ -95,10 +97,24 @@ func (r *Router) propose(ctx context.Context, p uint64, id, cmd []byte) ([]byte,
 	}
 }
 
+// remotePropose forwards one attempt of a proposal to the node at addr: in
+// the binary encoding once the cluster speaks BinaryProtocol, else in JSON.
+// A binary call the node refuses as a request (a remote error: a node
+// rolled back to a build without the method, before gossip says so) is
+// sent again in JSON at once; a refused request was not proposed.
 func (r *Router) remotePropose(ctx context.Context, addr string, p uint64, id, cmd []byte) ([]byte, error) {
-	body, _ := json.Marshal(ProposeRequest{Group: p, ID: id, Cmd: cmd})
+	req := ProposeRequest{Group: p, ID: id, Cmd: cmd}
 	var rep Reply
-	if err := Call(ctx, r.d.Caller, addr, MethodPropose, body, &rep); err != nil {
+	err := errBinaryOff
+	if r.protocol.atLeast(BinaryProtocol, r.d.ClusterProtocol) {
+		err = Call(ctx, r.d.Caller, addr, MethodProposeBin, AppendProposeRequest(nil, req), &rep)
+	}
+	var remote *transport.RemoteError
+	if errors.Is(err, errBinaryOff) || errors.As(err, &remote) {
+		body, _ := json.Marshal(req)
+		err = Call(ctx, r.d.Caller, addr, MethodPropose, body, &rep)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := rep.Err(p); err != nil {
