@@ -25,6 +25,7 @@ func (n *Node) startSearch() {
 			}
 			return fnErr
 		},
+		Applied:  n.engine.Applied,
 		Replicas: n.searchReplicas,
 		Disabled: n.cfg.NoSearchIndex,
 		Dir:      n.searchDir(),

@@ -31,7 +31,7 @@ func newWorld(t testing.TB, partitions int) *world {
 	w.x = NewIndexes(Config{Read: func(ctx context.Context, p uint64, fn func(state.Reader) error) error {
 		_, err := r.Read(ctx, p, true, fn)
 		return err
-	}, Replicas: func() map[uint64]any {
+	}, Applied: r.Applied, Replicas: func() map[uint64]any {
 		out := map[uint64]any{}
 		for _, p := range r.Partitions() {
 			out[p] = 0

@@ -23,6 +23,11 @@ const reconcileEvery = time.Second
 type Config struct {
 	// Read reads one snapshot of a local replica.
 	Read Reader
+	// Applied returns the applied index of the local replica of a
+	// partition (multiraft.Engine.Applied). An indexer skips its sweep
+	// while it has not moved since the last one: nothing applied, nothing
+	// to compare. nil: every sweep runs.
+	Applied func(p uint64) uint64
 	// Replicas returns the partitions (not the metadata group) this node
 	// holds a replica of, each with a comparable value that changes when the
 	// replica is opened again (multiraft.Incarnation): its index is then
@@ -114,7 +119,7 @@ func (x *Indexes) reconcile(ctx context.Context) {
 		if x.replicas[p] != nil || ctx.Err() != nil {
 			continue
 		}
-		r, err := newReplica(p, gen, x.cfg.Read, x.cfg.Dir)
+		r, err := newReplica(p, gen, x.cfg)
 		if err != nil {
 			x.cfg.Logger.Warn("search index not made", "partition", p, "err", err)
 			continue
@@ -233,7 +238,7 @@ func (x *Indexes) Refresh(ctx context.Context) error {
 		x.mu.Unlock()
 		if r == nil {
 			var err error
-			if r, err = newReplica(p, gen, x.cfg.Read, x.cfg.Dir); err != nil {
+			if r, err = newReplica(p, gen, x.cfg); err != nil {
 				return err
 			}
 			x.mu.Lock()

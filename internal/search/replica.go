@@ -15,8 +15,9 @@ import (
 // Indexer tuning.
 const (
 	// sweepEvery is how often an indexer compares every room of its
-	// replica with what it indexed: a snapshot brings events without
-	// commands, and retention (Compact) and room deletions are found so.
+	// replica with what it indexed, when the replica applied anything
+	// since the last sweep: a snapshot brings events without commands,
+	// and retention (Compact) and room deletions are found so.
 	sweepEvery = time.Second
 	// eventPage is how many events one read takes.
 	eventPage = 512
@@ -45,10 +46,16 @@ type roomPos struct {
 // apply notifier says were touched, and every sweepEvery compares all
 // rooms of the replica with what it indexed.
 type replica struct {
-	p    uint64
-	gen  any // the replica's incarnation the index was built from
-	idx  *Index
-	read Reader
+	p       uint64
+	gen     any // the replica's incarnation the index was built from
+	idx     *Index
+	read    Reader
+	applied func(p uint64) uint64 // nil: sweep every time
+	// swept is the replica's applied index before the last sweep that
+	// completed, 0 when none did (or a flush failure forgot positions):
+	// while the replica's applied index is still swept, a sweep would find
+	// nothing. Owned by the indexer goroutine.
+	swept uint64
 
 	mu    sync.Mutex // guards dirty; a leaf
 	dirty map[string]bool
@@ -94,6 +101,7 @@ func (r *replica) flush() error {
 	err := r.idx.Apply(b)
 	if err != nil {
 		clear(r.rooms)
+		r.swept = 0
 	}
 	return err
 }
@@ -107,12 +115,14 @@ func (r *replica) finish(err error) error {
 	return err
 }
 
-func newReplica(p uint64, gen any, read Reader, dir string) (*replica, error) {
-	idx, err := NewIndex(dir)
+// newReplica makes the indexer of partition p's replica of incarnation
+// gen, reading and keeping its index as cfg says.
+func newReplica(p uint64, gen any, cfg Config) (*replica, error) {
+	idx, err := NewIndex(cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
-	return &replica{p: p, gen: gen, idx: idx, read: read, dirty: map[string]bool{}, started: time.Now(),
+	return &replica{p: p, gen: gen, idx: idx, read: cfg.Read, applied: cfg.Applied, dirty: map[string]bool{}, started: time.Now(),
 		wake: make(chan struct{}, 1), rooms: map[string]*roomPos{}, done: make(chan struct{})}, nil
 }
 
@@ -147,7 +157,7 @@ func (r *replica) run(ctx context.Context, onErr func(error)) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := r.sweep(ctx); err != nil {
+			if _, err := r.sweepIfApplied(ctx); err != nil {
 				onErr(err)
 			} else {
 				r.markReady()
@@ -185,6 +195,26 @@ func (r *replica) syncDirty(ctx context.Context) error {
 // indexed are read.
 func (r *replica) sweep(ctx context.Context) error {
 	return r.finish(r.sweepRooms(ctx))
+}
+
+// sweepIfApplied sweeps unless the replica applied nothing since the last
+// sweep that completed; swept says whether it did. The applied index is
+// read before the sweep's snapshot, which therefore holds at least what it
+// names: when it has not moved by the next call, neither has the state.
+func (r *replica) sweepIfApplied(ctx context.Context) (swept bool, err error) {
+	var at uint64
+	if r.applied != nil {
+		at = r.applied(r.p)
+		if at != 0 && at == r.swept {
+			return false, nil
+		}
+	}
+	r.swept = 0
+	if err := r.sweep(ctx); err != nil {
+		return true, err
+	}
+	r.swept = at
+	return true, nil
 }
 
 func (r *replica) sweepRooms(ctx context.Context) error {
