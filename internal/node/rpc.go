@@ -42,8 +42,8 @@ func (n *Node) callTable() map[string]callHandler {
 	return map[string]callHandler{
 		// The request path: forwarded proposals and remote reads
 		// (internal/partition), with the metadata group's guards.
-		partition.MethodPropose:    n.callPropose(decodeJSONPropose),
-		partition.MethodProposeBin: n.callPropose(partition.DecodeProposeRequest),
+		partition.MethodPropose:    n.callPropose(partition.MethodPropose, decodeJSONPropose),
+		partition.MethodProposeBin: n.callPropose(partition.MethodProposeBin, partition.DecodeProposeRequest),
 		partition.MethodGet:        n.callRead(partition.MethodGet),
 		partition.MethodScan:       n.callRead(partition.MethodScan),
 		partition.MethodRelease:    n.callRelease,
@@ -111,17 +111,17 @@ func (n *Node) HandleCall(ctx context.Context, from string, method string, body 
 	return partition.EncodeReply(method, rep)
 }
 
-// callPropose answers a forwarded proposal whose body decode reads (the
-// JSON or the binary propose call), except the metadata commands another
-// node may not propose (metaProposalRefusal).
-func (n *Node) callPropose(decode func([]byte) (partition.ProposeRequest, error)) callHandler {
+// callPropose answers a forwarded proposal of method whose body decode
+// reads (the JSON or the binary propose call), except the metadata
+// commands another node may not propose (metaProposalRefusal).
+func (n *Node) callPropose(method string, decode func([]byte) (partition.ProposeRequest, error)) callHandler {
 	return func(ctx context.Context, from string, body []byte) (partition.Reply, error) {
 		req, err := decode(body)
 		if err != nil {
 			return partition.Reply{}, fmt.Errorf("bad propose request: %w", err)
 		}
 		if why := metaProposalRefusal(from, req); why != "" {
-			n.refuseCall(from, partition.MethodPropose, why)
+			n.refuseCall(from, method, why)
 			return partition.Reply{Code: errs.Forbidden, Message: why}, nil
 		}
 		return n.server.Propose(ctx, req), nil

@@ -93,8 +93,16 @@ func TestCallPropose_MetaGuardsInBothEncodings(t *testing.T) {
 			}
 		}
 	}
-	if evs, err := n.Audit().Query(audit.Filter{}); err != nil || len(evs) != 4 {
-		t.Errorf("audited %d events (%v), want 4 refused calls", len(evs), err)
+	evs, err := n.Audit().Query(audit.Filter{})
+	if err != nil || len(evs) != 4 {
+		t.Fatalf("audited %d events (%v), want 4 refused calls", len(evs), err)
+	}
+	targets := map[string]int{}
+	for _, ev := range evs {
+		targets[ev.Target]++
+	}
+	if targets[partition.MethodPropose] != 2 || targets[partition.MethodProposeBin] != 2 {
+		t.Errorf("audited refusals name %v, want each method twice", targets)
 	}
 	if _, err := n.calls[partition.MethodProposeBin](ctx, "n2", []byte{0x80}); err == nil {
 		t.Error("a malformed binary propose request was taken")
