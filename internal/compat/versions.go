@@ -51,7 +51,8 @@ const MinDataFormat = 2
 //     and a queue Receive that acknowledges leases first (its flag bit
 //     flagAck, queue.AckOnReceiveProtocol), proposed only once the
 //     cluster speaks 2;
-//     and the binary propose call (partition.MethodProposeBin), sent
+//     and the binary propose, get and scan calls
+//     (partition.MethodProposeBin, MethodGetBin, MethodScanBin), sent
 //     only once the cluster speaks 2 (partition.BinaryProtocol).
 const Protocol = 2
 

@@ -44,8 +44,10 @@ func (n *Node) callTable() map[string]callHandler {
 		// (internal/partition), with the metadata group's guards.
 		partition.MethodPropose:    n.callPropose(partition.MethodPropose, decodeJSONPropose),
 		partition.MethodProposeBin: n.callPropose(partition.MethodProposeBin, partition.DecodeProposeRequest),
-		partition.MethodGet:        n.callRead(partition.MethodGet),
-		partition.MethodScan:       n.callRead(partition.MethodScan),
+		partition.MethodGet:        n.callRead(partition.MethodGet, partition.MethodGet, decodeJSONRead),
+		partition.MethodScan:       n.callRead(partition.MethodScan, partition.MethodScan, decodeJSONRead),
+		partition.MethodGetBin:     n.callRead(partition.MethodGet, partition.MethodGetBin, partition.DecodeReadRequest),
+		partition.MethodScanBin:    n.callRead(partition.MethodScan, partition.MethodScanBin, partition.DecodeReadRequest),
 		partition.MethodRelease:    n.callRelease,
 		partition.MethodTail:       n.callTail,
 		methodTyping:               n.callTyping,
@@ -135,22 +137,31 @@ func decodeJSONPropose(body []byte) (partition.ProposeRequest, error) {
 	return req, err
 }
 
-// callRead answers a get or scan call of a remote read, except reads of the
-// metadata group's secrets: each node reads them from its own replica only.
-func (n *Node) callRead(method string) callHandler {
+// callRead answers a get or scan call (kind: partition.MethodGet or
+// MethodScan) of a remote read, that came as method with a body decode
+// reads, except reads of the metadata group's secrets: each node reads them
+// from its own replica only.
+func (n *Node) callRead(kind, method string, decode func([]byte) (partition.ReadRequest, error)) callHandler {
 	return func(ctx context.Context, from string, body []byte) (partition.Reply, error) {
-		var req partition.ReadRequest
-		if err := json.Unmarshal(body, &req); err != nil {
+		req, err := decode(body)
+		if err != nil {
 			return partition.Reply{}, fmt.Errorf("bad read request: %w", err)
 		}
-		if req.Group == placement.MetaGroup && (method == partition.MethodGet && placement.IsSecretKey(req.Key) ||
-			method == partition.MethodScan && placement.TouchesSecrets(req.Key, req.Hi)) {
+		if req.Group == placement.MetaGroup && (kind == partition.MethodGet && placement.IsSecretKey(req.Key) ||
+			kind == partition.MethodScan && placement.TouchesSecrets(req.Key, req.Hi)) {
 			why := "the cluster's secrets are read by each node from its own replica only"
 			n.refuseCall(from, method, why)
 			return partition.Reply{Code: errs.Forbidden, Message: why}, nil
 		}
-		return n.server.Read(ctx, method, req), nil
+		return n.server.Read(ctx, kind, req), nil
 	}
+}
+
+// decodeJSONRead reads the body of the JSON get and scan calls.
+func decodeJSONRead(body []byte) (partition.ReadRequest, error) {
+	var req partition.ReadRequest
+	err := json.Unmarshal(body, &req)
+	return req, err
 }
 
 // callRelease ends a remote read's session.

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -30,7 +31,7 @@ func mustNode(t *testing.T) *Node {
 func TestCallTable_EveryMethod(t *testing.T) {
 	n := mustNode(t)
 	methods := []string{
-		partition.MethodPropose, partition.MethodProposeBin, partition.MethodGet, partition.MethodScan, partition.MethodRelease, partition.MethodTail,
+		partition.MethodPropose, partition.MethodProposeBin, partition.MethodGetBin, partition.MethodScanBin, partition.MethodGet, partition.MethodScan, partition.MethodRelease, partition.MethodTail,
 		methodJoin, methodStatus, methodEvents, methodTransfer, methodChecksum, methodLag, methodStats, methodAudit, methodLimit,
 		methodTyping, methodBoot, search.Method,
 	}
@@ -106,5 +107,43 @@ func TestCallPropose_MetaGuardsInBothEncodings(t *testing.T) {
 	}
 	if _, err := n.calls[partition.MethodProposeBin](ctx, "n2", []byte{0x80}); err == nil {
 		t.Error("a malformed binary propose request was taken")
+	}
+}
+
+// Another node may not read the cluster's secrets from this node's replica,
+// by get or scan, in either encoding; each refusal is audited under the
+// method it came by.
+func TestCallRead_SecretsGuardInBothEncodings(t *testing.T) {
+	n := mustNode(t)
+	ctx := context.Background()
+	secret := append(bytes.Clone(placement.SecretPrefix), "join"...)
+	get := partition.ReadRequest{Group: placement.MetaGroup, Key: secret}
+	scan := partition.ReadRequest{Group: placement.MetaGroup, Key: []byte{0}, Limit: 10}
+	jsonBody := func(req partition.ReadRequest) []byte { b, _ := json.Marshal(req); return b }
+	calls := map[string][]byte{
+		partition.MethodGet:     jsonBody(get),
+		partition.MethodGetBin:  partition.AppendReadRequest(nil, get),
+		partition.MethodScan:    jsonBody(scan),
+		partition.MethodScanBin: partition.AppendReadRequest(nil, scan),
+	}
+	for method, body := range calls {
+		rep, err := n.calls[method](ctx, "n2", body)
+		if err != nil || rep.Code != errs.Forbidden {
+			t.Errorf("%s of the secrets: %+v, %v; want forbidden", method, rep, err)
+		}
+	}
+	evs, err := n.Audit().Query(audit.Filter{})
+	if err != nil || len(evs) != len(calls) {
+		t.Fatalf("audited %d events (%v), want %d refused calls", len(evs), err, len(calls))
+	}
+	targets := map[string]int{}
+	for _, ev := range evs {
+		targets[ev.Target]++
+	}
+	for method := range calls {
+		if targets[method] != 1 {
+			t.Errorf("refusals audited under %v, want one under each method", targets)
+			break
+		}
 	}
 }

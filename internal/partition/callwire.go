@@ -1,31 +1,57 @@
 package partition
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
 	"github.com/parley-chat/parley/internal/compat"
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/transport"
 	"github.com/parley-chat/parley/internal/wire"
 )
 
-// MethodProposeBin is the propose call in the binary encoding: a
-// ProposeRequest as AppendProposeRequest writes it, answered with a Reply as
-// AppendReply writes it. New at protocol 2 (BinaryProtocol): the router
-// sends it only to a cluster that speaks 2, and a forwarded put then costs
-// no JSON (no base64 of the command and result, no reflection).
-const MethodProposeBin = "propose.b"
+// The request path's calls in the binary encoding: the request as
+// AppendProposeRequest or AppendReadRequest writes it, answered with a
+// Reply as AppendReply writes it. New at protocol 2 (BinaryProtocol): the
+// router sends them only to a cluster that speaks 2, and a forwarded put or
+// remote read then costs no JSON (no base64 of the command, keys and
+// results, no reflection).
+const (
+	MethodProposeBin = "propose.b" // MethodPropose in binary
+	MethodGetBin     = "get.b"     // MethodGet in binary
+	MethodScanBin    = "scan.b"    // MethodScan in binary
+)
 
-// BinaryProtocol is the internal protocol that brings MethodProposeBin.
+// BinaryProtocol is the internal protocol that brings the binary calls.
 const BinaryProtocol = 2
 
-// errBinaryOff ends a binary attempt before it starts: the cluster does not
-// speak BinaryProtocol yet.
-var errBinaryOff = errors.New("partition: the cluster does not speak the binary calls yet")
+// binaryOf names the binary call of each JSON call that has one: the one
+// list of the binary calls.
+var binaryOf = map[string]string{MethodPropose: MethodProposeBin, MethodGet: MethodGetBin, MethodScan: MethodScanBin}
+
+// callPreferBinary makes the call method (a JSON call with a binary one in
+// binaryOf): binary, its body built by binBody, when useBinary, else JSON,
+// its body built by jsonBody. A binary call the node refuses as a request
+// (a remote error: a node rolled back to a build without the method, before
+// gossip says so) is sent again in JSON at once: a refused request did
+// nothing. binaryOK reports whether the binary call was answered; false
+// tells a caller that asked for binary to stop asking this node.
+func callPreferBinary(ctx context.Context, c Caller, addr, method string, useBinary bool, binBody, jsonBody func() []byte, rep *Reply) (binaryOK bool, err error) {
+	if useBinary {
+		err := Call(ctx, c, addr, binaryOf[method], binBody(), rep)
+		var remote *transport.RemoteError
+		if !errors.As(err, &remote) {
+			return true, err
+		}
+	}
+	return false, Call(ctx, c, addr, method, jsonBody(), rep)
+}
 
 // protocolCache remembers the cluster's protocol for a second, so that a
 // forwarded proposal does not walk the cluster map and gossip each time.
@@ -51,9 +77,16 @@ func (c *protocolCache) atLeast(need int, get func() int) bool {
 var errMalformedCall = errors.New("malformed binary call body")
 
 // binaryReply reports whether method answers in the binary Reply encoding
-// (AppendReply) rather than JSON: the one place that says so, for the
-// node's answer (EncodeReply) and the caller's reading (Call) alike.
-func binaryReply(method string) bool { return method == MethodProposeBin }
+// (AppendReply) rather than JSON: the binary calls of binaryOf do. The node's
+// answer (EncodeReply) and the caller's reading (Call) both ask it.
+func binaryReply(method string) bool {
+	for _, bin := range binaryOf {
+		if method == bin {
+			return true
+		}
+	}
+	return false
+}
 
 // EncodeReply encodes rep as the answer to method: binary for the binary
 // methods, JSON for every other.
@@ -97,6 +130,110 @@ func DecodeProposeRequest(b []byte) (ProposeRequest, error) {
 	return ProposeRequest{Group: g, ID: id, Cmd: rest}, nil
 }
 
+// flag returns bit when present, else 0: one field's part of a mask of the
+// fields present.
+func flag(bit uint64, present bool) uint64 {
+	if present {
+		return bit
+	}
+	return 0
+}
+
+// The optional fields of a binary ReadRequest, one bit each in the uvarint
+// after its group; a field is present when its bit is set, and the ones
+// with bytes follow in bit order.
+const (
+	readLinearizable = 1 << iota // no bytes
+	readKey                      // uvarint-length bytes
+	readHi                       // uvarint-length bytes
+	readLimit                    // uvarint
+	readSession                  // uvarint
+	readHold                     // no bytes
+	readSame                     // no bytes
+	readAt                       // uvarint
+	readFields       = iota
+)
+
+// AppendReadRequest appends req in the binary encoding: uvarint group, a
+// uvarint of the fields present, then each present field in bit order. An
+// empty key or bound is absent, as in JSON.
+func AppendReadRequest(b []byte, req ReadRequest) []byte {
+	mask := flag(readLinearizable, req.Linearizable) | flag(readKey, len(req.Key) > 0) | flag(readHi, len(req.Hi) > 0) |
+		flag(readLimit, req.Limit > 0) | flag(readSession, req.Session != 0) | flag(readHold, req.Hold) |
+		flag(readSame, req.Same) | flag(readAt, req.At != 0)
+	b = binary.AppendUvarint(b, req.Group)
+	b = binary.AppendUvarint(b, mask)
+	if mask&readKey != 0 {
+		b = wire.AppendBytes(b, req.Key)
+	}
+	if mask&readHi != 0 {
+		b = wire.AppendBytes(b, req.Hi)
+	}
+	if mask&readLimit != 0 {
+		b = binary.AppendUvarint(b, uint64(req.Limit))
+	}
+	if mask&readSession != 0 {
+		b = binary.AppendUvarint(b, req.Session)
+	}
+	if mask&readAt != 0 {
+		b = binary.AppendUvarint(b, req.At)
+	}
+	return b
+}
+
+// DecodeReadRequest reads a request AppendReadRequest wrote. Key and Hi
+// alias b.
+func DecodeReadRequest(b []byte) (ReadRequest, error) {
+	var req ReadRequest
+	var mask uint64
+	var err error
+	uv := func() uint64 {
+		var v uint64
+		if err == nil {
+			v, b, err = wire.Uvarint(b, errMalformedCall)
+		}
+		return v
+	}
+	bytesField := func() []byte {
+		var v []byte
+		if err == nil {
+			v, b, err = wire.Bytes(b, errMalformedCall)
+		}
+		return v
+	}
+	req.Group = uv()
+	if mask = uv(); err == nil && mask>>readFields != 0 {
+		return ReadRequest{}, fmt.Errorf("%w: unknown read request fields %#x", errMalformedCall, mask)
+	}
+	req.Linearizable, req.Hold, req.Same = mask&readLinearizable != 0, mask&readHold != 0, mask&readSame != 0
+	if mask&readKey != 0 {
+		req.Key = bytesField()
+	}
+	if mask&readHi != 0 {
+		req.Hi = bytesField()
+	}
+	if mask&readLimit != 0 {
+		n := uv()
+		if n > math.MaxInt32 {
+			return ReadRequest{}, fmt.Errorf("%w: limit %d", errMalformedCall, n)
+		}
+		req.Limit = int(n)
+	}
+	if mask&readSession != 0 {
+		req.Session = uv()
+	}
+	if mask&readAt != 0 {
+		req.At = uv()
+	}
+	if err != nil {
+		return ReadRequest{}, err
+	}
+	if len(b) != 0 {
+		return ReadRequest{}, fmt.Errorf("%w: %d bytes after the read request", errMalformedCall, len(b))
+	}
+	return req, nil
+}
+
 // The fields of a binary Reply, one bit each in its leading uvarint; a
 // field is present when its bit is set, and then follows in bit order.
 const (
@@ -116,21 +253,9 @@ const (
 // present, then each present field in bit order. A present Result may be
 // empty; it is absent only when nil.
 func AppendReply(b []byte, r Reply) []byte {
-	var mask uint64
-	set := func(bit uint64, present bool) {
-		if present {
-			mask |= bit
-		}
-	}
-	set(replyResult, r.Result != nil)
-	set(replyCode, r.Code != "")
-	set(replyMessage, r.Message != "")
-	set(replyNotLeader, r.NotLeader)
-	set(replyLeader, r.Leader != 0)
-	set(replyEngine, r.Engine != "")
-	set(replyStaleMs, r.StaleMs != 0)
-	set(replyApplied, r.Applied != 0)
-	set(replySession, r.Session != 0)
+	mask := flag(replyResult, r.Result != nil) | flag(replyCode, r.Code != "") | flag(replyMessage, r.Message != "") |
+		flag(replyNotLeader, r.NotLeader) | flag(replyLeader, r.Leader != 0) | flag(replyEngine, r.Engine != "") |
+		flag(replyStaleMs, r.StaleMs != 0) | flag(replyApplied, r.Applied != 0) | flag(replySession, r.Session != 0)
 	b = binary.AppendUvarint(b, mask)
 	if mask&replyResult != 0 {
 		b = wire.AppendBytes(b, r.Result)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"testing"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/state"
 )
 
 // Every field of a Reply survives the binary encoding, alone and together,
@@ -72,67 +74,133 @@ func TestProposeRequest_BinaryRoundTrip(t *testing.T) {
 	}
 }
 
-// Forwarded proposals use the binary call once the cluster speaks its
-// protocol, JSON before; a binary call the leader's node does not know (a
-// build rolled back before gossip says so) is sent again in JSON, and the
-// command is applied once.
-func TestRouter_Propose_ForwardingEncoding(t *testing.T) {
+// Forwarded proposals and remote reads use the binary calls once the
+// cluster speaks their protocol, JSON before; a binary call the replica's
+// node does not know (a build rolled back before gossip says so) is sent
+// again in JSON, a command is applied once, and a read of several calls
+// holds one snapshot whichever encoding it used.
+func TestRouter_ForwardingEncoding(t *testing.T) {
 	for _, tc := range []struct {
-		name          string
-		protocol      int
-		unknown       bool
-		bin, jsonCall int
+		name     string
+		protocol int
+		unknown  bool
+		// calls made by one proposal and one read of two gets
+		want map[string]int
 	}{
-		{"protocol 2", 2, false, 1, 0},
-		{"protocol 1", 1, false, 0, 1},
-		{"refused binary", 2, true, 1, 1},
+		{"protocol 2", 2, false, map[string]int{MethodProposeBin: 1, MethodGetBin: 2, MethodRelease: 1}},
+		{"protocol 1", 1, false, map[string]int{MethodPropose: 1, MethodGet: 2, MethodRelease: 1}},
+		{"refused binary", 2, true, map[string]int{MethodProposeBin: 1, MethodPropose: 1, MethodGetBin: 1, MethodGet: 2, MethodRelease: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lb := &loopback{calls: map[string]int{}, unknown: map[string]bool{MethodProposeBin: tc.unknown}}
+			lb := &loopback{calls: map[string]int{}, unknown: map[string]bool{MethodProposeBin: tc.unknown, MethodGetBin: tc.unknown}}
 			n1 := newTestNode(t, "n1", true, lb)
 			lb.server = n1.server
 			n2 := newTestNode(t, "n2", false, lb)
 			d := n2.deps
 			d.ClusterProtocol = func() int { return tc.protocol }
 			r := NewRouter(d)
-			res, err := r.Propose(context.Background(), 1, "", []byte{1})
+			ctx := context.Background()
+			res, err := r.Propose(ctx, 1, "", []byte{1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if n := binary.BigEndian.Uint64(res); n != 1 {
 				t.Errorf("counter after one forwarded proposal = %d, want 1", n)
 			}
-			if lb.calls[MethodProposeBin] != tc.bin || lb.calls[MethodPropose] != tc.jsonCall {
-				t.Errorf("calls %v, want %d binary and %d JSON", lb.calls, tc.bin, tc.jsonCall)
+			var a, b uint64
+			if _, err := r.Read(ctx, 1, false, func(s state.Reader) (err error) {
+				a, b, err = readPair(s)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if a != 1 || b != 1 {
+				t.Errorf("remote read of the pair = %d, %d; want 1, 1", a, b)
+			}
+			if !maps.Equal(lb.calls, tc.want) {
+				t.Errorf("calls %v, want %v", lb.calls, tc.want)
 			}
 		})
 	}
 }
 
-// A forwarded proposal's request and reply in each encoding: the binary one
-// is what a put forwarded to its leader costs on both nodes once the
-// cluster speaks BinaryProtocol.
-func BenchmarkProposeCall(b *testing.B) {
-	req := ProposeRequest{Group: 7, ID: bytes.Repeat([]byte{1}, 16), Cmd: bytes.Repeat([]byte{'v'}, 300)}
-	res := Reply{Result: bytes.Repeat([]byte{'r'}, 40)}
-	b.Run("json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			body, _ := json.Marshal(req)
-			var got ProposeRequest
-			_ = json.Unmarshal(body, &got)
-			out, _ := json.Marshal(res)
+// A read request survives the binary encoding, every field alone and all
+// together; malformed ones are refused.
+func TestReadRequest_BinaryRoundTrip(t *testing.T) {
+	for _, want := range []ReadRequest{
+		{},
+		{Group: 3, Linearizable: true, Key: []byte("k"), Hi: []byte("z"), Limit: 512, Session: 9, Hold: true, Same: true, At: 1 << 33},
+		{Group: 1, Key: []byte("only")},
+		{Group: 1, Hold: true, Same: true, At: 7},
+		{Group: 1, Session: 5, Limit: 1},
+	} {
+		got, err := DecodeReadRequest(AppendReadRequest(nil, want))
+		if err != nil {
+			t.Fatalf("%+v: %v", want, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("round trip: got %+v, want %+v", got, want)
+		}
+	}
+	good := AppendReadRequest(nil, ReadRequest{Group: 1, Key: []byte("k")})
+	for name, b := range map[string][]byte{
+		"empty":         nil,
+		"truncated":     good[:len(good)-1],
+		"trailing":      append(bytes.Clone(good), 0),
+		"unknown field": binary.AppendUvarint([]byte{1}, 1<<readFields),
+		"huge limit":    binary.AppendUvarint([]byte{1, readLimit}, 1<<40),
+	} {
+		if req, err := DecodeReadRequest(b); err == nil {
+			t.Errorf("%s (%x): decoded %+v", name, b, req)
+		}
+	}
+}
+
+// A forwarded proposal's and a remote get's request and reply in each
+// encoding: the binary ones are what a put forwarded to its leader, or a
+// read of a replica on another node, costs on both nodes once the cluster
+// speaks BinaryProtocol.
+func BenchmarkCall(b *testing.B) {
+	propose := ProposeRequest{Group: 7, ID: bytes.Repeat([]byte{1}, 16), Cmd: bytes.Repeat([]byte{'v'}, 300)}
+	proposed := Reply{Result: bytes.Repeat([]byte{'r'}, 40)}
+	get := ReadRequest{Group: 7, Linearizable: true, Key: []byte("kv/d/some-key")}
+	got := Reply{Result: bytes.Repeat([]byte{'v'}, 300), Applied: 123456}
+	for _, tc := range []struct {
+		name string
+		run  func()
+	}{
+		{"propose/json", func() {
+			body, _ := json.Marshal(propose)
+			var req ProposeRequest
+			_ = json.Unmarshal(body, &req)
+			out, _ := json.Marshal(proposed)
 			var rep Reply
 			_ = json.Unmarshal(out, &rep)
-		}
-	})
-	b.Run("binary", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			got, _ := DecodeProposeRequest(AppendProposeRequest(nil, req))
-			_ = got
+		}},
+		{"propose/binary", func() {
+			_, _ = DecodeProposeRequest(AppendProposeRequest(nil, propose))
 			var rep Reply
-			_ = DecodeReply(AppendReply(nil, res), &rep)
-		}
-	})
+			_ = DecodeReply(AppendReply(nil, proposed), &rep)
+		}},
+		{"get/json", func() {
+			body, _ := json.Marshal(get)
+			var req ReadRequest
+			_ = json.Unmarshal(body, &req)
+			out, _ := json.Marshal(got)
+			var rep Reply
+			_ = json.Unmarshal(out, &rep)
+		}},
+		{"get/binary", func() {
+			_, _ = DecodeReadRequest(AppendReadRequest(nil, get))
+			var rep Reply
+			_ = DecodeReply(AppendReply(nil, got), &rep)
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				tc.run()
+			}
+		})
+	}
 }

@@ -159,6 +159,16 @@ func (l *loopback) Call(ctx context.Context, addr, method string, body []byte) (
 			return nil, err
 		}
 		rep = l.server.Read(ctx, method, req)
+	case MethodGetBin, MethodScanBin:
+		req, err := DecodeReadRequest(body)
+		if err != nil {
+			return nil, err
+		}
+		kind := MethodGet
+		if method == MethodScanBin {
+			kind = MethodScan
+		}
+		rep = l.server.Read(ctx, kind, req)
 	case MethodRelease:
 		var req ReleaseRequest
 		if err := json.Unmarshal(body, &req); err != nil {

@@ -89,7 +89,8 @@ func (r *Router) ReadLocal(ctx context.Context, p uint64, linearizable bool, fn 
 // err is the failure of a call fn made (fn's answer is then worthless,
 // whatever it returned), fnErr fn's own error.
 func (r *Router) readRemote(ctx context.Context, addr string, p uint64, linearizable, hold bool, fn func(state.Reader) error) (staleMs int64, fnErr, err error) {
-	rr := &remoteReader{ctx: ctx, caller: r.d.Caller, addr: addr, group: p, linearizable: linearizable, hold: hold}
+	rr := &remoteReader{ctx: ctx, caller: r.d.Caller, addr: addr, group: p, linearizable: linearizable, hold: hold,
+		binary: r.protocol.atLeast(BinaryProtocol, r.d.ClusterProtocol)}
 	fnErr = fn(rr)
 	if rr.session != 0 && !errors.Is(rr.err, transport.ErrUnreachable) && !errs.Is(rr.err, errs.Timeout) {
 		rr.release()
@@ -122,6 +123,7 @@ type remoteReader struct {
 	group        uint64
 	linearizable bool
 	hold         bool
+	binary       bool // calls in the binary encoding (callPreferBinary)
 
 	calls   int
 	applied uint64 // the first call's snapshot
@@ -145,9 +147,11 @@ func (rr *remoteReader) call(method string, req ReadRequest) ([]byte, error) {
 	default:
 		req.Hold, req.Same, req.At = true, true, rr.applied
 	}
-	body, _ := json.Marshal(req)
 	var rep Reply
-	err := Call(rr.ctx, rr.caller, rr.addr, method, body, &rep)
+	binaryOK, err := callPreferBinary(rr.ctx, rr.caller, rr.addr, method, rr.binary,
+		func() []byte { return AppendReadRequest(nil, req) },
+		func() []byte { b, _ := json.Marshal(req); return b }, &rep)
+	rr.binary = rr.binary && binaryOK
 	if err == nil {
 		err = rep.Err(rr.group)
 	}

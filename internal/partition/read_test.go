@@ -111,7 +111,7 @@ func TestRouter_Read_RemoteSessions(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if lb.calls[MethodGet] != 1 || lb.calls[MethodRelease] != 0 {
+	if lb.calls[MethodGetBin] != 1 || lb.calls[MethodRelease] != 0 {
 		t.Fatalf("one get: calls %v", lb.calls)
 	}
 	clear(lb.calls)
@@ -123,7 +123,7 @@ func TestRouter_Read_RemoteSessions(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if held != 1 || lb.calls[MethodGet] != 2 || lb.calls[MethodRelease] != 1 || n1.server.sessions.count() != 0 {
+	if held != 1 || lb.calls[MethodGetBin] != 2 || lb.calls[MethodRelease] != 1 || n1.server.sessions.count() != 0 {
 		t.Fatalf("two gets: %d sessions held during the read, %d after, calls %v", held, n1.server.sessions.count(), lb.calls)
 	}
 }

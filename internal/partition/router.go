@@ -98,22 +98,14 @@ func (r *Router) propose(ctx context.Context, p uint64, id, cmd []byte) ([]byte,
 }
 
 // remotePropose forwards one attempt of a proposal to the node at addr: in
-// the binary encoding once the cluster speaks BinaryProtocol, else in JSON.
-// A binary call the node refuses as a request (a remote error: a node
-// rolled back to a build without the method, before gossip says so) is
-// sent again in JSON at once; a refused request was not proposed.
+// the binary encoding once the cluster speaks BinaryProtocol, else in JSON
+// (callPreferBinary).
 func (r *Router) remotePropose(ctx context.Context, addr string, p uint64, id, cmd []byte) ([]byte, error) {
 	req := ProposeRequest{Group: p, ID: id, Cmd: cmd}
 	var rep Reply
-	err := errBinaryOff
-	if r.protocol.atLeast(BinaryProtocol, r.d.ClusterProtocol) {
-		err = Call(ctx, r.d.Caller, addr, MethodProposeBin, AppendProposeRequest(nil, req), &rep)
-	}
-	var remote *transport.RemoteError
-	if errors.Is(err, errBinaryOff) || errors.As(err, &remote) {
-		body, _ := json.Marshal(req)
-		err = Call(ctx, r.d.Caller, addr, MethodPropose, body, &rep)
-	}
+	_, err := callPreferBinary(ctx, r.d.Caller, addr, MethodPropose, r.protocol.atLeast(BinaryProtocol, r.d.ClusterProtocol),
+		func() []byte { return AppendProposeRequest(nil, req) },
+		func() []byte { b, _ := json.Marshal(req); return b }, &rep)
 	if err != nil {
 		return nil, err
 	}
