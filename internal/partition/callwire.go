@@ -116,18 +116,15 @@ func AppendProposeRequest(b []byte, req ProposeRequest) []byte {
 // DecodeProposeRequest reads a request AppendProposeRequest wrote. The id
 // and command alias b.
 func DecodeProposeRequest(b []byte) (ProposeRequest, error) {
-	g, rest, err := wire.Uvarint(b, errMalformedCall)
-	if err != nil {
-		return ProposeRequest{}, err
+	f := fieldReader{b: b}
+	req := ProposeRequest{Group: f.uvarint(), ID: f.bytes()}
+	if f.err != nil {
+		return ProposeRequest{}, f.err
 	}
-	id, rest, err := wire.Bytes(rest, errMalformedCall)
-	if err != nil {
-		return ProposeRequest{}, err
+	if len(f.b) > 0 {
+		req.Cmd = f.b
 	}
-	if len(rest) == 0 {
-		rest = nil
-	}
-	return ProposeRequest{Group: g, ID: id, Cmd: rest}, nil
+	return req, nil
 }
 
 // flag returns bit when present, else 0: one field's part of a mask of the
@@ -184,52 +181,31 @@ func AppendReadRequest(b []byte, req ReadRequest) []byte {
 // DecodeReadRequest reads a request AppendReadRequest wrote. Key and Hi
 // alias b.
 func DecodeReadRequest(b []byte) (ReadRequest, error) {
-	var req ReadRequest
-	var mask uint64
-	var err error
-	uv := func() uint64 {
-		var v uint64
-		if err == nil {
-			v, b, err = wire.Uvarint(b, errMalformedCall)
-		}
-		return v
-	}
-	bytesField := func() []byte {
-		var v []byte
-		if err == nil {
-			v, b, err = wire.Bytes(b, errMalformedCall)
-		}
-		return v
-	}
-	req.Group = uv()
-	if mask = uv(); err == nil && mask>>readFields != 0 {
-		return ReadRequest{}, fmt.Errorf("%w: unknown read request fields %#x", errMalformedCall, mask)
-	}
+	f := fieldReader{b: b}
+	req := ReadRequest{Group: f.uvarint()}
+	mask := f.mask(readFields, "read request")
 	req.Linearizable, req.Hold, req.Same = mask&readLinearizable != 0, mask&readHold != 0, mask&readSame != 0
 	if mask&readKey != 0 {
-		req.Key = bytesField()
+		req.Key = f.bytes()
 	}
 	if mask&readHi != 0 {
-		req.Hi = bytesField()
+		req.Hi = f.bytes()
 	}
 	if mask&readLimit != 0 {
-		n := uv()
+		n := f.uvarint()
 		if n > math.MaxInt32 {
 			return ReadRequest{}, fmt.Errorf("%w: limit %d", errMalformedCall, n)
 		}
 		req.Limit = int(n)
 	}
 	if mask&readSession != 0 {
-		req.Session = uv()
+		req.Session = f.uvarint()
 	}
 	if mask&readAt != 0 {
-		req.At = uv()
+		req.At = f.uvarint()
 	}
-	if err != nil {
+	if err := f.end("read request"); err != nil {
 		return ReadRequest{}, err
-	}
-	if len(b) != 0 {
-		return ReadRequest{}, fmt.Errorf("%w: %d bytes after the read request", errMalformedCall, len(b))
 	}
 	return req, nil
 }
@@ -289,63 +265,90 @@ func AppendReply(b []byte, r Reply) []byte {
 // to skip it.
 func DecodeReply(b []byte, r *Reply) error {
 	*r = Reply{}
-	mask, b, err := wire.Uvarint(b, errMalformedCall)
-	if err != nil {
-		return err
-	}
-	if mask>>replyFields != 0 {
-		return fmt.Errorf("%w: unknown reply fields %#x", errMalformedCall, mask)
-	}
-	str := func() string {
-		var s []byte
-		if err == nil {
-			s, b, err = wire.Bytes(b, errMalformedCall)
-		}
-		return string(s)
-	}
-	uv := func() uint64 {
-		var v uint64
-		if err == nil {
-			v, b, err = wire.Uvarint(b, errMalformedCall)
-		}
-		return v
-	}
+	f := fieldReader{b: b}
+	mask := f.mask(replyFields, "reply")
 	if mask&replyResult != 0 {
-		if r.Result, b, err = wire.Bytes(b, errMalformedCall); err == nil && r.Result == nil {
+		if r.Result = f.bytes(); r.Result == nil {
 			r.Result = []byte{}
 		}
 	}
 	if mask&replyCode != 0 {
-		r.Code = errs.Code(str())
+		r.Code = errs.Code(f.bytes())
 	}
 	if mask&replyMessage != 0 {
-		r.Message = str()
+		r.Message = string(f.bytes())
 	}
 	r.NotLeader = mask&replyNotLeader != 0
 	if mask&replyLeader != 0 {
-		r.Leader = uv()
+		r.Leader = f.uvarint()
 	}
 	if mask&replyEngine != 0 {
-		r.Engine = str()
+		r.Engine = string(f.bytes())
 	}
-	if mask&replyStaleMs != 0 && err == nil {
-		v, n := binary.Varint(b)
-		if n <= 0 {
-			return fmt.Errorf("%w: bad varint", errMalformedCall)
-		}
-		r.StaleMs, b = v, b[n:]
+	if mask&replyStaleMs != 0 {
+		r.StaleMs = f.varint()
 	}
 	if mask&replyApplied != 0 {
-		r.Applied = uv()
+		r.Applied = f.uvarint()
 	}
 	if mask&replySession != 0 {
-		r.Session = uv()
+		r.Session = f.uvarint()
 	}
-	if err != nil {
-		return err
+	return f.end("reply")
+}
+
+// fieldReader reads the fields of a binary call body in turn. After the
+// first error every read returns zero, and end reports it.
+type fieldReader struct {
+	b   []byte
+	err error
+}
+
+func (f *fieldReader) uvarint() uint64 {
+	var v uint64
+	if f.err == nil {
+		v, f.b, f.err = wire.Uvarint(f.b, errMalformedCall)
 	}
-	if len(b) != 0 {
-		return fmt.Errorf("%w: %d bytes after the reply", errMalformedCall, len(b))
+	return v
+}
+
+func (f *fieldReader) varint() int64 {
+	if f.err != nil {
+		return 0
 	}
-	return nil
+	v, n := binary.Varint(f.b)
+	if n <= 0 {
+		f.err = fmt.Errorf("%w: bad varint", errMalformedCall)
+		return 0
+	}
+	f.b = f.b[n:]
+	return v
+}
+
+// bytes reads a uvarint length and that many bytes, aliasing the body;
+// nil for none.
+func (f *fieldReader) bytes() []byte {
+	var v []byte
+	if f.err == nil {
+		v, f.b, f.err = wire.Bytes(f.b, errMalformedCall)
+	}
+	return v
+}
+
+// mask reads the uvarint of the fields present, refusing bits at or past
+// fields (the fields this build knows); what names the body in the error.
+func (f *fieldReader) mask(fields int, what string) uint64 {
+	m := f.uvarint()
+	if f.err == nil && m>>fields != 0 {
+		f.err = fmt.Errorf("%w: unknown %s fields %#x", errMalformedCall, what, m)
+	}
+	return m
+}
+
+// end returns the first error, or one for bytes left after the body.
+func (f *fieldReader) end(what string) error {
+	if f.err == nil && len(f.b) != 0 {
+		f.err = fmt.Errorf("%w: %d bytes after the %s", errMalformedCall, len(f.b), what)
+	}
+	return f.err
 }
