@@ -37,16 +37,20 @@ var binaryOf = map[string]string{MethodPropose: MethodProposeBin, MethodGet: Met
 
 // callPreferBinary makes the call method (a JSON call with a binary one in
 // binaryOf): binary, its body built by binBody, when useBinary, else JSON,
-// its body built by jsonBody. A binary call the node refuses as a request
-// (a remote error: a node rolled back to a build without the method, before
-// gossip says so) is sent again in JSON at once: a refused request did
-// nothing. binaryOK reports whether the binary call was answered; false
-// tells a caller that asked for binary to stop asking this node.
+// its body built by jsonBody. A node rolled back to a build without the
+// binary calls, before gossip says so, refuses one as a request (a remote
+// error) or, while it starts, answers it in JSON (a reply that does not
+// decode): either way it did nothing, and the call is sent again in JSON
+// at once. (Were a reply garbled after the work was done, the JSON retry
+// is still safe: a proposal keeps its id, so the dedup records answer it,
+// and reads change nothing.) binaryOK reports whether the binary call was
+// answered; false tells a caller that asked for binary to stop asking this
+// node.
 func callPreferBinary(ctx context.Context, c Caller, addr, method string, useBinary bool, binBody, jsonBody func() []byte, rep *Reply) (binaryOK bool, err error) {
 	if useBinary {
 		err := Call(ctx, c, addr, binaryOf[method], binBody(), rep)
 		var remote *transport.RemoteError
-		if !errors.As(err, &remote) {
+		if !errors.As(err, &remote) && !errors.Is(err, errMalformedCall) {
 			return true, err
 		}
 	}
@@ -225,13 +229,19 @@ const (
 	replyFields    = iota
 )
 
-// AppendReply appends r in the binary encoding: a uvarint of the fields
-// present, then each present field in bit order. A present Result may be
-// empty; it is absent only when nil.
+// replyTag begins every binary Reply. No JSON text begins with it, so a
+// JSON answer to a binary call (a node of an older build answering "node
+// starting" to any call) is refused as malformed rather than misread.
+const replyTag byte = 0xB1
+
+// AppendReply appends r in the binary encoding: replyTag, a uvarint of the
+// fields present, then each present field in bit order. A present Result
+// may be empty; it is absent only when nil.
 func AppendReply(b []byte, r Reply) []byte {
 	mask := flag(replyResult, r.Result != nil) | flag(replyCode, r.Code != "") | flag(replyMessage, r.Message != "") |
 		flag(replyNotLeader, r.NotLeader) | flag(replyLeader, r.Leader != 0) | flag(replyEngine, r.Engine != "") |
 		flag(replyStaleMs, r.StaleMs != 0) | flag(replyApplied, r.Applied != 0) | flag(replySession, r.Session != 0)
+	b = append(b, replyTag)
 	b = binary.AppendUvarint(b, mask)
 	if mask&replyResult != 0 {
 		b = wire.AppendBytes(b, r.Result)
@@ -265,7 +275,10 @@ func AppendReply(b []byte, r Reply) []byte {
 // to skip it.
 func DecodeReply(b []byte, r *Reply) error {
 	*r = Reply{}
-	f := fieldReader{b: b}
+	if len(b) == 0 || b[0] != replyTag {
+		return fmt.Errorf("%w: not a binary reply", errMalformedCall)
+	}
+	f := fieldReader{b: b[1:]}
 	mask := f.mask(replyFields, "reply")
 	if mask&replyResult != 0 {
 		if r.Result = f.bytes(); r.Result == nil {

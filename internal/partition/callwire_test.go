@@ -44,8 +44,10 @@ func TestReply_BinaryRefusesMalformed(t *testing.T) {
 		"empty":         nil,
 		"truncated":     good[:len(good)-1],
 		"trailing":      append(bytes.Clone(good), 0),
-		"unknown field": binary.AppendUvarint(nil, 1<<replyFields),
-		"long length":   {replyResult, 9, 'a'},
+		"unknown field": binary.AppendUvarint([]byte{replyTag}, 1<<replyFields),
+		"long length":   {replyTag, replyResult, 9, 'a'},
+		"untagged":      good[1:],
+		"JSON":          []byte(`{"code":"unavailable","msg":"node starting"}`),
 	} {
 		if err := DecodeReply(b, &r); err == nil {
 			t.Errorf("%s (%x): decoded %+v", name, b, r)
@@ -76,23 +78,27 @@ func TestProposeRequest_BinaryRoundTrip(t *testing.T) {
 
 // Forwarded proposals and remote reads use the binary calls once the
 // cluster speaks their protocol, JSON before; a binary call the replica's
-// node does not know (a build rolled back before gossip says so) is sent
-// again in JSON, a command is applied once, and a read of several calls
-// holds one snapshot whichever encoding it used.
+// node does not know, or answers in JSON while it starts (a build rolled
+// back before gossip says so), is sent again in JSON, a command is applied
+// once, and a read of several calls holds one snapshot whichever encoding
+// it used.
 func TestRouter_ForwardingEncoding(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		protocol int
-		unknown  bool
+		name              string
+		protocol          int
+		unknown, starting bool
 		// calls made by one proposal and one read of two gets
 		want map[string]int
 	}{
-		{"protocol 2", 2, false, map[string]int{MethodProposeBin: 1, MethodGetBin: 2, MethodRelease: 1}},
-		{"protocol 1", 1, false, map[string]int{MethodPropose: 1, MethodGet: 2, MethodRelease: 1}},
-		{"refused binary", 2, true, map[string]int{MethodProposeBin: 1, MethodPropose: 1, MethodGetBin: 1, MethodGet: 2, MethodRelease: 1}},
+		{"protocol 2", 2, false, false, map[string]int{MethodProposeBin: 1, MethodGetBin: 2, MethodRelease: 1}},
+		{"protocol 1", 1, false, false, map[string]int{MethodPropose: 1, MethodGet: 2, MethodRelease: 1}},
+		{"refused binary", 2, true, false, map[string]int{MethodProposeBin: 1, MethodPropose: 1, MethodGetBin: 1, MethodGet: 2, MethodRelease: 1}},
+		{"old node starting", 2, false, true, map[string]int{MethodProposeBin: 1, MethodPropose: 1, MethodGetBin: 1, MethodGet: 2, MethodRelease: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lb := &loopback{calls: map[string]int{}, unknown: map[string]bool{MethodProposeBin: tc.unknown, MethodGetBin: tc.unknown}}
+			lb := &loopback{calls: map[string]int{},
+				unknown:  map[string]bool{MethodProposeBin: tc.unknown, MethodGetBin: tc.unknown},
+				starting: map[string]bool{MethodProposeBin: tc.starting, MethodGetBin: tc.starting}}
 			n1 := newTestNode(t, "n1", true, lb)
 			lb.server = n1.server
 			n2 := newTestNode(t, "n2", false, lb)

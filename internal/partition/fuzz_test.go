@@ -33,7 +33,7 @@ func FuzzDecodePairs(f *testing.F) {
 // encode-decode round trip.
 func FuzzDecodeReply(f *testing.F) {
 	f.Add(AppendReply(nil, Reply{Result: []byte("r"), Code: "invalid", Message: "m", NotLeader: true, Leader: 2, Engine: "moved", StaleMs: -1, Applied: 3, Session: 4}))
-	f.Add([]byte{0x01, 0x05, 'a'})
+	f.Add([]byte{replyTag, 0x01, 0x05, 'a'})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r Reply
 		if DecodeReply(b, &r) != nil {

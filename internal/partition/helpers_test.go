@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/multiraft"
 	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/storage"
@@ -125,8 +126,9 @@ type loopback struct {
 	server *Server
 	calls  map[string]int // by method; not safe for concurrent use
 	// unknown lists methods n1 answers as a build without them does: with
-	// a remote error.
-	unknown map[string]bool
+	// a remote error; starting, those it answers as such a build does
+	// while it starts: a JSON "node starting".
+	unknown, starting map[string]bool
 }
 
 func (l *loopback) Call(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
@@ -138,6 +140,9 @@ func (l *loopback) Call(ctx context.Context, addr, method string, body []byte) (
 	}
 	if l.unknown[method] {
 		return nil, &transport.RemoteError{Message: fmt.Sprintf("unknown method %q", method)}
+	}
+	if l.starting[method] {
+		return json.Marshal(Reply{Code: errs.Unavailable, Message: "node starting"})
 	}
 	var rep Reply
 	switch method {
