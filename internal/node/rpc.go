@@ -42,10 +42,10 @@ func (n *Node) callTable() map[string]callHandler {
 	return map[string]callHandler{
 		// The request path: forwarded proposals and remote reads
 		// (internal/partition), with the metadata group's guards.
-		partition.MethodPropose:    n.callPropose(partition.MethodPropose, decodeJSONPropose),
+		partition.MethodPropose:    n.callPropose(partition.MethodPropose, decodeJSON[partition.ProposeRequest]),
 		partition.MethodProposeBin: n.callPropose(partition.MethodProposeBin, partition.DecodeProposeRequest),
-		partition.MethodGet:        n.callRead(partition.MethodGet, partition.MethodGet, decodeJSONRead),
-		partition.MethodScan:       n.callRead(partition.MethodScan, partition.MethodScan, decodeJSONRead),
+		partition.MethodGet:        n.callRead(partition.MethodGet, partition.MethodGet, decodeJSON[partition.ReadRequest]),
+		partition.MethodScan:       n.callRead(partition.MethodScan, partition.MethodScan, decodeJSON[partition.ReadRequest]),
 		partition.MethodGetBin:     n.callRead(partition.MethodGet, partition.MethodGetBin, partition.DecodeReadRequest),
 		partition.MethodScanBin:    n.callRead(partition.MethodScan, partition.MethodScanBin, partition.DecodeReadRequest),
 		partition.MethodRelease:    n.callRelease,
@@ -130,9 +130,9 @@ func (n *Node) callPropose(method string, decode func([]byte) (partition.Propose
 	}
 }
 
-// decodeJSONPropose reads the body of the JSON propose call.
-func decodeJSONPropose(body []byte) (partition.ProposeRequest, error) {
-	var req partition.ProposeRequest
+// decodeJSON reads the body of a JSON call (propose, get, scan) as a T.
+func decodeJSON[T any](body []byte) (T, error) {
+	var req T
 	err := json.Unmarshal(body, &req)
 	return req, err
 }
@@ -155,13 +155,6 @@ func (n *Node) callRead(kind, method string, decode func([]byte) (partition.Read
 		}
 		return n.server.Read(ctx, kind, req), nil
 	}
-}
-
-// decodeJSONRead reads the body of the JSON get and scan calls.
-func decodeJSONRead(body []byte) (partition.ReadRequest, error) {
-	var req partition.ReadRequest
-	err := json.Unmarshal(body, &req)
-	return req, err
 }
 
 // callRelease ends a remote read's session.
