@@ -137,7 +137,7 @@ func (e *Engine) handOut(g *group, id, result []byte) {
 // Raft still counts the change as pending and would turn the next one into
 // a no-op.
 func (e *Engine) applyConfChange(g *group, cc raftpb.ConfChangeV2) {
-	g.confState = *g.rn.ApplyConfChange(cc)
+	g.setConfState(*g.rn.ApplyConfChange(cc))
 	if ch, ok := g.confWaits[string(cc.Context)]; ok && len(cc.Context) > 0 {
 		g.confApplied = append(g.confApplied, ch)
 		delete(g.confWaits, string(cc.Context))

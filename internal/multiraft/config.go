@@ -100,8 +100,10 @@ type Config struct {
 	// DefaultSlowSync; negative turns the check off.
 	SlowSync time.Duration
 	// OnConfChange, if set, is called on the driver goroutine after a group's
-	// membership changed. It must not block.
-	OnConfChange func(group uint64, removedSelf bool)
+	// membership changed; removedSelf says a change removed replica, this
+	// node's replica, from the group (one that applies changes made before it
+	// was added is not removed). It must not block.
+	OnConfChange func(group, replica uint64, removedSelf bool)
 }
 
 // DefaultConfig returns the production defaults: 100 ms ticks, 1 s election

@@ -264,15 +264,17 @@ func (e *Engine) OpenGroup(ctx context.Context, id, replica uint64, peers []uint
 	return err
 }
 
-// CloseGroup stops the local replica of a group and, when destroy is set,
-// deletes its data (after the replica was removed from the group).
-func (e *Engine) CloseGroup(ctx context.Context, id uint64, destroy bool) error {
+// CloseGroup stops replica, the local replica of a group, and, when destroy
+// is set, deletes its data (after the replica was removed from the group) and
+// records it as removed, never to be opened again (ErrReplicaRemoved). It
+// does nothing if the node holds no replica of the group or another one.
+func (e *Engine) CloseGroup(ctx context.Context, id, replica uint64, destroy bool) error {
 	for {
 		var err error
 		busy := false
 		derr := e.do(ctx, func() {
 			g := e.groups[id]
-			if g == nil {
+			if g == nil || g.replica != replica {
 				return
 			}
 			if g.inFlight {
@@ -284,7 +286,7 @@ func (e *Engine) CloseGroup(ctx context.Context, id uint64, destroy bool) error 
 			e.mu.Unlock()
 			g.failAll(errs.New(errs.Unavailable, "replica of group %d closed", id))
 			if destroy {
-				err = e.cfg.DB.DestroyGroup(id)
+				err = e.cfg.DB.DestroyGroup(id, replica)
 			}
 		})
 		if derr != nil {

@@ -12,6 +12,12 @@ import (
 // ErrClosed is returned by calls on a closed engine.
 var ErrClosed = errors.New("multiraft: engine closed")
 
+// ErrReplicaRemoved is returned when asked to open a replica that was
+// removed from this node and destroyed (storage.DB.RemovedReplica): its
+// group's leader may still count entries it acknowledged, so it never comes
+// back empty under the same id. The node holds a newer replica or none.
+var ErrReplicaRemoved = errors.New("multiraft: replica was removed from this node")
+
 // NotLeaderError says this node's replica of a group is not its leader; Leader
 // is the replica id of the leader it knows of, or 0.
 type NotLeaderError struct {

@@ -24,8 +24,11 @@ type group struct {
 	applied     uint64
 	appliedTerm uint64
 	confState   raftpb.ConfState
-	touched     bool // in the loop's ready set this round
-	isLeader    bool
+	// member says confState lists the replica; removed, that a change or a
+	// snapshot took it out after it was in (setConfState).
+	member, removed bool
+	touched         bool // in the loop's ready set this round
+	isLeader        bool
 
 	// Published for other goroutines.
 	leader atomic.Uint64 // replica id of the known leader, 0 if none
@@ -71,6 +74,11 @@ func (e *Engine) openGroup(id, replica uint64, peers []uint64) (*group, error) {
 			return nil, fmt.Errorf("multiraft: group %d already open as replica %d, not %d", id, g.replica, replica)
 		}
 		return g, nil
+	}
+	if removed, err := e.cfg.DB.RemovedReplica(id); err != nil {
+		return nil, fmt.Errorf("multiraft: open group %d: %w", id, err)
+	} else if replica <= removed {
+		return nil, fmt.Errorf("group %d, replica %d: %w", id, replica, ErrReplicaRemoved)
 	}
 	st, err := e.cfg.DB.Group(id)
 	if err != nil {
@@ -123,6 +131,7 @@ func (e *Engine) openGroup(id, replica uint64, peers []uint64) (*group, error) {
 		applied:     ap.Index,
 		appliedTerm: ap.Term,
 		confState:   ap.ConfState,
+		member:      isMember(ap.ConfState, replica),
 		proposals:   map[string][]*proposal{},
 		confWaits:   map[string]chan struct{}{},
 	}
@@ -156,6 +165,20 @@ func (g *group) failAll(err error) {
 		b.finish(err)
 	}
 	g.readyReads = nil
+}
+
+// setConfState records the group's membership after a change or a snapshot.
+// The replica counts as removed only when it was a member and no longer is:
+// a replica added to the group catches up by applying the changes made
+// before it was added (from the leader's log, or a snapshot older than its
+// addition), and none of them removes it.
+func (g *group) setConfState(cs raftpb.ConfState) {
+	g.confState = cs
+	now := isMember(cs, g.replica)
+	if g.member && !now {
+		g.removed = true
+	}
+	g.member = now
 }
 
 // isMember reports whether replica is a voter or learner in cs.

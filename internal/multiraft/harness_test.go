@@ -186,7 +186,7 @@ type testNet struct {
 	phases  []ProposalTimes // every engine's Config.OnProposal reports
 }
 
-func newTestNet(t *testing.T, size int, compaction uint64) *testNet {
+func newTestNet(t *testing.T, size int, compaction uint64, edit ...func(*Config)) *testNet {
 	t.Helper()
 	tn := &testNet{t: t, net: &network{engines: map[string]*Engine{}, rec: &recorder{}, down: map[string]bool{}}, dbs: map[string]*storage.DB{}}
 	var peers []uint64
@@ -194,38 +194,7 @@ func newTestNet(t *testing.T, size int, compaction uint64) *testNet {
 		peers = append(peers, uint64(i))
 	}
 	for i := 1; i <= size; i++ {
-		name := fmt.Sprintf("n%d", i)
-		fs := &walFS{FS: vfs.NewMem(), after: func() { tn.net.rec.add(event{kind: "sync", node: name}) }}
-		db, err := storage.Open("db", storage.Options{FS: fs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tn.dbs[name] = db
-		cfg := DefaultConfig()
-		cfg.DB, cfg.Sender, cfg.Directory = db, &netSender{net: tn.net, from: name}, staticDir{}
-		cfg.Applier = func(uint64) state.Applier { return counter{} }
-		cfg.TickInterval, cfg.ElectionTicks = 5*time.Millisecond, 10
-		cfg.ReadRetry = 100 * time.Millisecond
-		if compaction > 0 {
-			cfg.CompactionThreshold = compaction
-		}
-		cfg.Accept = func(group, replica uint64) bool { return group == 1 }
-		cfg.OnProposal = func(pt ProposalTimes) {
-			tn.phaseMu.Lock()
-			tn.phases = append(tn.phases, pt)
-			tn.phaseMu.Unlock()
-		}
-		e, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tn.net.mu.Lock() // the engines started before this one send already
-		tn.net.engines[name] = e
-		tn.net.mu.Unlock()
-		e.Start()
-		if err := e.OpenGroup(context.Background(), 1, uint64(i), peers); err != nil {
-			t.Fatal(err)
-		}
+		tn.addEngine(uint64(i), compaction, peers, edit...)
 	}
 	t.Cleanup(func() {
 		for _, e := range tn.net.engines {
@@ -236,6 +205,52 @@ func newTestNet(t *testing.T, size int, compaction uint64) *testNet {
 		}
 	})
 	return tn
+}
+
+// addEngine starts engine "n<id>" holding replica id of group 1, bootstrapped
+// with peers (none: it waits to be sent the group). Each edit sees the
+// engine's configuration last, in order.
+func (tn *testNet) addEngine(id, compaction uint64, peers []uint64, edit ...func(*Config)) *Engine {
+	t := tn.t
+	t.Helper()
+	name := fmt.Sprintf("n%d", id)
+	fs := &walFS{FS: vfs.NewMem(), after: func() { tn.net.rec.add(event{kind: "sync", node: name}) }}
+	db, err := storage.Open("db", storage.Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn.dbs[name] = db
+	cfg := DefaultConfig()
+	cfg.DB, cfg.Sender, cfg.Directory = db, &netSender{net: tn.net, from: name}, staticDir{}
+	cfg.Applier = func(uint64) state.Applier { return counter{} }
+	cfg.TickInterval, cfg.ElectionTicks = 5*time.Millisecond, 10
+	cfg.ReadRetry = 100 * time.Millisecond
+	if compaction > 0 {
+		cfg.CompactionThreshold = compaction
+	}
+	cfg.Accept = func(group, replica uint64) bool { return group == 1 }
+	cfg.OnProposal = func(pt ProposalTimes) {
+		tn.phaseMu.Lock()
+		tn.phases = append(tn.phases, pt)
+		tn.phaseMu.Unlock()
+	}
+	for _, f := range edit {
+		f(&cfg)
+	}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn.net.mu.Lock() // the engines started before this one send already
+	tn.net.engines[name] = e
+	tn.net.mu.Unlock()
+	e.Start()
+	if len(peers) > 0 {
+		if err := e.OpenGroup(context.Background(), 1, id, peers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
 }
 
 // leader waits for a leader of group 1 and returns its engine.

@@ -226,7 +226,9 @@ func (e *Engine) stepMessage(m *transport.GroupMessage) {
 			return
 		}
 		var err error
-		if g, err = e.openGroup(m.Group, m.Msg.To, nil); err != nil {
+		if g, err = e.openGroup(m.Group, m.Msg.To, nil); errors.Is(err, ErrReplicaRemoved) {
+			return // the leader has not applied the removal yet
+		} else if err != nil {
 			e.log.Warn("cannot create replica for incoming message", "group", m.Group, "err", err)
 			return
 		}
@@ -537,7 +539,7 @@ func (e *Engine) afterCommit(rb *roundBatch) {
 	}
 	for _, g := range rb.confChanged {
 		if e.cfg.OnConfChange != nil {
-			e.cfg.OnConfChange(g.id, !isMember(g.confState, g.replica))
+			e.cfg.OnConfChange(g.id, g.replica, g.removed)
 		}
 	}
 }

@@ -117,7 +117,8 @@ func (e *Engine) installSnapshot(b *storage.Batch, g *group, rd *raft.Ready) err
 		hs.Commit = max(hs.Commit, meta.Index)
 		rd.HardState = hs
 	}
-	g.applied, g.appliedTerm, g.confState = meta.Index, meta.Term, meta.ConfState
+	g.applied, g.appliedTerm = meta.Index, meta.Term
+	g.setConfState(meta.ConfState)
 	g.dedup = nil // the snapshot replaced the records: reload before applying
 	if !g.applyPending {
 		g.applyPending = true

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/multiraft"
 	"github.com/parley-chat/parley/internal/placement"
 )
 
@@ -61,7 +62,9 @@ func (n *Node) resume(ctx context.Context, rec *nodeRecord) error {
 	n.setMap(m)
 	for _, g := range m.Groups[1:] {
 		if r, ok := m.ReplicaOn(g.ID, n.cfg.ID); ok {
-			if err := n.engine.OpenGroup(ctx, g.ID, r.ID, nil); err != nil {
+			// This node's copy of the map may be older than a removal its
+			// replica applied: the removed replica stays closed.
+			if err := n.engine.OpenGroup(ctx, g.ID, r.ID, nil); err != nil && !errors.Is(err, multiraft.ErrReplicaRemoved) {
 				return err
 			}
 		}

@@ -578,7 +578,7 @@ func (n *Node) setMap(m *placement.Map) {
 
 // onConfChange closes and deletes a replica that was removed from its group
 // (runs on the driver loop, so the work goes to a goroutine).
-func (n *Node) onConfChange(group uint64, removedSelf bool) {
+func (n *Node) onConfChange(group, replica uint64, removedSelf bool) {
 	if !removedSelf || group == placement.MetaGroup {
 		n.kickReconcile()
 		return
@@ -586,11 +586,11 @@ func (n *Node) onConfChange(group uint64, removedSelf bool) {
 	n.goBackground(func() {
 		ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
 		defer cancel()
-		if err := n.engine.CloseGroup(ctx, group, true); err != nil && !errors.Is(err, context.Canceled) {
-			n.log.Warn("cannot delete removed replica", "group", group, "err", err)
+		if err := n.engine.CloseGroup(ctx, group, replica, true); err != nil && !errors.Is(err, context.Canceled) {
+			n.log.Warn("cannot delete removed replica", "group", group, "replica", replica, "err", err)
 			return
 		}
-		n.log.Info("replica removed from this node", "group", group)
+		n.log.Info("replica removed from this node", "group", group, "replica", replica)
 	})
 }
 

@@ -122,7 +122,7 @@ func (n *Node) sweepOrphans(ctx context.Context, m *placement.Map, sts []multira
 		if err != nil || !removed {
 			continue
 		}
-		if err := n.engine.CloseGroup(ctx, st.Group, true); err != nil && !errors.Is(err, context.Canceled) {
+		if err := n.engine.CloseGroup(ctx, st.Group, st.Replica, true); err != nil && !errors.Is(err, context.Canceled) {
 			n.log.Warn("cannot delete removed replica", "group", st.Group, "err", err)
 			continue
 		}

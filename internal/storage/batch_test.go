@@ -275,7 +275,7 @@ func TestDB_DestroyGroup(t *testing.T) {
 	if _, err := g.Snapshot(); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DestroyGroup(1); err != nil {
+	if err := db.DestroyGroup(1, 7); err != nil {
 		t.Fatalf("DestroyGroup: %v", err)
 	}
 	checkEmpty := func(t *testing.T, db *DB, g *GroupStorage) {
@@ -303,9 +303,18 @@ func TestDB_DestroyGroup(t *testing.T) {
 	if g2 := mustGroup(t, db, 1); g2 != g {
 		t.Error("Group after DestroyGroup returned a new *GroupStorage")
 	}
+	// The destroyed replica id stays, durably, and only grows.
+	if err := db.DestroyGroup(1, 5); err != nil {
+		t.Fatal(err)
+	}
 	mustClose(t, db)
 	db = mustOpen(t, "a", opts)
 	checkEmpty(t, db, mustGroup(t, db, 1))
+	for id, want := range map[uint64]uint64{1: 7, 2: 0} {
+		if got, err := db.RemovedReplica(id); err != nil || got != want {
+			t.Errorf("RemovedReplica(%d) after a restart = %d, %v; want %d", id, got, err, want)
+		}
+	}
 	// Any leftover entry would surface here.
 	it, err := db.pdb.NewIter(nil)
 	if err != nil {

@@ -324,15 +324,28 @@ func (db *DB) Group(id uint64) (*GroupStorage, error) {
 // DestroyGroup durably deletes everything stored for a group (log, hard state, applied
 // state, partition state) and drops its pinned snapshot. A *GroupStorage obtained earlier
 // stays valid and describes an empty group. No batch touching the group may be open.
-func (db *DB) DestroyGroup(id uint64) error {
+//
+// In the same commit it records replica as removed from this node (RemovedReplica): the
+// group's leader may still count what that replica acknowledged, so it must never come back
+// empty under the same id.
+func (db *DB) DestroyGroup(id, replica uint64) error {
 	if db.closed.Load() {
 		return ErrClosed
+	}
+	removed, err := db.RemovedReplica(id)
+	if err != nil {
+		return fmt.Errorf("storage: destroy group %d: %w", id, err)
 	}
 	pb := db.pdb.NewBatch()
 	defer pb.Close()
 	for _, tag := range []byte{tagRaft, tagState} {
 		p := groupPrefix(tag, id)
 		if err := pb.DeleteRange(p, state.PrefixEnd(p), nil); err != nil {
+			return fmt.Errorf("storage: destroy group %d: %w", id, err)
+		}
+	}
+	if replica > removed {
+		if err := pb.Set(groupPrefix(tagRemoved, id), binary.BigEndian.AppendUint64(nil, replica), nil); err != nil {
 			return fmt.Errorf("storage: destroy group %d: %w", id, err)
 		}
 	}
@@ -347,6 +360,23 @@ func (db *DB) DestroyGroup(id uint64) error {
 		g.clear()
 	}
 	return nil
+}
+
+// RemovedReplica returns the highest replica id of group id that DestroyGroup deleted on
+// this node, or 0. Replica ids only grow, so a replica of the group with an id at or below
+// it was removed from here and may not be opened again.
+func (db *DB) RemovedReplica(id uint64) (uint64, error) {
+	if db.closed.Load() {
+		return 0, ErrClosed
+	}
+	v, ok, err := db.getCopy(groupPrefix(tagRemoved, id))
+	if err != nil || !ok {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("storage: removed replica of group %d: %d bytes, want 8", id, len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
 }
 
 // pebbleLogger sends Pebble's log lines to slog.

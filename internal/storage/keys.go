@@ -11,11 +11,13 @@ import "encoding/binary"
 //	0x02 <group u64> 0x04             applied state: <index u64><term u64><raftpb.ConfState>
 //	0x03 <group u64> <key...>         partition state, key relative to the group
 //	0x04 <log id u8> <seq u64>        node log record (NodeLog): node-local, never replicated
+//	0x05 <group u64>                  highest replica id of the group destroyed here: <id u64>
 const (
 	tagNode    byte = 0x01
 	tagRaft    byte = 0x02
 	tagState   byte = 0x03
 	tagNodeLog byte = 0x04
+	tagRemoved byte = 0x05
 
 	subLog       byte = 0x01
 	subHardState byte = 0x02

@@ -80,7 +80,7 @@ func TestNodeLog_Append(t *testing.T) {
 		b := mustNodeLog(t, db, NodeLogAudit+1, 10)
 		mustAppend(t, a, "a1")
 		mustAppend(t, b, "b1")
-		if err := db.DestroyGroup(4); err != nil {
+		if err := db.DestroyGroup(4, 9); err != nil {
 			t.Fatal(err)
 		}
 		if got := newest(t, a); !slices.Equal(got, []string{"a1"}) {
