@@ -323,7 +323,7 @@ func (s *Server) addRouteOf(rt Route, h http.HandlerFunc) {
 		if rec, ok := w.(*recorder); ok {
 			rec.route = r.Pattern
 		}
-		h(w, r)
+		h(w, withFingerprint(r))
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/link"
 	"github.com/parley-chat/parley/internal/queue"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // smallBody is the limit of JSON bodies made of names, passwords and
@@ -162,6 +163,20 @@ func (s *Server) decodeWrite(w http.ResponseWriter, r *http.Request, limit int64
 		return "", err
 	}
 	return idempotencyKey(r, body.requestID())
+}
+
+// withFingerprint gives a write request the fingerprint that tells its
+// idempotency key apart from the same key sent with another request
+// (wire.Fingerprint): the method, path and query, the precondition headers,
+// and the body readBody reads. Every write gets one: its key may come in the
+// body (request_id), whatever the Content-Type says.
+func withFingerprint(r *http.Request) *http.Request {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return r
+	}
+	f := wire.NewFingerprint(r.Method, r.URL.RequestURI(), r.Header.Get("If-Match"), r.Header.Get("If-None-Match"))
+	return r.WithContext(wire.WithFingerprint(r.Context(), f))
 }
 
 func idempotencyKey(r *http.Request, requestID string) (string, error) {

@@ -14,18 +14,19 @@ import (
 // statusOf is the one table from error codes to HTTP statuses. Codes missing
 // from it are internal errors (500).
 var statusOf = map[errs.Code]int{
-	errs.Invalid:             http.StatusBadRequest,
-	errs.TooLarge:            http.StatusRequestEntityTooLarge,
-	errs.Unauthorized:        http.StatusUnauthorized,
-	errs.Forbidden:           http.StatusForbidden,
-	errs.NotFound:            http.StatusNotFound,
-	errs.Conflict:            http.StatusConflict,
-	errs.PreconditionFailed:  http.StatusPreconditionFailed,
-	errs.RateLimited:         http.StatusTooManyRequests,
-	errs.Unavailable:         http.StatusServiceUnavailable,
-	errs.Timeout:             http.StatusServiceUnavailable,
-	errs.InsufficientStorage: http.StatusInsufficientStorage,
-	errs.UpgradeInProgress:   http.StatusServiceUnavailable,
+	errs.Invalid:              http.StatusBadRequest,
+	errs.TooLarge:             http.StatusRequestEntityTooLarge,
+	errs.Unauthorized:         http.StatusUnauthorized,
+	errs.Forbidden:            http.StatusForbidden,
+	errs.NotFound:             http.StatusNotFound,
+	errs.Conflict:             http.StatusConflict,
+	errs.PreconditionFailed:   http.StatusPreconditionFailed,
+	errs.RateLimited:          http.StatusTooManyRequests,
+	errs.Unavailable:          http.StatusServiceUnavailable,
+	errs.Timeout:              http.StatusServiceUnavailable,
+	errs.InsufficientStorage:  http.StatusInsufficientStorage,
+	errs.UpgradeInProgress:    http.StatusServiceUnavailable,
+	errs.IdempotencyKeyReused: http.StatusUnprocessableEntity,
 	// Events after the seq asked for were removed by retention: the caller
 	// must reload the latest page instead of resuming.
 	chat.CodeHistoryCompacted: http.StatusGone,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/kv"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // KVService is what the kv routes need from the key-value store.
@@ -210,6 +211,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 		}
 		return nil, errs.Wrap(errs.Invalid, err, "could not read the request body")
 	}
+	wire.FingerprintOf(r.Context()).Body(b)
 	return b, nil
 }
 

@@ -112,6 +112,7 @@ func TestServer_WriteError(t *testing.T) {
 		{"wrapped", fmt.Errorf("kv: put: %w", errs.New(errs.Unavailable, "no quorum")), 503, "unavailable", true, true},
 		{"storage", errs.New(errs.InsufficientStorage, "disk full"), 507, "insufficient_storage", false, false},
 		{"upgrade", errs.New(errs.UpgradeInProgress, "old node"), 503, "upgrade_in_progress", true, true},
+		{"key reused", errs.New(errs.IdempotencyKeyReused, "other request"), 422, "idempotency_key_reused", false, false},
 		{"deadline", fmt.Errorf("propose: %w", context.DeadlineExceeded), 503, "timeout", true, true},
 		{"internal code", errs.New(errs.Internal, "secret detail"), 500, "internal", false, false},
 		{"plain error", errors.New("secret detail"), 500, "internal", false, false},

@@ -53,7 +53,11 @@ const MinDataFormat = 2
 //     cluster speaks 2;
 //     and the binary propose, get and scan calls
 //     (partition.MethodProposeBin, MethodGetBin, MethodScanBin), sent
-//     only once the cluster speaks 2 (partition.BinaryProtocol).
+//     only once the cluster speaks 2 (partition.BinaryProtocol);
+//     and checked client proposal ids, which refuse an idempotency key
+//     reused for another request (multiraft.CheckedClientProposalID),
+//     proposed only once the cluster speaks 2
+//     (multiraft.IdempotencyCheckProtocol).
 const Protocol = 2
 
 // MinProtocol is the oldest internal protocol this build still speaks: the

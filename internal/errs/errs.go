@@ -28,6 +28,8 @@ const (
 	Internal            Code = "internal"             // anything unexpected (500)
 	HistoryCompacted    Code = "history_compacted"    // a resume point older than the history kept (410)
 	UpgradeInProgress   Code = "upgrade_in_progress"  // a node runs an older build that cannot apply this; retry after the upgrade (503)
+	// IdempotencyKeyReused: an idempotency key already used for a different request (422).
+	IdempotencyKeyReused Code = "idempotency_key_reused"
 )
 
 // Error is an error with a stable code and a message safe to show to users.

@@ -100,11 +100,16 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 		e.handOut(g, env.id, result)
 		return nil
 	}
-	if g.dedup.lookup(env.id, ts) {
-		if result, _, err = lookupDedup(w, env.id, ts); err != nil {
+	recorded, reused := g.dedup.lookupChecked(env.id, ts)
+	switch {
+	case reused:
+		// The client's idempotency key was used for another request within
+		// its window: nothing is applied, on every replica alike.
+	case recorded != nil:
+		if result, _, err = lookupDedup(w, recorded, ts); err != nil {
 			return err
 		}
-	} else {
+	default:
 		result, err = g.sm.Apply(w, state.Meta{Partition: g.id, Index: ent.Index, TimeMs: ts}, env.cmd)
 		if err != nil {
 			return err
@@ -118,7 +123,11 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 			return err
 		}
 	}
-	e.handOut(g, env.id, result)
+	if reused {
+		e.handOutErr(g, env.id, errKeyReused())
+	} else {
+		e.handOut(g, env.id, result)
+	}
 	return nil
 }
 
@@ -129,6 +138,15 @@ func (e *Engine) handOut(g *group, id, result []byte) {
 		e.stampApplied(ps)
 		ls := e.ls()
 		ls.cur.results = append(ls.cur.results, appliedResult{g: g, id: string(id), result: result})
+	}
+}
+
+// handOutErr queues a refusal for the local proposer waiting for id, if any.
+func (e *Engine) handOutErr(g *group, id []byte, err error) {
+	if ps, waiting := g.proposals[string(id)]; waiting {
+		e.stampApplied(ps)
+		ls := e.ls()
+		ls.cur.results = append(ls.cur.results, appliedResult{g: g, id: string(id), err: err})
 	}
 }
 

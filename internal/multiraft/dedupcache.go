@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/parley-chat/parley/internal/state"
 )
@@ -16,6 +17,9 @@ import (
 type dedupCache struct {
 	expiry map[string]int64
 	order  expiryHeap // by (expiry, id): the order of the stored expiry index
+	// keyed lists, per client key of checked ids (CheckedClientProposalID),
+	// the ids with a record: the same request's fingerprint, or another's.
+	keyed map[string][]string
 }
 
 type expiryItem struct {
@@ -45,10 +49,12 @@ func (h *expiryHeap) Pop() any {
 // the records, the heap from the expiry index (which may still hold keys of
 // records that were re-recorded, exactly as every other replica's does).
 func loadDedupCache(r state.Reader) (*dedupCache, error) {
-	c := &dedupCache{expiry: map[string]int64{}}
+	c := &dedupCache{expiry: map[string]int64{}, keyed: map[string][]string{}}
 	err := r.Scan(prefixDedup, state.PrefixEnd(prefixDedup), func(k, v []byte) bool {
 		if exp, n := binary.Varint(v); n > 0 {
-			c.expiry[string(k[len(prefixDedup):])] = exp
+			id := k[len(prefixDedup):]
+			c.expiry[string(id)] = exp
+			c.addKeyed(id)
 		}
 		return true
 	})
@@ -73,6 +79,54 @@ func (c *dedupCache) lookup(id []byte, nowMs int64) bool {
 	return ok && exp >= nowMs
 }
 
+// lookupChecked answers for a proposal id what Apply does with it. recorded
+// names the record whose result it returns: id's own, or for a checked id
+// (CheckedClientProposalID) the record of the same client key proposed
+// before fingerprints were checked (an upgrade). reused says a checked id's
+// client key has a live record of another request: the command is refused.
+// Both empty: apply it.
+func (c *dedupCache) lookupChecked(id []byte, nowMs int64) (recorded []byte, reused bool) {
+	if c.lookup(id, nowMs) {
+		return id, false
+	}
+	key, legacy, ok := splitCheckedID(id)
+	if !ok {
+		return nil, false
+	}
+	if c.lookup(legacy, nowMs) {
+		return legacy, false
+	}
+	for _, other := range c.keyed[string(key)] {
+		if other != string(id) && c.expiry[other] >= nowMs {
+			return nil, true
+		}
+	}
+	return nil, false
+}
+
+// addKeyed lists a checked id under its client key.
+func (c *dedupCache) addKeyed(id []byte) {
+	key, _, ok := splitCheckedID(id)
+	if !ok || slices.Contains(c.keyed[string(key)], string(id)) {
+		return
+	}
+	c.keyed[string(key)] = append(c.keyed[string(key)], string(id))
+}
+
+// dropKeyed removes a checked id from its client key's list.
+func (c *dedupCache) dropKeyed(id []byte) {
+	key, _, ok := splitCheckedID(id)
+	if !ok {
+		return
+	}
+	ids := slices.DeleteFunc(c.keyed[string(key)], func(s string) bool { return s == string(id) })
+	if len(ids) == 0 {
+		delete(c.keyed, string(key))
+	} else {
+		c.keyed[string(key)] = ids
+	}
+}
+
 // record stores id's result until nowMs+windowMs, in the state and here.
 func (c *dedupCache) record(w state.Writer, id []byte, nowMs, windowMs int64, result []byte) error {
 	if err := recordDedup(w, id, nowMs, windowMs, result); err != nil {
@@ -83,6 +137,7 @@ func (c *dedupCache) record(w state.Writer, id []byte, nowMs, windowMs int64, re
 	// because its expiry no longer matches.
 	exp := nowMs + windowMs
 	c.expiry[string(id)] = exp
+	c.addKeyed(id)
 	heap.Push(&c.order, expiryItem{expiry: exp, id: string(id)})
 	return nil
 }
@@ -95,6 +150,7 @@ func (c *dedupCache) expire(w state.Writer, nowMs int64) error {
 		id := []byte(it.id)
 		if c.expiry[it.id] == it.expiry {
 			delete(c.expiry, it.id)
+			c.dropKeyed(id)
 			if err := w.Delete(dedupKey(id)); err != nil {
 				return err
 			}

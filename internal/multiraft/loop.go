@@ -69,6 +69,7 @@ type appliedResult struct {
 	g      *group
 	id     string
 	result []byte
+	err    error // the command was refused without applying (a reused idempotency key)
 }
 
 // markTouched puts g into the ready set of the current round.
@@ -516,7 +517,7 @@ func (e *Engine) afterCommit(rb *roundBatch) {
 	for _, r := range rb.results {
 		ps := r.g.proposals[r.id]
 		for _, p := range ps {
-			p.finish(r.result, nil)
+			p.finish(r.result, r.err)
 		}
 		delete(r.g.proposals, r.id)
 	}

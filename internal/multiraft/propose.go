@@ -3,6 +3,7 @@ package multiraft
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
@@ -46,6 +47,52 @@ func NewProposalID() []byte {
 // same id.
 func ClientProposalID(dedupKey string) []byte {
 	return append([]byte{'c'}, dedupKey...)
+}
+
+// FingerprintSize is the length of a request fingerprint in a checked
+// client proposal id.
+const FingerprintSize = 16
+
+// CheckedClientProposalID returns the proposal id for a client idempotency
+// key whose request has the given fingerprint (FingerprintSize bytes, the
+// same for every retry of the request): a retry returns the first result,
+// as with ClientProposalID, and another request with the same key, within
+// the key's window, is refused with errs.IdempotencyKeyReused and not
+// applied. A result recorded under ClientProposalID(dedupKey) (proposed
+// before the cluster checked fingerprints) is returned as it is. Only for a
+// cluster that speaks IdempotencyCheckProtocol: an older replica would apply
+// the other request.
+func CheckedClientProposalID(dedupKey string, fingerprint []byte) []byte {
+	id := make([]byte, 0, 1+binary.MaxVarintLen64+len(dedupKey)+FingerprintSize)
+	id = append(id, 'C')
+	id = binary.AppendUvarint(id, uint64(len(dedupKey)))
+	id = append(id, dedupKey...)
+	return append(id, fingerprint[:FingerprintSize]...)
+}
+
+// IdempotencyCheckProtocol is the internal protocol from which checked
+// client proposal ids may be proposed (compat.Protocol).
+const IdempotencyCheckProtocol = 2
+
+// splitCheckedID returns, for a checked id, the part that names the client
+// key (the id without its fingerprint) and the unchecked id of the same key.
+func splitCheckedID(id []byte) (key, legacy []byte, ok bool) {
+	if len(id) < 1+FingerprintSize || id[0] != 'C' {
+		return nil, nil, false
+	}
+	n, k := binary.Uvarint(id[1:])
+	// The length must be exact and minimal, so one key has one id.
+	if k <= 0 || n != uint64(len(id)-1-k-FingerprintSize) || k != len(binary.AppendUvarint(nil, n)) {
+		return nil, nil, false
+	}
+	key = id[:len(id)-FingerprintSize]
+	return key, ClientProposalID(string(key[1+k:])), true
+}
+
+// errKeyReused is the refusal of a checked id whose client key has a record
+// of another request.
+func errKeyReused() error {
+	return errs.New(errs.IdempotencyKeyReused, "this idempotency key was already used for a different request; send a new key with a new request")
 }
 
 // Propose replicates cmd in a group whose leader is the local replica and

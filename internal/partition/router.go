@@ -12,6 +12,7 @@ import (
 	"github.com/parley-chat/parley/internal/multiraft"
 	"github.com/parley-chat/parley/internal/placement"
 	"github.com/parley-chat/parley/internal/transport"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 // Router is the request path of the product layer: it proposes commands and
@@ -52,11 +53,17 @@ func (r *Router) Partitions() []uint64 {
 }
 
 // Propose replicates cmd in partition p and returns Apply's result. A
-// non-empty dedupKey makes it idempotent across retries from any node.
+// non-empty dedupKey makes it idempotent across retries from any node; when
+// ctx carries the client request's fingerprint (wire.FingerprintOf) and the
+// cluster checks them, another request with the same key is refused
+// (errs.IdempotencyKeyReused).
 func (r *Router) Propose(ctx context.Context, p uint64, dedupKey string, cmd []byte) ([]byte, error) {
 	id := multiraft.NewProposalID()
 	if dedupKey != "" {
 		id = multiraft.ClientProposalID(dedupKey)
+		if fp := wire.FingerprintOf(ctx); fp != nil && r.protocol.atLeast(multiraft.IdempotencyCheckProtocol, r.d.ClusterProtocol) {
+			id = multiraft.CheckedClientProposalID(dedupKey, fp.Sum())
+		}
 	}
 	return r.propose(ctx, p, id, cmd)
 }
