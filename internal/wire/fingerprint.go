@@ -15,25 +15,33 @@ import (
 // when it proposes with a client idempotency key. It is not safe for
 // concurrent use: the request's handler owns it.
 type Fingerprint struct {
-	h hash.Hash
+	h   hash.Hash
+	buf []byte // scratch for one length-prefixed field
 }
 
 // NewFingerprint starts the fingerprint of a request from its method, its
 // path with the raw query, and the headers that change what a write does.
 func NewFingerprint(method, requestURI string, headers ...string) *Fingerprint {
-	f := &Fingerprint{h: sha256.New()}
-	f.h.Write(AppendString(nil, method))
-	f.h.Write(AppendString(nil, requestURI))
+	f := &Fingerprint{h: sha256.New(), buf: make([]byte, 0, 128)}
+	f.field(method)
+	f.field(requestURI)
 	for _, h := range headers {
-		f.h.Write(AppendString(nil, h))
+		f.field(h)
 	}
 	return f
+}
+
+// field adds s with its length, so ("ab", "c") and ("a", "bc") differ.
+func (f *Fingerprint) field(s string) {
+	f.buf = AppendString(f.buf[:0], s)
+	f.h.Write(f.buf)
 }
 
 // Body adds body bytes the handler read, in order.
 func (f *Fingerprint) Body(b []byte) {
 	if f != nil {
-		f.h.Write(binary.AppendUvarint(nil, uint64(len(b))))
+		f.buf = binary.AppendUvarint(f.buf[:0], uint64(len(b)))
+		f.h.Write(f.buf)
 		f.h.Write(b)
 	}
 }
