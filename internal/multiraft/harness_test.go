@@ -3,6 +3,7 @@ package multiraft
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/state"
 	"github.com/parley-chat/parley/internal/storage"
 	"github.com/parley-chat/parley/internal/transport"
@@ -26,21 +28,25 @@ type event struct {
 }
 
 // recorder keeps the global order of syncs, sends and receives.
-type recorder struct {
-	mu     sync.Mutex
-	events []event
+type recorder = syncList[event]
+
+// syncList is a list that several goroutines append to.
+type syncList[T any] struct {
+	mu    sync.Mutex
+	items []T
 }
 
-func (r *recorder) add(e event) {
-	r.mu.Lock()
-	r.events = append(r.events, e)
-	r.mu.Unlock()
+func (l *syncList[T]) add(v T) {
+	l.mu.Lock()
+	l.items = append(l.items, v)
+	l.mu.Unlock()
 }
 
-func (r *recorder) snapshot() []event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]event(nil), r.events...)
+// snapshot returns a copy of the list.
+func (l *syncList[T]) snapshot() []T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]T(nil), l.items...)
 }
 
 // walFS calls its hooks around every sync of a Pebble WAL file: before
@@ -272,15 +278,26 @@ func (tn *testNet) leader() *Engine {
 // propose proposes through the current leader, retrying across elections.
 func (tn *testNet) propose(id []byte, add byte) uint64 {
 	tn.t.Helper()
+	total, err := tn.proposeAt(id, add)
+	if err != nil {
+		tn.t.Fatalf("propose: %v", err)
+	}
+	return total
+}
+
+// proposeAt proposes through the current leader, retrying across elections
+// and retryable refusals, and returns the result or the engine's refusal.
+func (tn *testNet) proposeAt(id []byte, add byte) (uint64, error) {
+	tn.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for {
 		res, err := tn.leader().Propose(ctx, 1, id, []byte{add})
 		if err == nil {
-			return binary.BigEndian.Uint64(res)
+			return binary.BigEndian.Uint64(res), nil
 		}
-		if ctx.Err() != nil {
-			tn.t.Fatalf("propose: %v", err)
+		if e, ok := errors.AsType[*errs.Error](err); (ok && !e.Retryable) || ctx.Err() != nil {
+			return 0, err
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -2,8 +2,6 @@ package multiraft
 
 import (
 	"bytes"
-	"context"
-	"encoding/binary"
 	"errors"
 	"testing"
 	"time"
@@ -13,24 +11,6 @@ import (
 )
 
 func fingerprint(b byte) []byte { return bytes.Repeat([]byte{b}, FingerprintSize) }
-
-// proposeAt proposes through the current leader, retrying across elections,
-// and returns the result or the engine's refusal.
-func (tn *testNet) proposeAt(id []byte, add byte) (uint64, error) {
-	tn.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		res, err := tn.leader().Propose(ctx, 1, id, []byte{add})
-		if err == nil {
-			return binary.BigEndian.Uint64(res), nil
-		}
-		if _, ok := errors.AsType[*errs.Error](err); ok || ctx.Err() != nil {
-			return 0, err
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // A client idempotency key reused for another request (another
 // fingerprint) is refused and changes nothing; a retry of the first request

@@ -3,7 +3,6 @@ package multiraft
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,23 +31,12 @@ func (tn *testNet) proposeConfChange(ctx context.Context, cc raftpb.ConfChangeSi
 
 // removals records the groups an engine's OnConfChange reports this node's
 // replica removed from.
-type removals struct {
-	mu     sync.Mutex
-	groups []uint64
-}
+type removals struct{ syncList[uint64] }
 
 func (r *removals) onConfChange(group, _ uint64, removedSelf bool) {
 	if removedSelf {
-		r.mu.Lock()
-		r.groups = append(r.groups, group)
-		r.mu.Unlock()
+		r.add(group)
 	}
-}
-
-func (r *removals) get() []uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]uint64(nil), r.groups...)
 }
 
 // A replica added to a young group catches up from the leader's log, not a
@@ -74,7 +62,7 @@ func TestEngine_ReplicaCatchingUpFromLogIsNotRemoved(t *testing.T) {
 	if got := n4.Applied(1); got < want {
 		t.Fatalf("the new replica applied %d, want %d", got, want)
 	}
-	if got := rm.get(); len(got) > 0 {
+	if got := rm.snapshot(); len(got) > 0 {
 		t.Fatalf("the new replica was reported removed from groups %v while catching up", got)
 	}
 	if v, _, _ := tn.dbs["n4"].State(1).Get([]byte("n")); len(v) != 8 || v[7] != byte(total) {
@@ -82,10 +70,10 @@ func TestEngine_ReplicaCatchingUpFromLogIsNotRemoved(t *testing.T) {
 	}
 
 	tn.proposeConfChange(ctx, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeRemoveNode, NodeID: 4})
-	for len(rm.get()) == 0 && ctx.Err() == nil {
+	for len(rm.snapshot()) == 0 && ctx.Err() == nil {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if got := rm.get(); len(got) != 1 || got[0] != 1 {
+	if got := rm.snapshot(); len(got) != 1 || got[0] != 1 {
 		t.Fatalf("after its removal the replica was reported removed from %v, want [1]", got)
 	}
 }
