@@ -23,7 +23,7 @@ import (
 // Limiter timing.
 const (
 	// limitCallTimeout bounds one call to an owner; past it the request is
-	// decided by this node's own backstop (fail open, per node).
+	// decided by this node's own backstop, at its share of the rate.
 	limitCallTimeout = 500 * time.Millisecond
 	// limitPeekTimeout bounds an owner's question to the other replicas
 	// about a key it has no bucket for.
@@ -72,6 +72,9 @@ type limitRoute struct {
 	peers func(p uint64) []string
 	// call sends a limit call to addr and returns its result.
 	call func(ctx context.Context, addr string, body []byte) ([]byte, error)
+	// nodes returns how many nodes the cluster has: each decides alone at
+	// its share of a rate while the owner cannot be reached.
+	nodes func() int
 }
 
 // limiter enforces the per-user and per-address limits across the cluster
@@ -81,13 +84,17 @@ type limitRoute struct {
 type limiter struct {
 	cfg    ratelimit.Config
 	holder string           // this node incarnation's name as a slot holder
-	table  *ratelimit.Table // the keys this node owns, and the backstop of the others
-	stash  *ratelimit.Stash
-	holds  *ratelimit.Holdings
-	route  limitRoute
-	now    func() time.Time
-	log    *slog.Logger
-	warned atomic.Int64 // Unix ns of the last fail-open warning
+	table  *ratelimit.Table // the keys this node owns
+	// backstop decides alone, at this node's share of each rate
+	// (ratelimit.Config.Share), while a key's owner cannot be reached;
+	// made again when the cluster's size changes.
+	backstop atomic.Pointer[shareTable]
+	stash    *ratelimit.Stash
+	holds    *ratelimit.Holdings
+	route    limitRoute
+	now      func() time.Time
+	log      *slog.Logger
+	warned   atomic.Int64 // Unix ns of the last owner-unreachable warning
 }
 
 var (
@@ -118,6 +125,12 @@ func (n *Node) newLimiter() *limiter {
 			return out
 		},
 		call: n.limitSend,
+		nodes: func() int {
+			if m := n.Map(); m != nil {
+				return len(m.Nodes)
+			}
+			return 1
+		},
 	}, time.Now, n.log)
 }
 
@@ -173,8 +186,8 @@ func (l *limiter) Take(ctx context.Context, limit, key string) error {
 func (l *limiter) takeRemote(ctx context.Context, p uint64, limit, key string, want int, now time.Time) (int, time.Duration) {
 	res, err := l.ask(ctx, p, limitOp{Limit: limit, Key: key, N: want})
 	if err != nil {
-		l.failOpen(p, err)
-		return l.table.Take(limit, key, 1, now)
+		l.ownerUnreachable(p, err)
+		return l.shareTable().Take(limit, key, 1, now)
 	}
 	return res.N, time.Duration(res.WaitNs)
 }
@@ -209,7 +222,7 @@ func (l *limiter) claim(ctx context.Context, c ratelimit.Claim, capN int, now ti
 	}
 	res, err := l.ask(ctx, p, limitOp{Limit: c.Limit, Key: c.Key, N: c.N, Seq: c.Seq, Hold: true})
 	if err != nil {
-		l.failOpen(p, err)
+		l.ownerUnreachable(p, err)
 		return c.N <= capN
 	}
 	return res.N > 0
@@ -246,13 +259,37 @@ func (l *limiter) ask(ctx context.Context, p uint64, op limitOp) (limitResult, e
 	return limitResult{}, err
 }
 
-// failOpen notes that an owner could not be reached and this node decided
+// shareTable is a table of the rates at one node's share.
+type shareTable struct {
+	nodes int
+	t     *ratelimit.Table
+}
+
+// shareTable returns the backstop for the cluster's current size.
+func (l *limiter) shareTable() *ratelimit.Table {
+	n := 1
+	if l.route.nodes != nil {
+		n = max(l.route.nodes(), 1)
+	}
+	for {
+		cur := l.backstop.Load()
+		if cur != nil && cur.nodes == n {
+			return cur.t
+		}
+		next := &shareTable{nodes: n, t: ratelimit.NewTable(l.cfg.Share(n))}
+		if l.backstop.CompareAndSwap(cur, next) {
+			return next.t
+		}
+	}
+}
+
+// ownerUnreachable notes that an owner could not be reached and this node decided
 // alone, warning at most every limitWarnEvery.
-func (l *limiter) failOpen(p uint64, err error) {
+func (l *limiter) ownerUnreachable(p uint64, err error) {
 	now := l.now().UnixNano()
 	last := l.warned.Load()
 	if now-last >= int64(limitWarnEvery) && l.warned.CompareAndSwap(last, now) {
-		l.log.Warn("limit owner unreachable; limiting per node until it answers", "partition", p, "err", err)
+		l.log.Warn("limit owner unreachable; this node limits alone at its share until it answers", "partition", p, "err", err)
 	}
 }
 

@@ -87,6 +87,7 @@ func (ln *limitNet) route(self string) limitRoute {
 			}
 			return out
 		},
+		nodes: func() int { return len(ln.nodes) },
 		hint: func(_, leader uint64) {
 			ln.mu.Lock()
 			defer ln.mu.Unlock()
@@ -160,12 +161,12 @@ func TestLimiter_Take(t *testing.T) {
 			t.Fatalf("refusal %v (%+v), want logins-per-user, retry after 450 s", err, ex)
 		}
 	})
-	t.Run("an unreachable owner: each node limits alone", func(t *testing.T) {
+	t.Run("an unreachable owner: each node limits alone, at its share", func(t *testing.T) {
 		ln := newLimitNet(t, cfg, "n1", "n2", "n3")
 		ln.down["n1"] = true
 		for _, n := range []string{"n2", "n3"} {
-			if got := ln.takeAll(t, ratelimit.LoginsPerUser, "ann", 20, n); got != 8 {
-				t.Fatalf("%s alone allowed %d, want its backstop's 8", n, got)
+			if got := ln.takeAll(t, ratelimit.LoginsPerUser, "ann", 20, n); got != 8/3 {
+				t.Fatalf("%s alone allowed %d, want its share of 8 over 3 nodes, %d", n, got, 8/3)
 			}
 		}
 	})
@@ -200,8 +201,8 @@ func TestLimiter_Take(t *testing.T) {
 			}
 			return "n3"
 		}
-		if got := ln.takeAll(t, ratelimit.LoginsPerUser, "ann", 8, "n2"); got != 8 {
-			t.Fatalf("%d of 8 allowed while leadership was unclear, want 8 (fail open)", got)
+		if got := ln.takeAll(t, ratelimit.LoginsPerUser, "ann", 8, "n2"); got != 8/3 {
+			t.Fatalf("%d of 8 allowed while leadership was unclear, want n2's share, %d", got, 8/3)
 		}
 	})
 	t.Run("a change of leader carries the count over", func(t *testing.T) {

@@ -30,6 +30,23 @@ type Config struct {
 	MaxKeys int
 }
 
+// Share returns the rates one node of n applies alone while the owner of a
+// key cannot be reached: each rate's N divided by n (at least 1) over the
+// same period, so that n nodes deciding alone allow together about what the
+// owner would, never n times it. Concurrency caps are kept as they are.
+func (c Config) Share(n int) Config {
+	n = max(n, 1)
+	out := c
+	out.Rates = make(map[string]Rate, len(c.Rates))
+	for name, r := range c.Rates {
+		if !r.Off() {
+			r.N = max(r.N/n, 1)
+		}
+		out.Rates[name] = r
+	}
+	return out
+}
+
 func (c Config) withDefaults() Config {
 	if c.LeaseTTL <= 0 {
 		c.LeaseTTL = DefaultLeaseTTL

@@ -53,3 +53,22 @@ func TestRate_Set(t *testing.T) {
 		t.Fatalf("a bad Set changed the rate to %v (err %v)", r, err)
 	}
 }
+
+func TestConfig_Share(t *testing.T) {
+	c := Config{Rates: map[string]Rate{
+		"posts": {N: 64, Per: time.Hour}, "logins": {N: 5, Per: time.Minute}, "off": {}, "one": {N: 1, Per: time.Second},
+	}, Slots: map[string]int{"streams": 8}}
+	s := c.Share(4)
+	want := map[string]Rate{"posts": {N: 16, Per: time.Hour}, "logins": {N: 1, Per: time.Minute}, "off": {}, "one": {N: 1, Per: time.Second}}
+	for name, r := range want {
+		if s.Rates[name] != r {
+			t.Errorf("share of %s = %v, want %v", name, s.Rates[name], r)
+		}
+	}
+	if s.Slots["streams"] != 8 || c.Rates["posts"].N != 64 {
+		t.Errorf("share changed the slots or the original: %v, %v", s.Slots, c.Rates)
+	}
+	if got := c.Share(0).Rates["posts"].N; got != 64 {
+		t.Errorf("share of no nodes = %d, want the whole rate", got)
+	}
+}

@@ -55,8 +55,9 @@ func TestRateLimit_LoginLimitHoldsAcrossNodes(t *testing.T) {
 		cfg.Limits.LoginsPerUser = ratelimit.Rate{N: perAccount, Per: time.Hour}
 	}})
 	// Every key's owner elected and settled: while an owner does not answer
-	// the limiter fails open per node (docs/LIMITS.md), which a CI run hit
-	// (7 attempts of 6) when the subtests began during the first elections.
+	// each node decides alone at its share (docs/LIMITS.md), on top of what
+	// the owner counted. (A CI run, when each node decided alone with the
+	// whole limit, allowed 7 attempts of 6 during the first elections.)
 	c.WaitLeadersBalanced(30 * time.Second)
 	ctx := apiCtx(t)
 	if _, err := anonAt(c, 0, fromAddr("127.0.0.2")).Register(ctx, "victim", password("victim")); err != nil {
@@ -115,9 +116,10 @@ func TestRateLimit_PostLimitHoldsAcrossNodes(t *testing.T) {
 		cfg.Limits.Posts = ratelimit.Rate{N: limit, Per: time.Hour}
 	}})
 	// Replicas placed on the fourth node and every owner elected: while an
-	// owner does not answer the limiter fails open per node (docs/LIMITS.md),
-	// which a CI run hit (125 posts of 64) while the cluster still moved
-	// replicas to n4.
+	// owner does not answer each node decides alone at its share, on top of
+	// what the owner counted (docs/LIMITS.md). (A CI run, when each node
+	// decided alone with the whole limit, allowed 125 posts of 64 while the
+	// cluster still moved replicas to n4.)
 	c.WaitConverged(60 * time.Second)
 	c.WaitLeadersBalanced(30 * time.Second)
 	ctx := apiCtx(t)
