@@ -75,7 +75,9 @@ type idempotencyKey struct{}
 
 // WithIdempotencyKey returns a context whose writes carry key as their
 // Idempotency-Key: a retry with the same key, by the same user, within the
-// server's dedup window is applied once and returns the first result.
+// server's dedup window is applied once and returns the first result; the
+// same key with a different request (method, path, query, preconditions or
+// body) fails with an *Error of status 422, code "idempotency_key_reused".
 func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, idempotencyKey{}, key)
 }

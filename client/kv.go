@@ -21,7 +21,8 @@ type PutOptions struct {
 	// otherwise). It excludes IfVersion.
 	IfAbsent bool
 	// IdempotencyKey makes retries of this put apply once: a retry with the
-	// same key within the server's dedup window returns the first result.
+	// same key within the server's dedup window returns the first result,
+	// and another request with the same key fails with status 422.
 	IdempotencyKey string
 	// TTL, when not 0, makes the key expire after it (at least a second),
 	// by the partition leader's clock. It excludes Lease.
