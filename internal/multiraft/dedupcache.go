@@ -80,14 +80,26 @@ func (c *dedupCache) lookup(id []byte, nowMs int64) bool {
 }
 
 // lookupChecked answers for a proposal id what Apply does with it. recorded
-// names the record whose result it returns: id's own, or for a checked id
-// (CheckedClientProposalID) the record of the same client key proposed
-// before fingerprints were checked (an upgrade). reused says a checked id's
-// client key has a live record of another request: the command is refused.
-// Both empty: apply it.
+// names the record whose result it returns: id's own; for a checked id
+// (CheckedClientProposalID), the record of the same client key proposed
+// unchecked (before an upgrade); for an unchecked client id, the record of
+// the same key proposed checked (a node that, for a moment, did not know
+// every node speaks IdempotencyCheckProtocol: a restarted member not yet
+// heard from). reused says a checked id's client key has a live record of
+// another request: the command is refused. Both empty: apply it. At most one
+// record of a key is live (another request is refused while it is), so the
+// answer never depends on the order of keyed.
 func (c *dedupCache) lookupChecked(id []byte, nowMs int64) (recorded []byte, reused bool) {
 	if c.lookup(id, nowMs) {
 		return id, false
+	}
+	if checked, ok := checkedKeyOf(id); ok {
+		for _, other := range c.keyed[string(checked)] {
+			if c.expiry[other] >= nowMs {
+				return []byte(other), false
+			}
+		}
+		return nil, false
 	}
 	key, legacy, ok := splitCheckedID(id)
 	if !ok {

@@ -47,6 +47,18 @@ func TestEngine_CheckedIdempotencyKey(t *testing.T) {
 	if got, err := tn.proposeAt(CheckedClientProposalID("bob/k", fingerprint(9)), 10); err != nil || got != legacy {
 		t.Fatalf("checked retry of an unchecked request: %d, %v; want %d", got, err, legacy)
 	}
+	// Recorded checked, retried unchecked (a node that did not yet know every
+	// node checks): the first result, applied once.
+	checked, err := tn.proposeAt(CheckedClientProposalID("cat/k", fingerprint(3)), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tn.proposeAt(ClientProposalID("cat/k"), 20); err != nil || got != checked {
+		t.Fatalf("unchecked retry of a checked request: %d, %v; want %d", got, err, checked)
+	}
+	if next := tn.propose(NewProposalID(), 1); next != checked+1 {
+		t.Fatalf("total = %d, want %d: the unchecked retry applied again", next, checked+1)
+	}
 	// Every replica refused alike: their states agree.
 	want, _, _ := tn.dbs["n1"].State(1).Get([]byte("n"))
 	lead := tn.leader()

@@ -63,11 +63,16 @@ const FingerprintSize = 16
 // cluster that speaks IdempotencyCheckProtocol: an older replica would apply
 // the other request.
 func CheckedClientProposalID(dedupKey string, fingerprint []byte) []byte {
-	id := make([]byte, 0, 1+binary.MaxVarintLen64+len(dedupKey)+FingerprintSize)
-	id = append(id, 'C')
-	id = binary.AppendUvarint(id, uint64(len(dedupKey)))
-	id = append(id, dedupKey...)
-	return append(id, fingerprint[:FingerprintSize]...)
+	return append(checkedKey(dedupKey, FingerprintSize), fingerprint[:FingerprintSize]...)
+}
+
+// checkedKey returns the part of the checked ids of dedupKey that names the
+// key, with room for spare more bytes.
+func checkedKey(dedupKey string, spare int) []byte {
+	key := make([]byte, 0, 1+binary.MaxVarintLen64+len(dedupKey)+spare)
+	key = append(key, 'C')
+	key = binary.AppendUvarint(key, uint64(len(dedupKey)))
+	return append(key, dedupKey...)
 }
 
 // IdempotencyCheckProtocol is the internal protocol from which checked
@@ -87,6 +92,15 @@ func splitCheckedID(id []byte) (key, legacy []byte, ok bool) {
 	}
 	key = id[:len(id)-FingerprintSize]
 	return key, ClientProposalID(string(key[1+k:])), true
+}
+
+// checkedKeyOf returns, for an unchecked client id (ClientProposalID), the
+// part of the checked ids of the same key that names the key.
+func checkedKeyOf(id []byte) ([]byte, bool) {
+	if len(id) < 1 || id[0] != 'c' {
+		return nil, false
+	}
+	return checkedKey(string(id[1:]), 0), true
 }
 
 // errKeyReused is the refusal of a checked id whose client key has a record
