@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/kv"
 	"github.com/parley-chat/parley/internal/state/statetest"
+	"github.com/parley-chat/parley/internal/wire"
 )
 
 func benchHandler(b *testing.B) http.Handler {
@@ -42,5 +43,20 @@ func BenchmarkServer_KVGet(b *testing.B) {
 		if w.Code != http.StatusOK {
 			b.Fatal(w.Code)
 		}
+	}
+}
+
+// BenchmarkWithFingerprint is what every write request pays for its
+// idempotency fingerprint: the request copy with the context, hashing a
+// 256-byte body, and the sum the router takes.
+func BenchmarkWithFingerprint(b *testing.B) {
+	value := bytes.Repeat([]byte("x"), 256)
+	r := httptest.NewRequest(http.MethodPut, "/api/v1/kv/users/alice/settings", bytes.NewReader(value))
+	b.ReportAllocs()
+	for b.Loop() {
+		fr := withFingerprint(r)
+		f := wire.FingerprintOf(fr.Context())
+		f.Body(value)
+		_ = f.Sum()
 	}
 }
