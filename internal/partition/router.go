@@ -61,7 +61,9 @@ func (r *Router) Propose(ctx context.Context, p uint64, dedupKey string, cmd []b
 	id := multiraft.NewProposalID()
 	if dedupKey != "" {
 		id = multiraft.ClientProposalID(dedupKey)
-		if fp := wire.FingerprintOf(ctx); fp != nil && r.protocol.atLeast(multiraft.IdempotencyCheckProtocol, r.d.ClusterProtocol) {
+		// The cluster's protocol asked afresh, not cached: an older
+		// replica would apply what a checked id refuses.
+		if fp := wire.FingerprintOf(ctx); fp != nil && (r.d.ClusterProtocol == nil || r.d.ClusterProtocol() >= multiraft.IdempotencyCheckProtocol) {
 			id = multiraft.CheckedClientProposalID(dedupKey, fp.Sum())
 		}
 	}

@@ -16,6 +16,7 @@ func TestAPI_IdempotencyKeyReusedForAnotherRequest(t *testing.T) {
 		t.Skip("cluster test")
 	}
 	c := testcluster.New(t, testcluster.Options{Nodes: 3, NoSync: true})
+	waitProtocol(t, c, 2) // keys are compared once every node is known to
 	ctx := apiCtx(t)
 	cl := func(i int) *client.Client { return c.Client(i) }
 
