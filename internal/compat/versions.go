@@ -57,7 +57,12 @@ const MinDataFormat = 2
 //     and checked client proposal ids, which refuse an idempotency key
 //     reused for another request (multiraft.CheckedClientProposalID),
 //     proposed only once the cluster speaks 2
-//     (multiraft.IdempotencyCheckProtocol).
+//     (multiraft.IdempotencyCheckProtocol);
+//     and the dedup expiry rule 2 (at most 64 expired records deleted after
+//     every command, instead of 8 every 16th entry, which fell behind
+//     steady writes), which a group moves to at the index of an
+//     engine-reserved command its leader proposes only once the cluster
+//     speaks 2 (multiraft.DedupRuleProtocol).
 const Protocol = 2
 
 // MinProtocol is the oldest internal protocol this build still speaks: the

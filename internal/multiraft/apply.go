@@ -12,10 +12,6 @@ import (
 	"github.com/parley-chat/parley/internal/storage"
 )
 
-// expireEvery spreads dedup expiry over applies: it runs at indexes divisible
-// by it, a deterministic choice every replica makes alike.
-const expireEvery = 16
-
 // applyEntries applies committed entries of one group into the round's batch,
 // with the group's applied index and membership in the same batch.
 func (e *Engine) applyEntries(b *storage.Batch, g *group, ents []raftpb.Entry) error {
@@ -100,6 +96,15 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 		e.handOut(g, env.id, result)
 		return nil
 	}
+	if rule, ok := dedupRuleOf(env.cmd); ok {
+		// Engine-reserved, not de-duplicated (applying it twice changes
+		// nothing); from here on every replica expires by the new rule.
+		if err := g.dedup.setRule(w, rule); err != nil {
+			return err
+		}
+		e.handOut(g, env.id, nil)
+		return nil
+	}
 	recorded, reused := g.dedup.lookupChecked(env.id, ts)
 	switch {
 	case reused:
@@ -118,10 +123,8 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 			return err
 		}
 	}
-	if ent.Index%expireEvery == 0 {
-		if err := g.dedup.expire(w, ts); err != nil {
-			return err
-		}
+	if err := g.dedup.expireAfter(w, ent.Index, ts); err != nil {
+		return err
 	}
 	if reused {
 		e.handOutErr(g, env.id, errKeyReused())

@@ -99,6 +99,12 @@ type Config struct {
 	// median synced commit of the last 5 s took longer. 0 means
 	// DefaultSlowSync; negative turns the check off.
 	SlowSync time.Duration
+	// ClusterProtocol, if set, returns the internal protocol every node of
+	// the cluster speaks (compat.ClusterProtocol); it is asked on the driver
+	// goroutine, at most once every few seconds per group this node leads,
+	// until the group applied the latest dedup rule (dedup.go). Nil: no
+	// group is ever moved to it.
+	ClusterProtocol func() int
 	// OnConfChange, if set, is called on the driver goroutine after a group's
 	// membership changed; removedSelf says a change removed replica, this
 	// node's replica, from the group (one that applies changes made before it

@@ -1,8 +1,10 @@
 package multiraft
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/parley-chat/parley/internal/state"
 )
@@ -13,11 +15,65 @@ var (
 	keyLastTime    = []byte("\x00time")   // last applied leader time, to keep time non-decreasing
 	prefixDedup    = []byte("\x00dedup/") // id -> expiry(varint) result
 	prefixDedupExp = []byte("\x00dexp/")  // expiry(8 bytes BE) id -> ""
+	keyDedupRule   = []byte("\x00drule")  // the expiry rule in force (one byte), absent: rule 1
 )
 
-// maxExpiredPerApply bounds the expired dedup records one Apply deletes, so a
-// burst of expiries spreads over many commands.
-const maxExpiredPerApply = 8
+// How expired dedup records are deleted. Rule 1, the first: at most 8 at
+// indexes divisible by 16, half a record per entry, fewer than commands make
+// under steady writes, so the records grew without bound. Rule 2: at most
+// 64 after every command. Every replica must delete the same records at the
+// same index (they are in the state sums), so a group switches rules at one
+// index of its log: the DedupRuleCommand its leader proposes once every node
+// speaks DedupRuleProtocol.
+const (
+	expireEvery          = 16 // rule 1: at indexes divisible by it
+	maxExpiredPerApply   = 8  // rule 1: per such index
+	maxExpiredPerCommand = 64 // rule 2: after every command
+	// DedupRuleProtocol is the internal protocol from which the command
+	// switching to rule 2 may be proposed (compat.Protocol).
+	DedupRuleProtocol = 2
+	opDedupRule       = 'D'
+	dedupRuleLatest   = 2
+)
+
+// dedupRuleCommand is the engine-reserved command that moves a group to
+// dedupRuleLatest from the index it applies at.
+func dedupRuleCommand() []byte { return []byte{reservedTag, opDedupRule, dedupRuleLatest} }
+
+// dedupRuleRetry spaces a leader's proposals of the dedup rule command.
+const dedupRuleRetry = 5 * time.Second
+
+// maybeProposeDedupRule has a group this node leads move to the latest
+// dedup rule, once every node speaks DedupRuleProtocol: from the loop's
+// tick, at most once every dedupRuleRetry per group, until the group
+// applied it.
+func (e *Engine) maybeProposeDedupRule(g *group, now time.Time) {
+	if !g.isLeader || g.dedup == nil || g.dedup.rule >= dedupRuleLatest || e.cfg.ClusterProtocol == nil || now.Before(g.dedupRuleNext) {
+		return
+	}
+	g.dedupRuleNext = now.Add(dedupRuleRetry)
+	if e.cfg.ClusterProtocol() < DedupRuleProtocol {
+		return
+	}
+	id := g.id
+	e.bgWG.Add(1)
+	go func() {
+		defer e.bgWG.Done()
+		ctx, cancel := context.WithTimeout(e.bgCtx, dedupRuleRetry)
+		defer cancel()
+		if _, err := e.Propose(ctx, id, NewProposalID(), dedupRuleCommand()); err != nil {
+			e.log.Debug("dedup rule not proposed", "group", id, "err", err)
+		}
+	}()
+}
+
+// dedupRuleOf returns the rule a dedup-rule command asks for.
+func dedupRuleOf(cmd []byte) (byte, bool) {
+	if len(cmd) != 3 || cmd[0] != reservedTag || cmd[1] != opDedupRule {
+		return 0, false
+	}
+	return cmd[2], true
+}
 
 func dedupKey(id []byte) []byte {
 	return append(append(make([]byte, 0, len(prefixDedup)+len(id)), prefixDedup...), id...)

@@ -20,6 +20,8 @@ type dedupCache struct {
 	// keyed lists, per client key of checked ids (CheckedClientProposalID),
 	// the ids with a record: the same request's fingerprint, or another's.
 	keyed map[string][]string
+	// rule is the expiry rule in force (dedup.go), stored at keyDedupRule.
+	rule byte
 }
 
 type expiryItem struct {
@@ -70,6 +72,12 @@ func loadDedupCache(r state.Reader) (*dedupCache, error) {
 		return nil, fmt.Errorf("load dedup records: %w", err)
 	}
 	heap.Init(&c.order)
+	c.rule = 1
+	if v, ok, err := r.Get(keyDedupRule); err != nil {
+		return nil, fmt.Errorf("load dedup rule: %w", err)
+	} else if ok && len(v) == 1 {
+		c.rule = v[0]
+	}
 	return c, nil
 }
 
@@ -154,10 +162,31 @@ func (c *dedupCache) record(w state.Writer, id []byte, nowMs, windowMs int64, re
 	return nil
 }
 
-// expire deletes up to maxExpiredPerApply records that expired before nowMs,
-// the same ones, in the same order, as a scan of the stored expiry index.
-func (c *dedupCache) expire(w state.Writer, nowMs int64) error {
-	for n := 0; n < maxExpiredPerApply && len(c.order) > 0 && c.order[0].expiry < nowMs; n++ {
+// setRule moves the group to rule from this index on (never back).
+func (c *dedupCache) setRule(w state.Writer, rule byte) error {
+	if rule <= c.rule || rule > dedupRuleLatest {
+		return nil // a repeat, or a rule this build does not know: every replica of this build alike
+	}
+	c.rule = rule
+	return w.Set(keyDedupRule, []byte{rule})
+}
+
+// expireAfter deletes expired records after the command at index applied
+// at nowMs, as the rule in force says.
+func (c *dedupCache) expireAfter(w state.Writer, index uint64, nowMs int64) error {
+	if c.rule >= 2 {
+		return c.expire(w, nowMs, maxExpiredPerCommand)
+	}
+	if index%expireEvery == 0 {
+		return c.expire(w, nowMs, maxExpiredPerApply)
+	}
+	return nil
+}
+
+// expire deletes up to limit records that expired before nowMs, the same
+// ones, in the same order, as a scan of the stored expiry index.
+func (c *dedupCache) expire(w state.Writer, nowMs int64, limit int) error {
+	for n := 0; n < limit && len(c.order) > 0 && c.order[0].expiry < nowMs; n++ {
 		it := heap.Pop(&c.order).(expiryItem)
 		id := []byte(it.id)
 		if c.expiry[it.id] == it.expiry {

@@ -41,12 +41,15 @@ type Engine struct {
 	stats   Stats
 	markers markerTable // checksum markers applied here (marker.go)
 
-	loop       loopState
-	snapCtx    context.Context
-	snapCancel context.CancelFunc
-	snapWG     sync.WaitGroup
-	commits    chan *roundBatch // committed round batches, back to the loop
-	commitWG   sync.WaitGroup
+	loop loopState
+	// bgCtx, bgCancel and bgWG run the loop's background work (snapshot
+	// transfers, the dedup rule proposal); the loop cancels and waits for
+	// it as it stops.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bgWG     sync.WaitGroup
+	commits  chan *roundBatch // committed round batches, back to the loop
+	commitWG sync.WaitGroup
 }
 
 func (e *Engine) ls() *loopState { return &e.loop }
@@ -86,7 +89,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.loop.outbox = map[string][]transport.GroupMessage{}
 	e.commits = make(chan *roundBatch, maxInflightBatches)
-	e.snapCtx, e.snapCancel = context.WithCancel(context.Background())
+	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
 	return e, nil
 }
 

@@ -27,8 +27,11 @@ type group struct {
 	// member says confState lists the replica; removed, that a change or a
 	// snapshot took it out after it was in (setConfState).
 	member, removed bool
-	touched         bool // in the loop's ready set this round
-	isLeader        bool
+	// dedupRuleNext is when this leader may next propose the dedup rule
+	// command (maybeProposeDedupRule).
+	dedupRuleNext time.Time
+	touched       bool // in the loop's ready set this round
+	isLeader      bool
 
 	// Published for other goroutines.
 	leader atomic.Uint64 // replica id of the known leader, 0 if none

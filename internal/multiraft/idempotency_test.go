@@ -101,7 +101,7 @@ func TestDedupCache_CheckedIDsReload(t *testing.T) {
 			t.Errorf("%s: another request after the window: recorded %q, reused %v; want applied", name, rec, reused)
 		}
 	}
-	if err := c.expire(mem, 1600); err != nil {
+	if err := c.expire(mem, 1600, maxExpiredPerApply); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.keyed) != 0 {

@@ -160,8 +160,8 @@ func (e *Engine) shutdown() {
 		e.ls().inflight--
 		rb.batch.Close()
 	}
-	e.snapCancel()
-	e.snapWG.Wait()
+	e.bgCancel()
+	e.bgWG.Wait()
 }
 
 // round runs one iteration of the driver: take the inbox, tick, then start
@@ -195,6 +195,9 @@ func (e *Engine) round(tick bool) error {
 	now := time.Now()
 	if tick {
 		e.tickGroups() // diskfull.go
+		for _, g := range e.groups {
+			e.maybeProposeDedupRule(g, now)
+		}
 	}
 	for _, g := range e.ls().ready {
 		if len(g.pendingReads) > 0 || g.inflight != nil {

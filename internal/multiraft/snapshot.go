@@ -27,10 +27,10 @@ func (e *Engine) sendSnapshot(g *group, m raftpb.Message) {
 		return
 	}
 	groupID, to, index := g.id, m.To, m.Snapshot.Metadata.Index
-	e.snapWG.Add(1)
+	e.bgWG.Add(1)
 	go func() {
-		defer e.snapWG.Done()
-		ctx, cancel := context.WithTimeout(e.snapCtx, snapshotTimeout)
+		defer e.bgWG.Done()
+		ctx, cancel := context.WithTimeout(e.bgCtx, snapshotTimeout)
 		defer cancel()
 		err := e.cfg.Sender.SendSnapshot(ctx, addr, transport.GroupMessage{Group: groupID, Msg: m}, func(w io.Writer) error {
 			return e.cfg.DB.SnapshotData(groupID, index, w)

@@ -372,6 +372,7 @@ func (n *Node) engineConfig(db *storage.DB, tr *transport.Transport) multiraft.C
 	ecfg.Accept = n.accept
 	ecfg.OnApplied = n.onApplied
 	ecfg.OnConfChange = n.onConfChange
+	ecfg.ClusterProtocol = n.ClusterProtocol
 	ecfg.PeerCanLead = n.peerCanLead
 	ecfg.SlowSync = n.cfg.DiskSlowSync
 	if ecfg.SlowSync == 0 {
