@@ -23,7 +23,7 @@ var (
 // under steady writes, so the records grew without bound. Rule 2: at most
 // 64 after every command. Every replica must delete the same records at the
 // same index (they are in the state sums), so a group switches rules at one
-// index of its log: the DedupRuleCommand its leader proposes once every node
+// index of its log: the dedupRuleCommand its leader proposes once every node
 // speaks DedupRuleProtocol.
 const (
 	expireEvery          = 16 // rule 1: at indexes divisible by it
