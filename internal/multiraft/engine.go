@@ -308,16 +308,21 @@ func (e *Engine) CloseGroup(ctx context.Context, id, replica uint64, destroy boo
 
 // TransferLeadership asks every group this node leads to hand leadership to
 // its most up-to-date follower, and waits until each of those groups knows
-// a leader elsewhere, or ctx ends.
+// a leader elsewhere, or ctx ends. A group whose election is already
+// running (a transfer the leader balancer began, say) is waited for too, for
+// up to two election timeouts: a node that leaves in the middle of it leaves
+// the group leaderless for a moment more.
 func (e *Engine) TransferLeadership(ctx context.Context) error {
 	handing := map[uint64]bool{}
+	electing := time.Now().Add(2 * time.Duration(e.cfg.ElectionTicks) * e.cfg.TickInterval)
 	for {
 		pending := 0
+		waitElections := time.Now().Before(electing)
 		err := e.do(ctx, func() {
 			for id, g := range e.groups {
 				st := g.rn.Status()
 				if st.RaftState != raft.StateLeader {
-					if handing[id] && (st.Lead == 0 || st.Lead == g.replica) {
+					if (handing[id] && st.Lead == g.replica) || (st.Lead == 0 && (handing[id] || waitElections)) {
 						pending++ // the new leader's election is still running
 					}
 					continue
