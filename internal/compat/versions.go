@@ -62,7 +62,8 @@ const MinDataFormat = 2
 //     every command, instead of 8 every 16th entry, which fell behind
 //     steady writes), which a group moves to at the index of an
 //     engine-reserved command its leader proposes only once the cluster
-//     speaks 2 (multiraft.DedupRuleProtocol).
+//     speaks 2 (multiraft.DedupRuleProtocol), and under it the sweeps of
+//     an idle group's expired records (an engine-reserved command too).
 const Protocol = 2
 
 // MinProtocol is the oldest internal protocol this build still speaks: the

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -105,6 +106,18 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 		e.handOut(g, env.id, nil)
 		return nil
 	}
+	if isDedupSweep(env.cmd) {
+		// Engine-reserved, not de-duplicated: deletes what expired, by the
+		// rule in force (rule 1 leaves it to later commands).
+		if g.dedup.rule >= 2 {
+			if err := g.dedup.expire(w, ts, maxExpiredPerSweep); err != nil {
+				return err
+			}
+		}
+		e.handOut(g, env.id, nil)
+		return nil
+	}
+	g.lastCommandAt = time.Now() // the leader's idleness, for sweeps only: never in the state
 	recorded, reused := g.dedup.lookupChecked(env.id, ts)
 	switch {
 	case reused:

@@ -34,7 +34,24 @@ const (
 	DedupRuleProtocol = 2
 	opDedupRule       = 'D'
 	dedupRuleLatest   = 2
+	// Under rule 2, a leader whose group applied no command for dedupIdle
+	// while some of its records expired proposes dedup sweeps, each
+	// deleting up to maxExpiredPerSweep, at most one every
+	// dedupSweepEvery: an idle group does not keep a burst's records.
+	opDedupSweep       = 'X'
+	maxExpiredPerSweep = 1024
+	dedupIdle          = time.Second
+	dedupSweepEvery    = 100 * time.Millisecond
 )
+
+// dedupSweepCommand is the engine-reserved command that deletes up to
+// maxExpiredPerSweep expired records (rule 2; under rule 1 it does nothing).
+func dedupSweepCommand() []byte { return []byte{reservedTag, opDedupSweep} }
+
+// isDedupSweep reports whether cmd is a dedup sweep.
+func isDedupSweep(cmd []byte) bool {
+	return len(cmd) == 2 && cmd[0] == reservedTag && cmd[1] == opDedupSweep
+}
 
 // dedupRuleCommand is the engine-reserved command that moves a group to
 // dedupRuleLatest from the index it applies at.
@@ -48,21 +65,37 @@ const dedupRuleRetry = 5 * time.Second
 // tick, at most once every dedupRuleRetry per group, until the group
 // applied it.
 func (e *Engine) maybeProposeDedupRule(g *group, now time.Time) {
-	if !g.isLeader || g.dedup == nil || g.dedup.rule >= dedupRuleLatest || e.cfg.ClusterProtocol == nil || now.Before(g.dedupRuleNext) {
+	if !g.isLeader || g.dedup == nil {
+		return
+	}
+	if g.dedup.rule >= dedupRuleLatest {
+		// Sweep what an idle group's records left expired (rule 2).
+		if !now.Before(g.dedupSweepNext) && now.Sub(g.lastCommandAt) >= dedupIdle && g.dedup.expiredBefore(now.Add(-dedupIdle).UnixMilli()) {
+			g.dedupSweepNext = now.Add(dedupSweepEvery)
+			e.proposeInBackground(g.id, dedupSweepCommand(), dedupSweepEvery)
+		}
+		return
+	}
+	if e.cfg.ClusterProtocol == nil || now.Before(g.dedupRuleNext) {
 		return
 	}
 	g.dedupRuleNext = now.Add(dedupRuleRetry)
 	if e.cfg.ClusterProtocol() < DedupRuleProtocol {
 		return
 	}
-	id := g.id
+	e.proposeInBackground(g.id, dedupRuleCommand(), dedupRuleRetry)
+}
+
+// proposeInBackground proposes an engine-reserved command to group id off
+// the loop, giving up after timeout (the loop proposes it again later).
+func (e *Engine) proposeInBackground(id uint64, cmd []byte, timeout time.Duration) {
 	e.bgWG.Add(1)
 	go func() {
 		defer e.bgWG.Done()
-		ctx, cancel := context.WithTimeout(e.bgCtx, dedupRuleRetry)
+		ctx, cancel := context.WithTimeout(e.bgCtx, timeout)
 		defer cancel()
-		if _, err := e.Propose(ctx, id, NewProposalID(), dedupRuleCommand()); err != nil {
-			e.log.Debug("dedup rule not proposed", "group", id, "err", err)
+		if _, err := e.Propose(ctx, id, NewProposalID(), cmd); err != nil {
+			e.log.Debug("engine command not proposed", "group", id, "op", string(cmd[1:2]), "err", err)
 		}
 	}()
 }

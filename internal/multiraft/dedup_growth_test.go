@@ -87,3 +87,46 @@ func TestEngine_DedupRuleWaitsForTheProtocol(t *testing.T) {
 		}
 	}
 }
+
+// Under rule 2 an idle group does not keep a burst's expired records: once
+// no command applied for a while, its leader sweeps them, on every replica.
+func TestEngine_IdleGroupSweepsExpiredDedupRecords(t *testing.T) {
+	const window = 20 * time.Millisecond
+	tn := newTestNet(t, 3, 0, func(c *Config) {
+		c.DedupWindow = window
+		c.ClusterProtocol = func() int { return DedupRuleProtocol }
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if v, found, _ := tn.dbs["n1"].State(1).Get(keyDedupRule); found && len(v) == 1 && v[0] == dedupRuleLatest {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the group did not move to the latest dedup rule")
+		}
+		tn.propose(NewProposalID(), 1)
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A burst faster than rule 2's per-command expiry can follow: every
+	// record is made before any expired.
+	ids := make([][]byte, 300)
+	for i := range ids {
+		ids[i] = NewProposalID()
+	}
+	for _, id := range ids {
+		tn.propose(id, 1)
+	}
+	for time.Now().Before(deadline) {
+		left := 0
+		for name := range tn.net.engines {
+			left += tn.dedupRecords(name)
+		}
+		if left == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for name := range tn.net.engines {
+		t.Errorf("%s keeps %d dedup records of an idle group", name, tn.dedupRecords(name))
+	}
+}

@@ -162,6 +162,11 @@ func (c *dedupCache) record(w state.Writer, id []byte, nowMs, windowMs int64, re
 	return nil
 }
 
+// expiredBefore reports whether some record expired before nowMs.
+func (c *dedupCache) expiredBefore(nowMs int64) bool {
+	return len(c.order) > 0 && c.order[0].expiry < nowMs
+}
+
 // setRule moves the group to rule from this index on (never back).
 func (c *dedupCache) setRule(w state.Writer, rule byte) error {
 	if rule <= c.rule || rule > dedupRuleLatest {

@@ -30,6 +30,11 @@ type group struct {
 	// dedupRuleNext is when this leader may next propose the dedup rule
 	// command (maybeProposeDedupRule).
 	dedupRuleNext time.Time
+	// dedupSweepNext is when this leader may next propose a dedup sweep.
+	dedupSweepNext time.Time
+	// lastCommandAt is when this replica last applied a command (by its own
+	// clock): a leader sweeps expired dedup records only once it is idle.
+	lastCommandAt time.Time
 	touched       bool // in the loop's ready set this round
 	isLeader      bool
 
