@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -87,37 +86,14 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 	ts := max(env.timeMs, g.lastTimeMs)
 	g.lastTimeMs = ts
 	g.lagStamps = append(g.lagStamps, env.timeMs)
+	if result, handled, err := e.applyReserved(w, g, ent.Index, ts, env.cmd); handled || err != nil {
+		if err == nil {
+			e.handOut(g, env.id, result)
+		}
+		return err
+	}
+	g.lastCommand = ent.Index // the leader's idleness, for sweeps only: never in the state
 	var result []byte
-	if isChecksumCommand(env.cmd) {
-		// Neither a domain command nor de-duplicated: the sum is then the
-		// state at rest at this index (a retried marker just applies again).
-		if result, err = e.applyChecksum(w, g, ent.Index, env.cmd); err != nil {
-			return err
-		}
-		e.handOut(g, env.id, result)
-		return nil
-	}
-	if rule, ok := dedupRuleOf(env.cmd); ok {
-		// Engine-reserved, not de-duplicated (applying it twice changes
-		// nothing); from here on every replica expires by the new rule.
-		if err := g.dedup.setRule(w, rule); err != nil {
-			return err
-		}
-		e.handOut(g, env.id, nil)
-		return nil
-	}
-	if isDedupSweep(env.cmd) {
-		// Engine-reserved, not de-duplicated: deletes what expired, by the
-		// rule in force (rule 1 leaves it to later commands).
-		if g.dedup.rule >= 2 {
-			if err := g.dedup.expire(w, ts, maxExpiredPerSweep); err != nil {
-				return err
-			}
-		}
-		e.handOut(g, env.id, nil)
-		return nil
-	}
-	g.lastCommandAt = time.Now() // the leader's idleness, for sweeps only: never in the state
 	recorded, reused := g.dedup.lookupChecked(env.id, ts)
 	switch {
 	case reused:
@@ -145,6 +121,26 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 		e.handOut(g, env.id, result)
 	}
 	return nil
+}
+
+// applyReserved applies the engine-reserved commands this build knows
+// (handled true); each is neither a domain command nor de-duplicated. A
+// checksum marker's sum is then the state at rest at its index (a retried
+// marker just applies again); a dedup rule command moves the group to its
+// rule from this index on, and a sweep deletes what expired by the rule in
+// force (applying either twice changes nothing more).
+func (e *Engine) applyReserved(w state.Writer, g *group, index uint64, ts int64, cmd []byte) (result []byte, handled bool, err error) {
+	switch {
+	case isChecksumCommand(cmd):
+		result, err = e.applyChecksum(w, g, index, cmd)
+		return result, true, err
+	case isDedupSweep(cmd):
+		return nil, true, g.dedup.sweep(w, ts)
+	}
+	if rule, ok := dedupRuleOf(cmd); ok {
+		return nil, true, g.dedup.setRule(w, rule)
+	}
+	return nil, false, nil
 }
 
 // handOut queues a result for the local proposer waiting for it, if any; it

@@ -70,7 +70,10 @@ func (e *Engine) maybeProposeDedupRule(g *group, now time.Time) {
 	}
 	if g.dedup.rule >= dedupRuleLatest {
 		// Sweep what an idle group's records left expired (rule 2).
-		if !now.Before(g.dedupSweepNext) && now.Sub(g.lastCommandAt) >= dedupIdle && g.dedup.expiredBefore(now.Add(-dedupIdle).UnixMilli()) {
+		if g.lastCommand != g.idleMark {
+			g.idleMark, g.idleSince = g.lastCommand, now
+		}
+		if !now.Before(g.dedupSweepNext) && now.Sub(g.idleSince) >= dedupIdle && g.dedup.expiredBefore(now.Add(-dedupIdle).UnixMilli()) {
 			g.dedupSweepNext = now.Add(dedupSweepEvery)
 			e.proposeInBackground(g.id, dedupSweepCommand(), dedupSweepEvery)
 		}

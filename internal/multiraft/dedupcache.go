@@ -188,6 +188,15 @@ func (c *dedupCache) expireAfter(w state.Writer, index uint64, nowMs int64) erro
 	return nil
 }
 
+// sweep deletes what a dedup sweep command deletes: under rule 2, up to
+// maxExpiredPerSweep expired records; under rule 1, nothing.
+func (c *dedupCache) sweep(w state.Writer, nowMs int64) error {
+	if c.rule < 2 {
+		return nil
+	}
+	return c.expire(w, nowMs, maxExpiredPerSweep)
+}
+
 // expire deletes up to limit records that expired before nowMs, the same
 // ones, in the same order, as a scan of the stored expiry index.
 func (c *dedupCache) expire(w state.Writer, nowMs int64, limit int) error {

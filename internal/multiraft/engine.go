@@ -322,7 +322,8 @@ func (e *Engine) TransferLeadership(ctx context.Context) error {
 			for id, g := range e.groups {
 				st := g.rn.Status()
 				if st.RaftState != raft.StateLeader {
-					if (handing[id] && st.Lead == g.replica) || (st.Lead == 0 && (handing[id] || waitElections)) {
+					electing := st.Lead == 0 || (handing[id] && st.Lead == g.replica)
+					if electing && (handing[id] || waitElections) {
 						pending++ // the new leader's election is still running
 					}
 					continue

@@ -32,11 +32,13 @@ type group struct {
 	dedupRuleNext time.Time
 	// dedupSweepNext is when this leader may next propose a dedup sweep.
 	dedupSweepNext time.Time
-	// lastCommandAt is when this replica last applied a command (by its own
-	// clock): a leader sweeps expired dedup records only once it is idle.
-	lastCommandAt time.Time
-	touched       bool // in the loop's ready set this round
-	isLeader      bool
+	// lastCommand is the index of the last command this replica applied;
+	// idleMark and idleSince, when the leader's tick last saw it change: a
+	// leader sweeps expired dedup records only once the group is idle.
+	lastCommand, idleMark uint64
+	idleSince             time.Time
+	touched               bool // in the loop's ready set this round
+	isLeader              bool
 
 	// Published for other goroutines.
 	leader atomic.Uint64 // replica id of the known leader, 0 if none
