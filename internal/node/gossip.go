@@ -196,8 +196,10 @@ func (n *Node) gossipLoop(ml *membership.Membership) {
 				return
 			}
 			n.memberEvent(ev)
+			n.protocols.observe(n.Map(), ml.Member, n.cfg.ID)
 		case <-t.C:
 			n.recontact(ml)
+			n.protocols.observe(n.Map(), ml.Member, n.cfg.ID)
 		}
 	}
 }
@@ -310,21 +312,26 @@ func (n *Node) MemberState(id string) string {
 }
 
 // memberBuild returns the build a node runs and the newest protocol it
-// speaks, as it gossips them ("" and 0 when it does not say or is not
-// known); for this node, its own.
+// speaks, as it gossips them ("" and 0 when it does not say); for this
+// node, its own. For a node gossip does not know, it is "" and the
+// protocol gossip last reported of it, remembered across restarts
+// (peerprotocol.go), or 0 when never.
 func (n *Node) memberBuild(id string) (string, int) {
 	if id == n.cfg.ID {
 		return compat.Build(), compat.Protocol
 	}
-	ml := n.heal.gossip.Load()
-	if ml == nil {
-		return "", 0
+	if ml := n.heal.gossip.Load(); ml != nil {
+		if mb, ok := ml.Member(id); ok {
+			return mb.Meta.Build, mb.Meta.Protocol
+		}
 	}
-	mb, ok := ml.Member(id)
-	if !ok {
-		return "", 0
+	// Gossip does not know it (yet): what it spoke when gossip last did.
+	if m := n.Map(); m != nil {
+		if nd, ok := m.Node(id); ok {
+			return "", n.protocols.recall(*nd)
+		}
 	}
-	return mb.Meta.Build, mb.Meta.Protocol
+	return "", 0
 }
 
 // Gossip returns the node's gossip membership (nil before it started).

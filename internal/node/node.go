@@ -111,6 +111,8 @@ type Node struct {
 	announced atomic.Bool // every reachable peer was told of this start
 	boots     bootGuard
 	staleOnce sync.Once
+	// protocols remembers what protocol each peer spoke (peerprotocol.go).
+	protocols peerProtocols
 	fatal     chan error
 }
 
@@ -277,6 +279,7 @@ func (n *Node) Start(ctx context.Context) error {
 	}
 	n.db = db
 	n.boots.db = db
+	n.protocols.db = db
 	if err := n.loadRecord(); err != nil {
 		n.Close()
 		return err
