@@ -2,6 +2,7 @@ package multiraft
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"log/slog"
 	"sync"
@@ -37,6 +38,7 @@ type Engine struct {
 	diskSlow  atomic.Bool // set by the loop each tick (diskslow.go)
 	readCtxID uint64      // loop-owned counter for ReadIndex request contexts
 	confCtxID uint64      // loop-owned counter for conf change contexts
+	ctxNonce  [8]byte     // random per engine: makes those contexts unique across nodes (requestContext)
 
 	stats   Stats
 	markers markerTable // checksum markers applied here (marker.go)
@@ -87,6 +89,7 @@ func New(cfg Config) (*Engine, error) {
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
+	_, _ = rand.Read(e.ctxNonce[:])
 	e.loop.outbox = map[string][]transport.GroupMessage{}
 	e.commits = make(chan *roundBatch, maxInflightBatches)
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
@@ -373,7 +376,7 @@ func (e *Engine) ProposeConfChange(ctx context.Context, id uint64, cc raftpb.Con
 			return
 		}
 		e.confCtxID++
-		cc.Context = binary.BigEndian.AppendUint64([]byte("cc"), e.confCtxID)
+		cc.Context = e.requestContext("cc", e.confCtxID)
 		if perr := g.rn.ProposeConfChange(cc); perr != nil {
 			err = &NotLeaderError{Group: id, Leader: g.leader.Load()}
 			return
@@ -422,4 +425,19 @@ func (e *Engine) TransferLeader(ctx context.Context, id, to uint64) error {
 			e.markTouched(g)
 		}
 	})
+}
+
+// requestContext returns the context of this engine's n-th request of a
+// kind ("ri" for ReadIndex, "cc" for a conf change): the kind, the engine's
+// random nonce and n. Every replica of a group sends its own, to the same
+// leader, so a bare counter is not enough: the leader keeps one pending
+// ReadIndex per context and ignores a second request with the same one, so
+// two nodes whose counters met lost one of the reads until it was sent
+// again (Config.ReadRetry later), and every caller behind it waited; a conf
+// change applied here would release the wait of another node's change.
+func (e *Engine) requestContext(kind string, n uint64) []byte {
+	b := make([]byte, 0, len(kind)+len(e.ctxNonce)+8)
+	b = append(b, kind...)
+	b = append(b, e.ctxNonce[:]...)
+	return binary.BigEndian.AppendUint64(b, n)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,6 +147,37 @@ func TestEngine_ReadIndexSeesCompletedWrites(t *testing.T) {
 		v, _, err := tn.dbs[name].State(1).Get([]byte("n"))
 		if err != nil || binary.BigEndian.Uint64(v) != total {
 			t.Fatalf("%s: read %v (%v) after write of %d", name, v, err, total)
+		}
+	}
+}
+
+// Every replica of a group reads at the same time, round after round: each
+// read is confirmed, none waits for a re-send. The leader keeps one pending
+// ReadIndex per request context; contexts that were a bare per-node counter
+// met across nodes (here at once: every counter starts at 1), and the
+// leader dropped all but one of the requests with the same context, so
+// their callers waited for ReadRetry (set out of reach here) to send again.
+func TestEngine_ConcurrentReadIndexOnEveryReplica(t *testing.T) {
+	tn := newTestNet(t, 3, 0, func(c *Config) { c.ReadRetry = time.Hour })
+	tn.propose(NewProposalID(), 1)
+	for round := 0; round < 20; round++ {
+		var wg sync.WaitGroup
+		errc := make(chan error, len(tn.net.engines))
+		for name, e := range tn.net.engines {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := e.ReadIndex(ctx, 1); err != nil {
+					errc <- fmt.Errorf("round %d, %s: %w", round, name, err)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			t.Fatal(err)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package multiraft
 
 import (
 	"context"
-	"encoding/binary"
 	"time"
 
 	"github.com/parley-chat/parley/internal/errs"
@@ -100,7 +99,7 @@ func (e *Engine) sendReads(g *group, now time.Time) {
 
 func (e *Engine) issueRead(g *group, b *readBatch, now time.Time) {
 	e.readCtxID++
-	b.ctx = binary.BigEndian.AppendUint64([]byte("ri"), e.readCtxID)
+	b.ctx = e.requestContext("ri", e.readCtxID)
 	b.sentAt = now
 	g.rn.ReadIndex(b.ctx)
 	e.markTouched(g)
