@@ -67,8 +67,17 @@ func (p *peerProtocols) observe(m *placement.Map, member func(string) (membershi
 			continue
 		}
 		mb, ok := member(nd.ID)
-		if !ok || mb.Meta.Protocol <= 0 {
-			continue // a build that does not say is protocol 1 while gossip knows it, and not remembered
+		if !ok {
+			continue
+		}
+		if mb.Meta.Protocol <= 0 {
+			// A build that does not say (one from before protocols were
+			// gossiped) is protocol 1: what it spoke before is forgotten.
+			if _, had := p.peers[nd.ID]; had {
+				delete(p.peers, nd.ID)
+				changed = true
+			}
+			continue
 		}
 		seen := peerProtocol{Incarnation: nd.Incarnation, Protocol: mb.Meta.Protocol}
 		if p.peers[nd.ID] != seen {

@@ -9,8 +9,8 @@ import (
 )
 
 // What gossip reported of each peer survives this node's restart, for that
-// incarnation of the peer only; a peer the map dropped is forgotten, and a
-// member that does not say its protocol is not remembered.
+// incarnation of the peer only; a peer the map dropped, or one that gossips
+// no protocol (an older build), is forgotten.
 func TestPeerProtocols_RememberWhatGossipReported(t *testing.T) {
 	dir := t.TempDir()
 	db, err := storage.Open(dir, storage.Options{})
@@ -50,6 +50,16 @@ func TestPeerProtocols_RememberWhatGossipReported(t *testing.T) {
 	if got := p.recall(placement.Node{ID: "n2", Incarnation: "rebuilt"}); got != 0 {
 		t.Fatalf("recall of another incarnation of n2 = %d, want 0", got)
 	}
+
+	// n2 comes back on a build that does not say its protocol (an older
+	// release): what it spoke before is forgotten, durably.
+	gossip["n2"] = membership.Member{ID: "n2"}
+	p.observe(m, member, "n1")
+	if got := (&peerProtocols{db: db}).recall(placement.Node{ID: "n2", Incarnation: "b"}); got != 0 {
+		t.Fatalf("recall(n2) after it gossiped no protocol = %d, want 0", got)
+	}
+	gossip["n2"] = membership.Member{ID: "n2", Meta: membership.Meta{Protocol: 2}}
+	p.observe(m, member, "n1")
 
 	// The map drops n2: it is forgotten, durably.
 	p.observe(&placement.Map{Nodes: m.Nodes[:1]}, member, "n1")
