@@ -18,7 +18,7 @@ import (
 // idempotency keys) until the peer came back. A node that had not
 // restarted kept the dead peer's last gossip, and served them.
 //
-// So a node remembers, durably, the newest protocol gossip reported of each
+// So a node remembers, durably, the protocol gossip last reported of each
 // node of the map, with the incarnation the map gave that node then, and
 // memberBuild answers with it for a node gossip does not know (of the same
 // incarnation: a node rebuilt under the same id is a new node). A node
@@ -34,7 +34,7 @@ type peerProtocol struct {
 	Protocol    int    `json:"protocol"`
 }
 
-// peerProtocols remembers the newest protocol gossip reported of each node of
+// peerProtocols remembers the protocol gossip last reported of each node of
 // the map. It is safe for concurrent use.
 type peerProtocols struct {
 	mu     sync.Mutex
