@@ -182,6 +182,36 @@ func TestEngine_ConcurrentReadIndexOnEveryReplica(t *testing.T) {
 	}
 }
 
+// A read sent to a leader that is then cut off completes once the others
+// elect a new one: the round is sent again to the new leader when the
+// replica learns of it, not after ReadRetry (set out of reach here). Before,
+// every read in flight across a leadership change, a balancer's transfer
+// included, waited a whole ReadRetry (1 s).
+func TestEngine_ReadIndexFollowsANewLeader(t *testing.T) {
+	tn := newTestNet(t, 3, 0, func(c *Config) { c.ReadRetry = time.Hour })
+	tn.propose(NewProposalID(), 1)
+	old := tn.leader()
+	var oldName, reader string
+	for name, e := range tn.net.engines {
+		if e == old {
+			oldName = name
+		} else {
+			reader = name
+		}
+	}
+	tn.net.mu.Lock()
+	tn.net.down[oldName] = true
+	tn.net.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := tn.net.engines[reader].ReadIndex(ctx, 1); err != nil {
+		t.Fatalf("%s: read sent while %s led and was cut off: %v", reader, oldName, err)
+	}
+	if l, _ := tn.net.engines[reader].Leader(1); l == 0 || l == old.group(1).replica {
+		t.Fatalf("%s confirmed a read with leader %d, the cut-off one or none", reader, l)
+	}
+}
+
 // A replica cut off from the others cannot confirm a read index: it fails
 // when its context ends rather than serving possibly old state.
 func TestEngine_ReadIndexWithoutQuorumFails(t *testing.T) {

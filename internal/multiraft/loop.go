@@ -432,7 +432,13 @@ func (e *Engine) finishRound(rb *roundBatch) error {
 // onSoftState tracks leadership; a replica that loses it fails its pending
 // proposals so callers retry at the new leader right away.
 func (e *Engine) onSoftState(g *group, ss *raft.SoftState) {
-	wasLeader := g.isLeader
+	wasLeader, prevLead := g.isLeader, g.leader.Load()
+	if g.inflight != nil && ss.Lead != raft.None && ss.Lead != prevLead {
+		// The new leader knows nothing of the round sent to the old one
+		// (and an old leader forgets its own when it steps down): send it
+		// again at the next round, not after ReadRetry.
+		g.inflight.sentAt = time.Time{}
+	}
 	g.isLeader = ss.RaftState == raft.StateLeader
 	// A leader on a full disk hands over from its first round (diskfull.go):
 	// until its first tick finds a taker, writes are told to look elsewhere.
