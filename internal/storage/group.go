@@ -77,7 +77,25 @@ func (db *DB) loadGroup(id uint64) (*GroupStorage, error) {
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return nil, fmt.Errorf("group %d: find last index: %w", id, err)
 	}
+	st.hs.Commit = committedAtLeastApplied(st.hs.Commit, st.applied.Index, st.last)
 	return g, nil
+}
+
+// committedAtLeastApplied returns the commit index to start Raft from: the
+// saved one, or the applied index when that is ahead and the log holds it.
+// The engine applies entries already durable in the log in an unsynced batch
+// committed before the round's batch, which carries the hard state with the
+// commit index that made them committed (multiraft's applyDurable). When the
+// node stops between the two (the round's commit failed, the process died),
+// the applied index is ahead of the saved commit index, and Raft refuses to
+// start ("applied is out of range"). Those entries were handed out by Raft as
+// committed, and they are in this node's log, so the commit index may be
+// raised to them.
+func committedAtLeastApplied(commit, applied, last uint64) uint64 {
+	if applied > commit && applied <= last {
+		return applied
+	}
+	return commit
 }
 
 // ID returns the group id.

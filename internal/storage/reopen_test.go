@@ -120,6 +120,43 @@ func TestDB_Reopen(t *testing.T) {
 	})
 }
 
+// A node that stopped after the engine's unsynced apply batch was written
+// and before the round batch with the hard state was (a failed commit, a
+// killed process) has applied entries beyond its saved commit index. They
+// are in its log and were committed: the group opens with its commit index
+// raised to them, instead of a state Raft refuses to start from.
+func TestDB_AppliedAheadOfSavedCommit(t *testing.T) {
+	opts := memOptions()
+	db := mustOpen(t, "node", opts)
+	g := mustGroup(t, db, 7)
+	mustWrite(t, db, func(b *Batch) error {
+		if err := b.Append(g, makeEntries(1, 10, 2)); err != nil {
+			return err
+		}
+		return b.SetHardState(g, raftpb.HardState{Term: 2, Vote: 1, Commit: 6})
+	})
+	mustWrite(t, db, func(b *Batch) error { // the apply batch, and no round batch after it
+		return b.SetApplied(g, AppliedState{Index: 8, Term: 2})
+	})
+	mustClose(t, db)
+
+	db = mustOpen(t, "node", opts)
+	defer mustClose(t, db)
+	hs, _, _ := mustGroup(t, db, 7).InitialState()
+	if want := (raftpb.HardState{Term: 2, Vote: 1, Commit: 8}); hs != want {
+		t.Fatalf("InitialState = %v, want %v", hs, want)
+	}
+	for _, c := range []struct{ commit, applied, last, want uint64 }{
+		{6, 8, 10, 8},  // applied ahead, in the log: raised
+		{9, 8, 10, 9},  // applied behind: as saved
+		{6, 12, 10, 6}, // applied beyond the log: left for Raft to report
+	} {
+		if got := committedAtLeastApplied(c.commit, c.applied, c.last); got != c.want {
+			t.Errorf("committedAtLeastApplied(%d, %d, %d) = %d, want %d", c.commit, c.applied, c.last, got, c.want)
+		}
+	}
+}
+
 func TestDB_Group(t *testing.T) {
 	db := mustOpen(t, "node", memOptions())
 	g1 := mustGroup(t, db, 5)
