@@ -33,7 +33,8 @@ const (
 	// switching to rule 2 may be proposed (compat.Protocol).
 	DedupRuleProtocol = 2
 	opDedupRule       = 'D'
-	dedupRuleLatest   = 2
+	dedupRuleEager    = 2 // rule 2: after every command, and sweeps when idle
+	dedupRuleLatest   = dedupRuleEager
 	// Under rule 2, a leader whose group applied no command for dedupIdle
 	// while some of its records expired proposes dedup sweeps, each
 	// deleting up to maxExpiredPerSweep, at most one every
@@ -60,11 +61,12 @@ func dedupRuleCommand() []byte { return []byte{reservedTag, opDedupRule, dedupRu
 // dedupRuleRetry spaces a leader's proposals of the dedup rule command.
 const dedupRuleRetry = 5 * time.Second
 
-// maybeProposeDedupRule has a group this node leads move to the latest
-// dedup rule, once every node speaks DedupRuleProtocol: from the loop's
-// tick, at most once every dedupRuleRetry per group, until the group
-// applied it.
-func (e *Engine) maybeProposeDedupRule(g *group, now time.Time) {
+// maybeProposeDedupCommand runs from the loop's tick for a group this node
+// leads. Before the latest dedup rule, it proposes the command moving the
+// group to it, once every node speaks DedupRuleProtocol, at most once every
+// dedupRuleRetry, until the group applied it. Under it, it proposes sweeps
+// of expired records while the group is idle.
+func (e *Engine) maybeProposeDedupCommand(g *group, now time.Time) {
 	if !g.isLeader || g.dedup == nil {
 		return
 	}

@@ -179,7 +179,7 @@ func (c *dedupCache) setRule(w state.Writer, rule byte) error {
 // expireAfter deletes expired records after the command at index applied
 // at nowMs, as the rule in force says.
 func (c *dedupCache) expireAfter(w state.Writer, index uint64, nowMs int64) error {
-	if c.rule >= 2 {
+	if c.rule >= dedupRuleEager {
 		return c.expire(w, nowMs, maxExpiredPerCommand)
 	}
 	if index%expireEvery == 0 {
@@ -191,7 +191,7 @@ func (c *dedupCache) expireAfter(w state.Writer, index uint64, nowMs int64) erro
 // sweep deletes what a dedup sweep command deletes: under rule 2, up to
 // maxExpiredPerSweep expired records; under rule 1, nothing.
 func (c *dedupCache) sweep(w state.Writer, nowMs int64) error {
-	if c.rule < 2 {
+	if c.rule < dedupRuleEager {
 		return nil
 	}
 	return c.expire(w, nowMs, maxExpiredPerSweep)

@@ -28,7 +28,7 @@ type group struct {
 	// snapshot took it out after it was in (setConfState).
 	member, removed bool
 	// dedupRuleNext is when this leader may next propose the dedup rule
-	// command (maybeProposeDedupRule).
+	// command (maybeProposeDedupCommand).
 	dedupRuleNext time.Time
 	// dedupSweepNext is when this leader may next propose a dedup sweep.
 	dedupSweepNext time.Time

@@ -196,7 +196,7 @@ func (e *Engine) round(tick bool) error {
 	if tick {
 		e.tickGroups() // diskfull.go
 		for _, g := range e.groups {
-			e.maybeProposeDedupRule(g, now)
+			e.maybeProposeDedupCommand(g, now)
 		}
 	}
 	for _, g := range e.ls().ready {
