@@ -89,7 +89,7 @@ func (p *peerProtocols) observe(m *placement.Map, member func(string) (membershi
 		return
 	}
 	if blob, err := json.Marshal(p.peers); err == nil {
-		_ = p.db.SaveNodeBlob(peerProtocolsBlob, blob) // a lost update only costs the next start some seconds of protocol 1
+		_ = p.db.SaveNodeBlob(peerProtocolsBlob, blob) // a lost update: a later start counts a peer that is down then as protocol 1, as before
 	}
 }
 
