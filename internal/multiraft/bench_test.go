@@ -58,7 +58,7 @@ func benchPropose(b *testing.B, groups, proposers int) {
 		err     error
 		wg      sync.WaitGroup
 	)
-	syncs0 := c.syncs()
+	syncs0, commits0 := c.syncs(), c.commits()
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
@@ -97,6 +97,7 @@ func benchPropose(b *testing.B, groups, proposers int) {
 	slices.Sort(lats)
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "proposals/s")
 	b.ReportMetric(float64(c.syncs()-syncs0)/float64(b.N), "fsyncs/entry")
+	b.ReportMetric(float64(c.commits()-commits0)/float64(b.N), "commits/entry")
 	b.ReportMetric(msOf(percentile(lats, 0.50)), "p50-ms")
 	b.ReportMetric(msOf(percentile(lats, 0.99)), "p99-ms")
 }

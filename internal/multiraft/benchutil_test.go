@@ -216,6 +216,15 @@ func (c *benchCluster) syncs() uint64 {
 	return n
 }
 
+// commits counts the batches the engines committed to their stores.
+func (c *benchCluster) commits() uint64 {
+	var n uint64
+	for _, db := range c.dbs {
+		n += db.CommitCount()
+	}
+	return n
+}
+
 // benchProposer proposes to one group through whichever engine leads it.
 type benchProposer struct {
 	c       *benchCluster

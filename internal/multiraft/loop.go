@@ -321,6 +321,18 @@ func (e *Engine) processReady() error {
 	ls.cur = nil
 	ls.inflight++
 	rb.started = time.Now()
+	if !rb.sync && rb.batch.Empty() {
+		// Nothing to write (the round only moved commit indexes, applied
+		// early, or carries messages): nothing to wait for, so the round
+		// finishes here rather than on a goroutine's commit. The groups it
+		// touches again get their next Ready in the next round.
+		rb.err = rb.batch.Commit(false) // no Pebble commit: installs the in-memory state
+		if err := e.finishRound(rb); err != nil {
+			return err
+		}
+		e.notify()
+		return nil
+	}
 	if rb.sync {
 		ls.syncing = append(ls.syncing, rb)
 	}
@@ -476,7 +488,7 @@ func (e *Engine) persistReady(b *storage.Batch, g *group, rd *raft.Ready) (bool,
 			return false, fmt.Errorf("append group %d: %w", g.id, err)
 		}
 	}
-	if !raft.IsEmptyHardState(rd.HardState) {
+	if !raft.IsEmptyHardState(rd.HardState) && !onlyCommitMoved(g.st.HardState(), rd) {
 		if err := b.SetHardState(g.st, rd.HardState); err != nil {
 			return false, fmt.Errorf("hard state group %d: %w", g.id, err)
 		}
@@ -488,6 +500,19 @@ func (e *Engine) persistReady(b *storage.Batch, g *group, rd *raft.Ready) (bool,
 		return false, fmt.Errorf("apply group %d: %w", g.id, err)
 	}
 	return sync, nil
+}
+
+// onlyCommitMoved reports whether rd would save nothing but a higher commit
+// index: no entries, no snapshot, and the term and vote already saved. Such
+// a hard state is not written. The commit index is not needed for safety:
+// the committed entries are in the durable log, Raft learns the commit index
+// again from the leader, and the store starts a group at least at its
+// applied index (storage.committedAtLeastApplied). Not writing it spares the
+// round that only advances the commit index (one in two at low load) a
+// Pebble commit and a goroutine: its batch stays empty (processReady).
+func onlyCommitMoved(saved raftpb.HardState, rd *raft.Ready) bool {
+	return len(rd.Entries) == 0 && raft.IsEmptySnap(rd.Snapshot) &&
+		rd.HardState.Term == saved.Term && rd.HardState.Vote == saved.Vote
 }
 
 // queueMessages sorts a group's outgoing messages into per-node batches;

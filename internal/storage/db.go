@@ -46,10 +46,11 @@ type Options struct {
 // state of every group the node replicates. It is safe for concurrent use, with the rule that
 // only one goroutine (the Raft driver) writes through batches and calls raft.Storage methods.
 type DB struct {
-	pdb    *pebble.DB
-	noSync bool
-	closed atomic.Bool
-	syncs  atomic.Uint64
+	pdb     *pebble.DB
+	noSync  bool
+	closed  atomic.Bool
+	syncs   atomic.Uint64
+	commits atomic.Uint64
 
 	// Entry cache bounds of groups opened from now on; tests lower them.
 	cacheEntries int
@@ -154,6 +155,10 @@ func (db *DB) Close() error {
 // SyncCount returns how many commits were fsynced since Open (for fsyncs-per-entry metrics).
 func (db *DB) SyncCount() uint64 { return db.syncs.Load() }
 
+// CommitCount returns how many batches were committed to Pebble since Open, synced or
+// not (an empty batch commits nothing and is not counted), for commits-per-entry metrics.
+func (db *DB) CommitCount() uint64 { return db.commits.Load() }
+
 // writeOptions returns the Pebble write options for a commit, counting fsyncs.
 func (db *DB) writeOptions(sync bool) *pebble.WriteOptions {
 	if sync && !db.noSync {
@@ -187,6 +192,7 @@ func (db *DB) commit(b *pebble.Batch, sync bool) (err error) {
 	if err := b.Commit(wo); err != nil {
 		return err
 	}
+	db.commits.Add(1)
 	if wo.Sync {
 		db.syncs.Add(1)
 	}

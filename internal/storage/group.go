@@ -101,6 +101,16 @@ func committedAtLeastApplied(commit, applied, last uint64) uint64 {
 // ID returns the group id.
 func (g *GroupStorage) ID() uint64 { return g.id }
 
+// HardState returns the hard state last committed by SetHardState. Its
+// commit index may trail Raft's: a change of the commit index alone need not
+// be saved (Raft learns it again from the leader, and the store raises it
+// to the applied index when the group opens: committedAtLeastApplied).
+func (g *GroupStorage) HardState() raftpb.HardState {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.st.hs
+}
+
 // Applied returns the applied state last committed by SetApplied or by a snapshot. The
 // ConfState slices are shared and must not be modified.
 func (g *GroupStorage) Applied() AppliedState {
