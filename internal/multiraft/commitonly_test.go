@@ -8,23 +8,36 @@ import (
 )
 
 // A round that only advances the commit index (its entries durable and
-// applied early) writes nothing: each replica commits about two batches to
-// its store per entry at one proposer (the synced append and the early
-// apply), not three, and the replicas still agree. The saved hard state then
-// trails the applied index, which the store makes up for when it opens.
+// applied early) writes nothing. With one proposal at a time, the leader
+// commits two batches to its store per entry (the synced append, and the
+// early apply once a follower acknowledged it), not three, and its saved
+// commit index trails the applied one, which the store makes up for when it
+// opens. Followers are only logged: how their rounds fall depends on how
+// the leader's messages happen to be batched.
 func TestEngine_CommitOnlyRoundsWriteNothing(t *testing.T) {
 	tn := newTestNet(t, 3, 0)
 	tn.propose(NewProposalID(), 1) // elect and settle
-	before := map[string]uint64{}
-	for name, db := range tn.dbs {
-		before[name] = db.CommitCount()
+	leader := tn.leader()
+	name := ""
+	for n, e := range tn.net.engines {
+		if e == leader {
+			name = n
+		}
 	}
+	db := tn.dbs[name]
+	before := db.CommitCount()
 	const entries = 60
 	var total uint64
 	for range entries {
 		total = tn.propose(NewProposalID(), 1)
 	}
-	applied := tn.leader().Applied(1)
+	if total != entries+1 {
+		t.Fatalf("total %d, want %d", total, entries+1)
+	}
+	if tn.leader() != leader {
+		t.Skip("leadership moved during the run")
+	}
+	applied := leader.Applied(1)
 	poll.Until(t, 10*time.Second, "every replica applied", func() bool {
 		for _, e := range tn.net.engines {
 			if e.Applied(1) < applied {
@@ -33,21 +46,16 @@ func TestEngine_CommitOnlyRoundsWriteNothing(t *testing.T) {
 		}
 		return true
 	})
-	if total != entries+1 {
-		t.Fatalf("total %d, want %d", total, entries+1)
+	perEntry := float64(db.CommitCount()-before) / entries
+	t.Logf("leader %s: %.2f store commits per entry", name, perEntry)
+	if perEntry > 2.4 {
+		t.Errorf("leader: %.2f store commits per entry, want at most 2.4 (a commit-only round wrote)", perEntry)
 	}
-	for name, db := range tn.dbs {
-		perEntry := float64(db.CommitCount()-before[name]) / entries
-		t.Logf("%s: %.2f store commits per entry", name, perEntry)
-		if perEntry > 2.4 {
-			t.Errorf("%s: %.2f store commits per entry, want at most 2.4 (a commit-only round wrote)", name, perEntry)
-		}
-		g, err := db.Group(1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if hs := g.HardState(); hs.Commit >= applied {
-			t.Errorf("%s: saved commit %d, applied %d: commit-only hard states were written", name, hs.Commit, applied)
-		}
+	g, err := db.Group(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs := g.HardState(); hs.Commit >= applied {
+		t.Errorf("leader: saved commit %d, applied %d: a commit-only hard state was written", hs.Commit, applied)
 	}
 }
