@@ -208,19 +208,16 @@ func (c *benchCluster) leadersPerEngine() []int {
 }
 
 // syncs returns the fsyncs of all databases so far.
-func (c *benchCluster) syncs() uint64 {
-	var n uint64
-	for _, db := range c.dbs {
-		n += db.SyncCount()
-	}
-	return n
-}
+func (c *benchCluster) syncs() uint64 { return c.sumDBs((*storage.DB).SyncCount) }
 
 // commits counts the batches the engines committed to their stores.
-func (c *benchCluster) commits() uint64 {
+func (c *benchCluster) commits() uint64 { return c.sumDBs((*storage.DB).CommitCount) }
+
+// sumDBs adds up one counter over every engine's database.
+func (c *benchCluster) sumDBs(count func(*storage.DB) uint64) uint64 {
 	var n uint64
 	for _, db := range c.dbs {
-		n += db.CommitCount()
+		n += count(db)
 	}
 	return n
 }

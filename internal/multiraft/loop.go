@@ -488,7 +488,7 @@ func (e *Engine) persistReady(b *storage.Batch, g *group, rd *raft.Ready) (bool,
 			return false, fmt.Errorf("append group %d: %w", g.id, err)
 		}
 	}
-	if !raft.IsEmptyHardState(rd.HardState) && !onlyCommitMoved(g.st.HardState(), rd) {
+	if !raft.IsEmptyHardState(rd.HardState) && !onlyCommitMoved(g.st, rd) {
 		if err := b.SetHardState(g.st, rd.HardState); err != nil {
 			return false, fmt.Errorf("hard state group %d: %w", g.id, err)
 		}
@@ -510,9 +510,14 @@ func (e *Engine) persistReady(b *storage.Batch, g *group, rd *raft.Ready) (bool,
 // applied index (storage.committedAtLeastApplied). Not writing it spares the
 // round that only advances the commit index (one in two at low load) a
 // Pebble commit and a goroutine: its batch stays empty (processReady).
-func onlyCommitMoved(saved raftpb.HardState, rd *raft.Ready) bool {
-	return len(rd.Entries) == 0 && raft.IsEmptySnap(rd.Snapshot) &&
-		rd.HardState.Term == saved.Term && rd.HardState.Vote == saved.Vote
+// The saved hard state is read (under the store's lock) only for a Ready
+// without entries: under load almost every round appends.
+func onlyCommitMoved(st *storage.GroupStorage, rd *raft.Ready) bool {
+	if len(rd.Entries) > 0 || !raft.IsEmptySnap(rd.Snapshot) {
+		return false
+	}
+	saved := st.HardState()
+	return rd.HardState.Term == saved.Term && rd.HardState.Vote == saved.Vote
 }
 
 // queueMessages sorts a group's outgoing messages into per-node batches;
