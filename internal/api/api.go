@@ -231,7 +231,7 @@ func New(cfg Config) *Server {
 // Handler returns the http.Handler serving every route.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// routes registers every route. Keep this list in step with PRODUCT.md.
+// routes registers every route. Keep this list in step with docs/API.md.
 func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)

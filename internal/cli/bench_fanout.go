@@ -40,7 +40,7 @@ Post to rooms while --subscribers WebSocket streams (GET /api/v1/stream),
 spread over the servers, each subscribed to every room, receive every post.
 Each post's text starts with its send time, so the report gives the posts'
 own throughput and latency percentiles and, beside them, the
-post-to-delivery latency of every delivery (PRODUCT.md's target: delivery
+post-to-delivery latency of every delivery (the product's target, docs/BENCHMARKS.md: delivery
 p99 at most 3 x the post p99), and whether every post reached every
 subscriber.`)
 	addBenchFlags(fs, &o.BenchOptions, orNoEnv(getenv))

@@ -14,7 +14,7 @@ import (
 
 // The server side of drain, remove and verify is being built elsewhere:
 // these tests run the commands against fakes answering the documented JSON
-// of PRODUCT.md and the admin endpoints' contract.
+// of docs/API.md and the admin endpoints' contract.
 
 // fakeAdmin is an httptest server with the admin endpoints' documented
 // answers.

@@ -159,7 +159,10 @@ func TestParseServe(t *testing.T) {
 				t.Errorf("help lacks %q:\n%s", w, h.text)
 			}
 		}
-		for _, hidden := range []string{"--tick", "--election-ticks", "--compaction-threshold"} {
+		if !strings.Contains(h.text, "--compaction-threshold") {
+			t.Errorf("help lacks --compaction-threshold, the Raft log's retention operators may tune")
+		}
+		for _, hidden := range []string{"--tick", "--election-ticks"} {
 			if strings.Contains(h.text, hidden) {
 				t.Errorf("help shows hidden %s", hidden)
 			}

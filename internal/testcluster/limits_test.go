@@ -15,7 +15,7 @@ import (
 	"github.com/parley-chat/parley/client"
 )
 
-// limitCase is one limit of PRODUCT.md: call at the limit succeeds, one
+// limitCase is one limit of docs/LIMITS.md: call at the limit succeeds, one
 // byte past it fails with status.
 type limitCase struct {
 	name   string
@@ -24,7 +24,7 @@ type limitCase struct {
 	call   func(ctx context.Context, cl *client.Client, n int) error
 }
 
-// Every limit of PRODUCT.md holds exactly at its boundary: a value at the
+// Every limit of docs/LIMITS.md holds exactly at its boundary: a value at the
 // limit is accepted, one byte more is refused with 400 or 413, and the
 // refused call stores nothing.
 func TestLimits_ProductLimitsHoldAtTheBoundary(t *testing.T) {

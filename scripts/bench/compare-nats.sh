@@ -10,7 +10,7 @@
 # once a quorum stored the message) and `parley bench kv --mix put` (each put
 # waits for its commit on a quorum, fsynced). Same value size and keyspace,
 # clients spread round-robin over the three servers on both sides. Prints
-# throughput, p50/p99 and the ratio Parley / NATS (PRODUCT.md's target: at
+# throughput, p50/p99 and the ratio Parley / NATS (the product's target, docs/BENCHMARKS.md "Targets": at
 # least 0.5, although NATS does not fsync each message; Parley does), beside
 # this disk's fsync p50 from the same run.
 #
@@ -121,7 +121,7 @@ stop_all
 		peer_errors nats "$s" "$p"
 	done
 	echo
-	echo "target (docs/PRODUCT.md): replicated durable KV puts at least half of NATS JetStream R3's publish rate"
+	echo "target (the product's, docs/BENCHMARKS.md \"Targets\"): replicated durable KV puts at least half of NATS JetStream R3's publish rate"
 	echo "(parley/nats ops/s >= 0.5). Both clusters share this machine's cores and disk with the load generator."
 } | tee "$OUT/summary.txt"
 log "reports in $OUT"
