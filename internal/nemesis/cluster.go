@@ -194,7 +194,8 @@ func (c *Cluster) Rebuild(n *Node) error {
 	return n.start([]string{"PARLEY_JOIN_TOKEN=" + c.JoinToken}, "--join", via.ClusterAddr())
 }
 
-// stopAll kills every node; when the test failed it keeps their logs.
+// stopAll kills every node; when the test failed, or
+// PARLEY_NEMESIS_KEEP_LOGS is set, it keeps their logs.
 func (c *Cluster) stopAll() {
 	all := append(append([]*Node(nil), c.Nodes...), c.others...)
 	for _, n := range all {
@@ -203,7 +204,7 @@ func (c *Cluster) stopAll() {
 			n.disk.stop()
 		}
 	}
-	if !c.t.Failed() {
+	if !c.t.Failed() && os.Getenv("PARLEY_NEMESIS_KEEP_LOGS") == "" {
 		return
 	}
 	keep := filepath.Join(os.TempDir(), "parley-nemesis-logs", fmt.Sprintf("%s-run%d", sanitize(c.t.Name()), c.Net.Run))
