@@ -11,7 +11,10 @@
 # ack). One operation is one message through; producers are paced by the
 # acks on both sides. Prints throughput, p50/p99 and the ratio Parley /
 # RabbitMQ (issue 9, acceptance W5: at least 1.2), beside this disk's fsync
-# p50 from the same run. When the RabbitMQ cluster cannot be formed it falls
+# p50 from the same run, then each side's server CPU per message (every
+# process of the three servers, RabbitMQ's Erlang VMs as Parley's nodes),
+# which depends less than throughput on what else the machine runs. When
+# the RabbitMQ cluster cannot be formed it falls
 # back to one node and says so in the table (a weaker comparison).
 #
 #   DURATION=8s scripts/bench/compare-queue.sh      # as root on Debian 12
@@ -115,8 +118,10 @@ join_cluster() {
 }
 
 log "starting rabbitmq: $RABBIT_NODES node(s) on ports ${AMQP_PORTS[*]:0:RABBIT_NODES}"
+rabbit_pids=() # the process groups of the RabbitMQ nodes
 for ((i = 1; i <= RABBIT_NODES; i++)); do
 	rabbit_node "$i"
+	rabbit_pids+=("${pids[-1]}")
 done
 # await_startup fails at once while the node has not registered with epmd.
 for ((i = 1; i <= RABBIT_NODES; i++)); do
@@ -144,21 +149,44 @@ done
 
 # --- Parley, then the runs, alternating ---------------------------------------
 
+# measure NAME GROUPS CMD...: runs the benchmark CMD with its text report in
+# $OUT/NAME.txt and writes to $OUT/NAME.cpu how many cores the servers'
+# process groups GROUPS (a space-separated list) used over the run, warm-up
+# included: their CPU time over the run's wall time.
+measure() {
+	local name=$1 groups=$2 c0 c1 t0 t1
+	shift 2
+	# shellcheck disable=SC2086 # GROUPS is a list
+	c0=$(group_ticks $groups) t0=$(date +%s.%N)
+	"$@" >"$OUT/$name.txt"
+	# shellcheck disable=SC2086
+	c1=$(group_ticks $groups) t1=$(date +%s.%N)
+	awk -v c=$((c1 - c0)) -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "server_cores %.3f\n", c / hz / (t1 - t0) }' >"$OUT/$name.cpu"
+}
+
+# cpu_per_msg NAME prints the servers' CPU µs per message of run NAME: the
+# cores they used over its messages per second.
+cpu_per_msg() {
+	awk -v c="$(awk '$1 == "server_cores" { print $2 }' "$OUT/$1.cpu")" -v r="$(jq '.ops_per_s' "$OUT/$1.json")" \
+		'BEGIN { if (r > 0) printf "%.0f", c * 1e6 / r; else print "-" }'
+}
+
 start_parley
 log "both clusters up; each run alternates RabbitMQ, then Parley"
 for s in $SHAPES; do
 	q=${s%x*} c=${s#*x}
 	log "rabbitmq: $q queue(s), $c consumers for $DURATION"
-	"$parley_bench" rabbitmq-queue --urls "$rabbit_urls" --clients "$c" --queues "$q" --size "$SIZE" \
-		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/rabbitmq-$s.json" --svg "$OUT/rabbitmq-$s.svg" -q \
-		>"$OUT/rabbitmq-$s.txt"
+	measure "rabbitmq-$s" "${rabbit_pids[*]}" "$parley_bench" rabbitmq-queue --urls "$rabbit_urls" --clients "$c" \
+		--queues "$q" --size "$SIZE" --duration "$DURATION" --warmup "$WARMUP" --json "$OUT/rabbitmq-$s.json" \
+		--svg "$OUT/rabbitmq-$s.svg" -q
 	for m in $ACK_MODES; do
 		log "parley: $q queue(s), $c consumers for $DURATION, ack by $m"
 		ack=()
 		[[ $m == receive ]] && ack=(--ack-on-receive)
-		"$parley" bench queue --servers "$parley_urls" --clients "$c" --queues "$q" --size "$SIZE" "${ack[@]}" \
-			--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/parley-$m-$s.json" --svg "$OUT/parley-$m-$s.svg" -q \
-			>"$OUT/parley-$m-$s.txt"
+		measure "parley-$m-$s" "${parley_pids[*]}" "$parley" bench queue --servers "$parley_urls" --clients "$c" \
+			--queues "$q" --size "$SIZE" "${ack[@]}" --duration "$DURATION" --warmup "$WARMUP" \
+			--json "$OUT/parley-$m-$s.json" --svg "$OUT/parley-$m-$s.svg" -q
 	done
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt" >&2
@@ -180,6 +208,16 @@ stop_all
 			r=$OUT/rabbitmq-$s.json p=$OUT/parley-$m-$s.json
 			printf '%-8s | %-7s | %s\n' "$s" "$m" "$(peer_cells "$r" "$p" "$f50")"
 			peer_errors rabbitmq "$r" "$p"
+		done
+	done
+	echo
+	echo "servers' CPU per message (us: the cores every server process used over the run, warm-up included,"
+	echo "over the messages per second)"
+	printf '%-8s | %-7s | %8s %8s | %s\n' "queues x" "ack by" rabbit parley "parley / rabbit"
+	for s in $SHAPES; do
+		for m in $ACK_MODES; do
+			rc=$(cpu_per_msg "rabbitmq-$s") pc=$(cpu_per_msg "parley-$m-$s")
+			printf '%-8s | %-7s | %8s %8s | %s\n' "$s" "$m" "$rc" "$pc" "$(ratio "$pc" "$rc")"
 		done
 	done
 	echo

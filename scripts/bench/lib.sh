@@ -89,6 +89,16 @@ procs_ticks() {
 	awk '{ s += $14 + $15 } END { print s + 0 }' "${files[@]}" 2>/dev/null || echo 0
 }
 
+# group_ticks PGID... prints the CPU time (user + system, all threads), in
+# clock ticks, used so far by every process now in those process groups
+# (the groups `start` makes: a server and whatever its start script spawned).
+group_ticks() {
+	cat /proc/[0-9]*/stat 2>/dev/null | awk -v want=" $* " '{
+		sub(/^.*\) /, "") # past "pid (comm) ": $3 is the process group, $12 and $13 the CPU time
+		if (index(want, " " $3 " ")) s += $12 + $13
+	} END { print s + 0 }'
+}
+
 # median prints the median of its numeric arguments ("-" when none).
 median() {
 	(($#)) || { echo -; return; }
