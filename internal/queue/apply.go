@@ -18,7 +18,8 @@ import (
 // decode) are decided before anything is written, so they leave the state
 // unchanged.
 type StateMachine struct {
-	memo *applyMemo
+	memo  *applyMemo
+	empty *emptyRanges // with memo: the scan ranges known to be empty
 }
 
 var (
@@ -29,13 +30,16 @@ var (
 // NewStateMachine returns a StateMachine for one partition that remembers
 // the queue records, floors and recent message records its commands read
 // and write, instead of reading them from the state for every command.
-func NewStateMachine() StateMachine { return StateMachine{memo: newApplyMemo(memoBudget)} }
+func NewStateMachine() StateMachine {
+	return StateMachine{memo: newApplyMemo(memoBudget), empty: new(emptyRanges)}
+}
 
 // Reset implements state.Resetter: it forgets what it remembered of the
 // partition's state.
 func (sm StateMachine) Reset() {
 	if sm.memo != nil {
 		sm.memo.Reset()
+		sm.empty.reset()
 	}
 }
 
@@ -48,7 +52,7 @@ func (sm StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byt
 		return invalidResult(cmd, err), nil
 	}
 	if sm.memo != nil {
-		w = memoWriter{w: w, m: sm.memo}
+		w = memoWriter{w: w, m: sm.memo, e: sm.empty}
 	}
 	if c, ok := c.(Create); ok {
 		return applyCreate(w, meta, c)

@@ -61,11 +61,13 @@ func memoKey(key []byte) bool {
 }
 
 // memoWriter is the state.Writer one Apply uses: it reads and writes w,
-// answering Gets of memo keys from m when it can and keeping m up to date
-// with every Set and Delete of them.
+// answering Gets of memo keys from m and scans of ranges e knows to be
+// empty when it can, and keeping m and e up to date with every Set and
+// Delete.
 type memoWriter struct {
 	w state.Writer
 	m *applyMemo
+	e *emptyRanges
 }
 
 var _ state.Writer = memoWriter{}
@@ -86,9 +88,32 @@ func (mw memoWriter) Get(key []byte) ([]byte, bool, error) {
 	return v, found, nil
 }
 
-// Scan implements state.Reader; it reads w (which holds every write).
+// Scan implements state.Reader: a range e holds is empty; any other is
+// read from w (which holds every write), and remembered in e if it holds
+// nothing.
 func (mw memoWriter) Scan(lo, hi []byte, fn func(k, v []byte) bool) error {
-	return mw.w.Scan(lo, hi, fn)
+	if mw.e.has(lo, hi) {
+		return nil
+	}
+	v := visit{fn: fn}
+	if err := mw.w.Scan(lo, hi, v.next); err != nil {
+		return err
+	}
+	if !v.any {
+		mw.e.add(lo, hi)
+	}
+	return nil
+}
+
+// visit passes a scan's entries on to fn and notes whether there was any.
+type visit struct {
+	fn  func(k, v []byte) bool
+	any bool
+}
+
+func (v *visit) next(k, val []byte) bool {
+	v.any = true
+	return v.fn(k, val)
 }
 
 // Set implements state.Writer.
@@ -96,6 +121,7 @@ func (mw memoWriter) Set(key, value []byte) error {
 	if err := mw.w.Set(key, value); err != nil {
 		return err
 	}
+	mw.e.written(key)
 	if memoKey(key) {
 		remember(mw.m, string(key), memoEntry{v: bytes.Clone(value), found: true})
 	}

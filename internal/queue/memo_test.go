@@ -26,7 +26,7 @@ type twin struct {
 
 func newTwin(t *testing.T, seed uint64) *twin {
 	return &twin{
-		t: t, memo: StateMachine{memo: newApplyMemo(600)}, withMemo: state.NewMem(), reference: state.NewMem(),
+		t: t, memo: StateMachine{memo: newApplyMemo(600), empty: new(emptyRanges)}, withMemo: state.NewMem(), reference: state.NewMem(),
 		now: t0, rng: rand.New(rand.NewPCG(seed, 11)), queue: "work", deadLetter: "work-dlq",
 	}
 }
@@ -296,5 +296,48 @@ func BenchmarkApply_MessageThrough(b *testing.B) {
 			b.ReportMetric(float64(w.gets)/float64(b.N), "gets/msg")
 			b.ReportMetric(float64(w.scans)/float64(b.N), "scans/msg")
 		})
+	}
+}
+
+// TestEmptyRanges_ResetWhenStateReplaced: a StateMachine remembers that a
+// receiver's own ready index was empty; when the state is replaced by one
+// where that index holds a message (a snapshot), Reset makes the next
+// receive find it, and without Reset it would not (so the ranges are in
+// use).
+func TestEmptyRanges_ResetWhenStateReplaced(t *testing.T) {
+	sm := NewStateMachine()
+	st := state.NewMem()
+	var index uint64
+	apply := func(sm StateMachine, w state.Writer, cmd []byte) []byte {
+		t.Helper()
+		index++
+		res, err := sm.Apply(w, state.Meta{Partition: 1, Index: index, TimeMs: t0}, cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	received := func(res []byte) int {
+		t.Helper()
+		rr, err := decodeReceiveResult(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rr.msgs)
+	}
+	receive := EncodeReceive(Receive{Queue: "jobs", User: "bob", AckTimeoutMs: 60_000})
+	apply(sm, st, EncodeCreate(Create{Queue: "jobs", User: "alice"}))
+	if n := received(apply(sm, st, receive)); n != 0 {
+		t.Fatalf("an empty queue gave %d messages", n)
+	}
+	// The replacing state: a message for bob, written without sm.
+	snapshot := copyMem(st)
+	apply(StateMachine{}, snapshot, EncodeSend(Send{Queue: "jobs", User: "alice", To: "bob", Body: []byte("for bob")}))
+	if n := received(apply(sm, copyMem(snapshot), receive)); n != 0 {
+		t.Fatalf("without Reset the receive found %d messages: the empty ranges were not used", n)
+	}
+	sm.Reset()
+	if n := received(apply(sm, copyMem(snapshot), receive)); n != 1 {
+		t.Fatalf("after Reset the receive found %d messages, want 1", n)
 	}
 }
