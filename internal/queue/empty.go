@@ -15,8 +15,8 @@ const maxEmptyRanges = 16
 // every level. Like applyMemo it is a memo, not a second state: memoWriter
 // drops every range a Set writes into (a Delete cannot fill a range), and
 // the StateMachine forgets them all whenever the state is replaced
-// (Reset). A range it does not hold is scanned; a nil one holds none. Only
-// the apply goroutine uses it.
+// (Reset). A range it does not hold is scanned, and a nil emptyRanges
+// holds none. Only the apply goroutine uses it.
 type emptyRanges struct {
 	r    [maxEmptyRanges]scanRange
 	n    int // r[:n] are in use
