@@ -1,6 +1,7 @@
 package multiraft
 
 import (
+	"context"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -78,6 +79,28 @@ func (e *Engine) tickGroups() {
 			g.handingOver.Store(false)
 		}
 		e.markTouched(g)
+	}
+}
+
+// shedNow has the loop start handing g over at once, as its next tick
+// would, and waits until it did (or ctx ends, or the engine closes):
+// Propose calls it for a write that finds the disk full while g's replica
+// leads and no hand-over has started, because the disk filled since the
+// loop's last tick. Without it that write would be refused with 507 though
+// another replica may take it a moment later.
+func (e *Engine) shedNow(ctx context.Context, g *group) {
+	done := make(chan struct{})
+	e.post(func() {
+		defer close(done)
+		if e.groups[g.id] == g && g.isLeader && e.diskLow() {
+			e.shedLeadership(g)
+			e.markTouched(g)
+		}
+	})
+	select {
+	case <-done:
+	case <-ctx.Done():
+	case <-e.done:
 	}
 }
 

@@ -222,7 +222,7 @@ func TestDiskFull_OneFullNodeStepsDownAndCatchesUp(t *testing.T) {
 		t.Skip("cluster test")
 	}
 	const full = 1 // the node whose disk fills
-	c, low, used := oneFullDiskCluster(t, full, 4)
+	c, low, used := oneFullDiskCluster(t, full, 4, 0)
 	groups := []uint64{0, 1, 2, 3, 4} // the metadata group and the partitions
 	poll.Until(t, 20*time.Second, "n2 leads a group", func() error {
 		for _, g := range groups {
@@ -281,7 +281,7 @@ func TestDiskFull_FullNodeTakesNoLeadership(t *testing.T) {
 		t.Skip("cluster test")
 	}
 	const full = 1
-	c, low, _ := oneFullDiskCluster(t, full, 1)
+	c, low, _ := oneFullDiskCluster(t, full, 1, 0)
 	const g = 1 // the partition
 	st, ok, err := c.Node(full).Engine().GroupStatus(apiCtx(t), g)
 	if err != nil || !ok {
@@ -357,14 +357,49 @@ func TestDiskFull_FullNodeTakesNoLeadership(t *testing.T) {
 	}
 }
 
-// oneFullDiskCluster starts 3 nodes with the given partitions, node full on
-// a fullDisk made low by low, the others on plain in-memory disks; used
-// counts what node full wrote since.
-func oneFullDiskCluster(t *testing.T, full, partitions int) (*testcluster.Cluster, *atomic.Bool, *atomic.Int64) {
+// A write through the leader of a partition whose disk filled a moment ago,
+// before the engine's next tick could start the hand-over, is taken by the
+// replica the leader then hands over to: it is not refused with 507. A slow
+// tick (300 ms) holds that moment open; the default one (10 ms) made it a
+// rare race (TestDiskFull_FullNodeTakesNoLeadership failed on it in CI).
+func TestDiskFull_WriteRightAfterTheDiskFillsGoesToTheNextLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	const full, g = 1, 1
+	c, low, _ := oneFullDiskCluster(t, full, 1, 300*time.Millisecond)
+	st, ok, err := c.Node(full).Engine().GroupStatus(apiCtx(t), g)
+	if err != nil || !ok {
+		t.Fatalf("n2's replica of partition %d: %v, %v", g, ok, err)
+	}
+	testcluster.MustPut(t, c.Client(full), "before", "v", client.PutOptions{})
+	poll.Until(t, 30*time.Second, "n2 leads the partition", func() error {
+		if l := c.LeaderOf(g); l != full {
+			if l >= 0 {
+				_ = c.Node(l).Engine().TransferLeader(apiCtx(t), g, st.Replica)
+			}
+			return testcluster.ErrNotYet
+		}
+		return nil
+	})
+	low.Store(true)
+	poll.Until(t, 10*time.Second, "n2 sees its disk full", func() error {
+		if c.Node(full).DB().CheckSpace() == nil {
+			return testcluster.ErrNotYet
+		}
+		return nil
+	})
+	testcluster.MustPut(t, c.Client(full), "right after the disk filled", "v", client.PutOptions{})
+}
+
+// oneFullDiskCluster starts 3 nodes with the given partitions and Raft tick
+// (0: the default), node full on a fullDisk made low by low, the others on
+// plain in-memory disks; used counts what node full wrote since.
+func oneFullDiskCluster(t *testing.T, full, partitions int, tick time.Duration) (*testcluster.Cluster, *atomic.Bool, *atomic.Int64) {
 	t.Helper()
 	low, used := new(atomic.Bool), new(atomic.Int64)
 	c := testcluster.New(t, testcluster.Options{
-		Nodes: 3, Partitions: partitions,
+		Nodes: 3, Partitions: partitions, Tick: tick,
 		Configure: func(_ int, cfg *config.Config) { cfg.RateLimit = 1 << 20 },
 		FS: func(i int) vfs.FS {
 			if i == full {
