@@ -199,7 +199,9 @@ func probe(r state.Reader, queue, user, from string, nowMs int64) (probeResult, 
 func scanQueues(r state.Reader, fn func(name string, q *queueRecord) error) error {
 	lo := []byte(recordPrefix)
 	var err error
-	scanErr := r.Scan(lo, state.PrefixEnd(lo), func(k, v []byte) bool {
+	// Every command rewrites its queue's record: a sparse scan seeks past
+	// the versions a busy queue's record leaves in the memtables.
+	scanErr := state.ScanSparse(r, lo, state.PrefixEnd(lo), func(k, v []byte) bool {
 		name := string(k[len(recordPrefix):])
 		var q queueRecord
 		if q, err = decodeQueueRecord(name, nil, v); err != nil {

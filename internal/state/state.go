@@ -22,6 +22,25 @@ type Reader interface {
 	Scan(lo, hi []byte, fn func(k, v []byte) bool) error
 }
 
+// SparseScanner is a Reader that can also scan a range of few keys that are
+// each rewritten often (records holding counters, such as every queue's
+// record): Pebble keeps every version of a key in its memtables until they
+// are flushed, and Scan steps over them one by one, while ScanSparse seeks
+// past them. It visits what Scan visits; over keys written once it is
+// slower than Scan.
+type SparseScanner interface {
+	ScanSparse(lo, hi []byte, fn func(k, v []byte) bool) error
+}
+
+// ScanSparse scans [lo, hi) of r as Scan does, with r's ScanSparse when it
+// has one (see SparseScanner).
+func ScanSparse(r Reader, lo, hi []byte, fn func(k, v []byte) bool) error {
+	if s, ok := r.(SparseScanner); ok {
+		return s.ScanSparse(lo, hi, fn)
+	}
+	return r.Scan(lo, hi, fn)
+}
+
 // Writer reads and writes one partition's state inside one Apply. Reads see
 // the writes made earlier in the same batch.
 type Writer interface {

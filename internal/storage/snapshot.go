@@ -160,7 +160,7 @@ func (db *DB) SnapshotData(group, index uint64, w io.Writer) (err error) {
 		return fmt.Errorf("storage: snapshot data of group %d: %w", group, err)
 	}
 	var werr error
-	err = scanState(p.snap, groupPrefix(tagState, group), nil, nil, func(k, v []byte) bool {
+	err = scanState(p.snap, groupPrefix(tagState, group), nil, nil, false, func(k, v []byte) bool {
 		werr = sw.pair(k, v)
 		return werr == nil
 	})

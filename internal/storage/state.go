@@ -51,7 +51,7 @@ func (w *StateWriter) Scan(lo, hi []byte, fn func(k, v []byte) bool) error {
 	if err := w.check(); err != nil {
 		return err
 	}
-	return scanState(w.b.pb, w.prefix, lo, hi, fn)
+	return scanState(w.b.pb, w.prefix, lo, hi, false, fn)
 }
 
 // Set writes key = value.
@@ -106,11 +106,12 @@ func (r *StateReader) Scan(lo, hi []byte, fn func(k, v []byte) bool) error {
 	if r.db.closed.Load() {
 		return ErrClosed
 	}
-	return scanState(r.db.pdb, r.prefix, lo, hi, fn)
+	return scanState(r.db.pdb, r.prefix, lo, hi, false, fn)
 }
 
-// scanState iterates prefix+[lo, hi) of r, passing keys without the prefix.
-func scanState(r pebble.Reader, prefix, lo, hi []byte, fn func(k, v []byte) bool) (err error) {
+// scanState iterates prefix+[lo, hi) of r, passing keys without the prefix;
+// sparse steps with NextPrefix (state.SparseScanner).
+func scanState(r pebble.Reader, prefix, lo, hi []byte, sparse bool, fn func(k, v []byte) bool) (err error) {
 	lower := append(append(make([]byte, 0, len(prefix)+len(lo)), prefix...), lo...)
 	var upper []byte
 	if hi == nil {
@@ -127,7 +128,11 @@ func scanState(r pebble.Reader, prefix, lo, hi []byte, fn func(k, v []byte) bool
 			err = fmt.Errorf("storage: scan state: %w", cerr)
 		}
 	}()
-	for valid := it.First(); valid; valid = it.Next() {
+	next := it.Next
+	if sparse {
+		next = it.NextPrefix // every key is its own prefix: the next key, past older versions
+	}
+	for valid := it.First(); valid; valid = next() {
 		v, verr := it.ValueAndErr()
 		if verr != nil {
 			return fmt.Errorf("storage: scan state: %w", verr)
@@ -172,7 +177,7 @@ func (db *DB) Checksum(group uint64) (applied uint64, sum uint64, err error) {
 		_, _ = h.Write(lenBuf[:binary.PutUvarint(lenBuf[:], uint64(len(b)))])
 		_, _ = h.Write(b)
 	}
-	err = scanState(snap, groupPrefix(tagState, group), nil, nil, func(k, v []byte) bool {
+	err = scanState(snap, groupPrefix(tagState, group), nil, nil, false, func(k, v []byte) bool {
 		write(k)
 		write(v)
 		return true

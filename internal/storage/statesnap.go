@@ -49,11 +49,21 @@ func (s *StateSnapshot) Get(key []byte) ([]byte, bool, error) {
 
 // Scan has the semantics of StateWriter.Scan over the snapshot.
 func (s *StateSnapshot) Scan(lo, hi []byte, fn func(k, v []byte) bool) error {
+	return s.scan(lo, hi, false, fn)
+}
+
+// ScanSparse implements state.SparseScanner: Scan, stepping from each key
+// to the next with a seek past the key's older versions.
+func (s *StateSnapshot) ScanSparse(lo, hi []byte, fn func(k, v []byte) bool) error {
+	return s.scan(lo, hi, true, fn)
+}
+
+func (s *StateSnapshot) scan(lo, hi []byte, sparse bool, fn func(k, v []byte) bool) error {
 	snap, err := s.reader()
 	if err != nil {
 		return err
 	}
-	return scanState(snap, s.prefix, lo, hi, fn)
+	return scanState(snap, s.prefix, lo, hi, sparse, fn)
 }
 
 // Applied returns the group's applied index at the snapshot: the index of

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -64,4 +65,41 @@ func TestDB_StateSnapshot(t *testing.T) {
 			t.Errorf("Get after Close = %v, want ErrClosed", err)
 		}
 	})
+}
+
+// ScanSparse visits exactly what Scan visits, at the snapshot, over keys
+// rewritten many times (versions in the memtable) and keys written once,
+// also when it stops early.
+func TestStateSnapshot_ScanSparseVisitsWhatScanVisits(t *testing.T) {
+	db := mustOpen(t, "a", memOptions())
+	g := mustGroup(t, db, 1)
+	for i := range 300 { // a busy record: 300 versions of "q/!/hot"
+		mustSetState(t, db, g, map[string]string{"q/!/hot": fmt.Sprint(i), "q/!/b" + fmt.Sprint(i%7): "x"})
+	}
+	mustSetState(t, db, g, map[string]string{"q/!/a": "1", "q/!/z": "1", "r/other": "1"})
+	s, err := db.StateSnapshot(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mustSetState(t, db, g, map[string]string{"q/!/hot": "after", "q/!/c": "after"}) // not in the snapshot
+	collect := func(scan func(lo, hi []byte, fn func(k, v []byte) bool) error, limit int) []string {
+		var got []string
+		if err := scan([]byte("q/!/"), []byte("q/!0"), func(k, v []byte) bool {
+			got = append(got, string(k)+"="+string(v))
+			return len(got) < limit
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, limit := range []int{100, 3} {
+		want, got := collect(s.Scan, limit), collect(s.ScanSparse, limit)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("limit %d: ScanSparse = %q, Scan = %q", limit, got, want)
+		}
+	}
+	if got := collect(s.ScanSparse, 100); len(got) != 10 || got[len(got)-2] != "q/!/hot=299" {
+		t.Errorf("ScanSparse = %q, want a, b0..b6, hot=299, z", got)
+	}
 }
