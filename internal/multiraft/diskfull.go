@@ -77,6 +77,7 @@ func (e *Engine) tickGroups() {
 			e.shedLeadership(g)
 		} else {
 			g.handingOver.Store(false)
+			g.shedLooked.Store(false)
 		}
 		e.markTouched(g)
 	}
@@ -85,9 +86,11 @@ func (e *Engine) tickGroups() {
 // shedNow has the loop start handing g over at once, as its next tick
 // would, and waits until it did (or ctx ends, or the engine closes):
 // Propose calls it for a write that finds the disk full while g's replica
-// leads and no hand-over has started, because the disk filled since the
-// loop's last tick. Without it that write would be refused with 507 though
-// another replica may take it a moment later.
+// leads and the loop has not looked for a taker since, because the disk
+// filled after the loop's last tick. Without it that write would be refused
+// with 507 though another replica may take it a moment later. Once the
+// loop has looked (shedLooked), writes that find no hand-over running are
+// refused at once: a full cluster's refusals cost the loop nothing.
 func (e *Engine) shedNow(ctx context.Context, g *group) {
 	done := make(chan struct{})
 	e.post(func() {
@@ -122,6 +125,7 @@ func (e *Engine) shedLeadership(g *group) {
 		best, bestMatch = rid, pr.Match
 	}
 	g.handingOver.Store(best != 0)
+	g.shedLooked.Store(true)
 	if best != 0 {
 		g.rn.TransferLeader(best)
 		e.stats.DiskSheds.Add(1)

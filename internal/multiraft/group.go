@@ -45,8 +45,12 @@ type group struct {
 	// handingOver is set while the local replica leads with a full disk and
 	// hands the group to a replica that may lead (diskfull.go).
 	handingOver atomic.Bool
-	appliedIdx  atomic.Uint64
-	caughtUpAt  atomic.Int64 // unix ms when the replica last knew it had applied the leader's commit
+	// shedLooked is set once the loop has looked for a replica to hand the
+	// group to (shedLeadership) and cleared by a tick that sheds nothing:
+	// while set, a write on a full disk need not ask the loop to look.
+	shedLooked atomic.Bool
+	appliedIdx atomic.Uint64
+	caughtUpAt atomic.Int64 // unix ms when the replica last knew it had applied the leader's commit
 
 	proposals map[string][]*proposal // by proposal id, on the node that proposed
 	confWaits map[string]chan struct{}

@@ -130,7 +130,7 @@ func (e *Engine) Propose(ctx context.Context, groupID uint64, id, cmd []byte) ([
 		return nil, &NotLeaderError{Group: groupID, Leader: l}
 	}
 	if err := e.cfg.DB.CheckSpace(); err != nil {
-		if !g.handingOver.Load() {
+		if !g.handingOver.Load() && !g.shedLooked.Load() {
 			e.shedNow(ctx, g) // the disk filled since the loop's last tick
 		}
 		if g.handingOver.Load() {
