@@ -8,6 +8,8 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,6 +65,27 @@ type Metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+
+	// bound holds the series ObserveHTTP has used, by route and status,
+	// so that a request costs one map lookup instead of two label
+	// lookups and a status string. It is replaced, never changed, under
+	// bindMu: readers take no lock. Routes are the mux's patterns and
+	// statuses the handlers' own, so it stays small.
+	bound  atomic.Pointer[map[routeStatus]httpSeries]
+	bindMu sync.Mutex
+}
+
+// routeStatus is the key of a request's series.
+type routeStatus struct {
+	route  string
+	status int
+}
+
+// httpSeries are a route and status's request counter and the route's
+// latency histogram.
+type httpSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 // New registers the node's metrics, reading src when scraped.
@@ -77,6 +100,7 @@ func New(src Source) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0002, 2, 16), // 0.2 ms .. 6.5 s
 		}, []string{"route"}),
 	}
+	m.bound.Store(&map[routeStatus]httpSeries{})
 	m.reg.MustRegister(m.requests, m.latency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&scraped{src: src})
@@ -85,8 +109,34 @@ func New(src Source) *Metrics {
 
 // ObserveHTTP records one request; it matches api.Config.Observe.
 func (m *Metrics) ObserveHTTP(route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route).Observe(d.Seconds())
+	key := routeStatus{route, status}
+	s, ok := (*m.bound.Load())[key]
+	if !ok {
+		s = m.bind(key)
+	}
+	s.requests.Inc()
+	s.latency.Observe(d.Seconds())
+}
+
+// bind returns the series of key, adding them to bound.
+func (m *Metrics) bind(key routeStatus) httpSeries {
+	m.bindMu.Lock()
+	defer m.bindMu.Unlock()
+	old := *m.bound.Load()
+	if s, ok := old[key]; ok {
+		return s
+	}
+	s := httpSeries{
+		requests: m.requests.WithLabelValues(key.route, strconv.Itoa(key.status)),
+		latency:  m.latency.WithLabelValues(key.route),
+	}
+	next := make(map[routeStatus]httpSeries, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[key] = s
+	m.bound.Store(&next)
+	return s
 }
 
 // Handler serves the registry in the Prometheus text format.

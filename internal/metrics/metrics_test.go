@@ -1,9 +1,12 @@
 package metrics
 
 import (
+	"fmt"
 	"io"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -62,4 +65,54 @@ func TestProposalPhases_Observe(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+}
+
+// TestMetrics_ObserveHTTPConcurrently has goroutines observe requests of
+// routes and statuses first seen at the same moment: every request is
+// counted once, in its own series.
+func TestMetrics_ObserveHTTPConcurrently(t *testing.T) {
+	m := New(Source{})
+	routes := []string{"GET /s/{code}", "PUT /api/v1/kv/{key...}", "POST /api/v1/queues/{name}/messages"}
+	statuses := []int{200, 302, 404, 503}
+	const each = 50
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Go(func() {
+			for i := 0; i < each; i++ {
+				for _, r := range routes {
+					for _, s := range statuses {
+						m.ObserveHTTP(r, s, time.Millisecond)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	for _, r := range routes {
+		for _, s := range statuses {
+			want := fmt.Sprintf("parley_http_requests_total{code=%q,route=%q} %d", strconv.Itoa(s), r, 8*each)
+			if !strings.Contains(body, want) {
+				t.Errorf("metrics lack %s", want)
+			}
+		}
+		want := fmt.Sprintf("parley_http_request_duration_seconds_count{route=%q} %d", r, 8*each*len(statuses))
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// BenchmarkMetrics_ObserveHTTP is what observing one request costs once its
+// route and status were seen.
+func BenchmarkMetrics_ObserveHTTP(b *testing.B) {
+	m := New(Source{})
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.ObserveHTTP("GET /s/{code}", 302, time.Millisecond)
+		}
+	})
 }
