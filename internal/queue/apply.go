@@ -19,7 +19,7 @@ import (
 // unchanged.
 type StateMachine struct {
 	memo  *applyMemo
-	empty *emptyRanges // with memo: the scan ranges known to be empty
+	known *knownRanges // with memo: scan ranges whose every key it knows
 }
 
 var (
@@ -31,7 +31,7 @@ var (
 // the queue records, floors and recent message records its commands read
 // and write, instead of reading them from the state for every command.
 func NewStateMachine() StateMachine {
-	return StateMachine{memo: newApplyMemo(memoBudget), empty: new(emptyRanges)}
+	return StateMachine{memo: newApplyMemo(memoBudget), known: new(knownRanges)}
 }
 
 // Reset implements state.Resetter: it forgets what it remembered of the
@@ -39,7 +39,7 @@ func NewStateMachine() StateMachine {
 func (sm StateMachine) Reset() {
 	if sm.memo != nil {
 		sm.memo.Reset()
-		sm.empty.reset()
+		sm.known.reset()
 	}
 }
 
@@ -52,7 +52,7 @@ func (sm StateMachine) Apply(w state.Writer, meta state.Meta, cmd []byte) ([]byt
 		return invalidResult(cmd, err), nil
 	}
 	if sm.memo != nil {
-		w = memoWriter{w: w, m: sm.memo, e: sm.empty}
+		w = memoWriter{w: w, m: sm.memo, k: sm.known}
 	}
 	if c, ok := c.(Create); ok {
 		return applyCreate(w, meta, c)

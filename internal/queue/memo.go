@@ -61,13 +61,12 @@ func memoKey(key []byte) bool {
 }
 
 // memoWriter is the state.Writer one Apply uses: it reads and writes w,
-// answering Gets of memo keys from m and scans of ranges e knows to be
-// empty when it can, and keeping m and e up to date with every Set and
-// Delete.
+// answering Gets of memo keys from m and scans within ranges k knows when
+// it can, and keeping m and k up to date with every Set and Delete.
 type memoWriter struct {
 	w state.Writer
 	m *applyMemo
-	e *emptyRanges
+	k *knownRanges
 }
 
 var _ state.Writer = memoWriter{}
@@ -88,32 +87,52 @@ func (mw memoWriter) Get(key []byte) ([]byte, bool, error) {
 	return v, found, nil
 }
 
-// Scan implements state.Reader: a range e holds is empty; any other is
-// read from w (which holds every write), and remembered in e if it holds
-// nothing.
+// Scan implements state.Reader: a scan within a range k knows is answered
+// from it; any other is read from w (which holds every write), and, unless
+// k found the range too big lately, read to its end, up to what a known
+// range may hold, so that k learns it.
 func (mw memoWriter) Scan(lo, hi []byte, fn func(k, v []byte) bool) error {
-	if mw.e.has(lo, hi) {
+	if r := mw.k.find(lo, hi); r != nil {
+		r.scan(lo, hi, fn)
 		return nil
 	}
-	v := visit{fn: fn}
-	if err := mw.w.Scan(lo, hi, v.next); err != nil {
+	l := learner{fn: fn, learning: mw.k.mayLearn(lo, hi)}
+	if l.learning {
+		l.limit = mw.k.maxEntries()
+	}
+	tried := l.learning
+	if err := mw.w.Scan(lo, hi, l.next); err != nil {
 		return err
 	}
-	if !v.any {
-		mw.e.add(lo, hi)
+	if tried {
+		mw.k.add(lo, hi, l.ents, !l.learning)
 	}
 	return nil
 }
 
-// visit passes a scan's entries on to fn and notes whether there was any.
-type visit struct {
-	fn  func(k, v []byte) bool
-	any bool
+// learner passes a scan's entries on to fn until fn stops it and, while
+// learning, collects every entry of the range, up to limit keys with
+// values of at most maxKnownValue bytes; past that it stops learning.
+type learner struct {
+	fn       func(k, v []byte) bool
+	stopped  bool // fn returned false
+	learning bool
+	limit    int
+	ents     []knownEntry
 }
 
-func (v *visit) next(k, val []byte) bool {
-	v.any = true
-	return v.fn(k, val)
+func (l *learner) next(k, v []byte) bool {
+	if !l.stopped && !l.fn(k, v) {
+		l.stopped = true
+	}
+	if l.learning {
+		if len(l.ents) >= l.limit || len(v) > maxKnownValue {
+			l.learning, l.ents = false, nil
+		} else {
+			l.ents = append(l.ents, knownEntry{k: bytes.Clone(k), v: bytes.Clone(v)})
+		}
+	}
+	return !l.stopped || l.learning
 }
 
 // Set implements state.Writer.
@@ -121,7 +140,7 @@ func (mw memoWriter) Set(key, value []byte) error {
 	if err := mw.w.Set(key, value); err != nil {
 		return err
 	}
-	mw.e.written(key)
+	mw.k.set(key, value)
 	if memoKey(key) {
 		remember(mw.m, string(key), memoEntry{v: bytes.Clone(value), found: true})
 	}
@@ -133,6 +152,7 @@ func (mw memoWriter) Delete(key []byte) error {
 	if err := mw.w.Delete(key); err != nil {
 		return err
 	}
+	mw.k.deleted(key)
 	if memoKey(key) {
 		remember(mw.m, string(key), memoEntry{})
 	}

@@ -26,7 +26,7 @@ type twin struct {
 
 func newTwin(t *testing.T, seed uint64) *twin {
 	return &twin{
-		t: t, memo: StateMachine{memo: newApplyMemo(600), empty: new(emptyRanges)}, withMemo: state.NewMem(), reference: state.NewMem(),
+		t: t, memo: StateMachine{memo: newApplyMemo(600), known: &knownRanges{limit: 3}}, withMemo: state.NewMem(), reference: state.NewMem(),
 		now: t0, rng: rand.New(rand.NewPCG(seed, 11)), queue: "work", deadLetter: "work-dlq",
 	}
 }
@@ -299,12 +299,12 @@ func BenchmarkApply_MessageThrough(b *testing.B) {
 	}
 }
 
-// TestEmptyRanges_ResetWhenStateReplaced: a StateMachine remembers that a
+// TestKnownRanges_ResetWhenStateReplaced: a StateMachine remembers that a
 // receiver's own ready index was empty; when the state is replaced by one
 // where that index holds a message (a snapshot), Reset makes the next
 // receive find it, and without Reset it would not (so the ranges are in
 // use).
-func TestEmptyRanges_ResetWhenStateReplaced(t *testing.T) {
+func TestKnownRanges_ResetWhenStateReplaced(t *testing.T) {
 	sm := NewStateMachine()
 	st := state.NewMem()
 	var index uint64
@@ -334,7 +334,7 @@ func TestEmptyRanges_ResetWhenStateReplaced(t *testing.T) {
 	snapshot := copyMem(st)
 	apply(StateMachine{}, snapshot, EncodeSend(Send{Queue: "jobs", User: "alice", To: "bob", Body: []byte("for bob")}))
 	if n := received(apply(sm, copyMem(snapshot), receive)); n != 0 {
-		t.Fatalf("without Reset the receive found %d messages: the empty ranges were not used", n)
+		t.Fatalf("without Reset the receive found %d messages: the known ranges were not used", n)
 	}
 	sm.Reset()
 	if n := received(apply(sm, copyMem(snapshot), receive)); n != 1 {
