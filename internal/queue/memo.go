@@ -110,31 +110,6 @@ func (mw memoWriter) Scan(lo, hi []byte, fn func(k, v []byte) bool) error {
 	return nil
 }
 
-// learner passes a scan's entries on to fn until fn stops it and, while
-// learning, collects every entry of the range, up to limit keys with
-// values of at most maxKnownValue bytes; past that it stops learning.
-type learner struct {
-	fn       func(k, v []byte) bool
-	stopped  bool // fn returned false
-	learning bool
-	limit    int
-	ents     []knownEntry
-}
-
-func (l *learner) next(k, v []byte) bool {
-	if !l.stopped && !l.fn(k, v) {
-		l.stopped = true
-	}
-	if l.learning {
-		if len(l.ents) >= l.limit || len(v) > maxKnownValue {
-			l.learning, l.ents = false, nil
-		} else {
-			l.ents = append(l.ents, knownEntry{k: bytes.Clone(k), v: bytes.Clone(v)})
-		}
-	}
-	return !l.stopped || l.learning
-}
-
 // Set implements state.Writer.
 func (mw memoWriter) Set(key, value []byte) error {
 	if err := mw.w.Set(key, value); err != nil {
