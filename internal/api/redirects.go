@@ -62,6 +62,13 @@ func (s *Server) shortLink(w http.ResponseWriter, r *http.Request, code string) 
 		return
 	}
 	to, err := s.links.Resolve(r.Context(), code, link.Visit{UserAgent: r.Header.Get("User-Agent"), Referer: r.Header.Get("Referer")})
+	s.answerLink(w, r, code, to, err)
+}
+
+// answerLink answers a short link resolved to to, or err: the redirect,
+// the 404 page of an unknown code, the 410 page of a link that does not
+// redirect, or the error.
+func (s *Server) answerLink(w http.ResponseWriter, r *http.Request, code string, to link.Redirect, err error) {
 	if s.pageError(w, r, code, err) {
 		return
 	}

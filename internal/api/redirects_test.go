@@ -2,10 +2,16 @@ package api
 
 import (
 	"context"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/parley-chat/parley/internal/kv"
 	"github.com/parley-chat/parley/internal/link"
@@ -99,6 +105,190 @@ func TestServer_Redirects(t *testing.T) {
 			if got := w.Header().Get("Location"); got != want || w.Header().Get("Cache-Control") != "no-store" || w.Body.Len() != 0 {
 				t.Errorf("%s: Location %q (want %q), Cache-Control %q, body %q", path, got, want, w.Header().Get("Cache-Control"), w.Body)
 			}
+		}
+	})
+}
+
+// TestServer_LinksHandler: the links listener answers a short link as the
+// API listener does (status, headers, page, what Observe sees), counts
+// each redirect as one visit, and serves nothing else: other paths are
+// the not-found page, other methods 405.
+func TestServer_LinksHandler(t *testing.T) {
+	links, err := link.NewService(statetest.NewReplicator(4, link.StateMachine{}), link.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, l := range []struct{ code, url string }{
+		{"ex", "https://example.com/a?b=c"},
+		{"uni", "https://example.com/caf\u00e9?q=\u00fc"},
+		{"off", "https://example.com/off"},
+	} {
+		if _, err := links.Create(ctx, "alice", l.url, l.code, "", link.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := links.Create(ctx, "alice", "https://example.com/p", "perm", "", link.Options{Status: http.StatusPermanentRedirect}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := links.Update(ctx, "alice", "off", link.Patch{Disabled: new(true)}); err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		route  string
+		status int
+	}
+	var mu sync.Mutex
+	var last seen
+	srv := New(Config{
+		KV: kv.NewService(statetest.NewReplicator(1, kv.StateMachine{}), kv.Limits{}), Status: &fakeStatus{ready: true},
+		Links: links, PublicURL: "https://par.ly",
+		Observe: func(route string, status int, _ time.Duration) {
+			mu.Lock()
+			last = seen{route, status}
+			mu.Unlock()
+		},
+	})
+	observed := func() seen {
+		mu.Lock()
+		defer mu.Unlock()
+		s := last
+		last = seen{}
+		return s
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &fasthttp.Server{Handler: srv.LinksHandler(ctx), NoDefaultServerHeader: true, NoDefaultContentType: true}
+	go func() { _ = fs.Serve(ln) }()
+	t.Cleanup(func() { _ = fs.Shutdown() })
+	base := "http://" + ln.Addr().String()
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	ask := func(t *testing.T, method, path string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, string(body)
+	}
+	api := srv.Handler()
+
+	t.Run("as the API listener", func(t *testing.T) {
+		for _, tc := range []struct {
+			method, path string
+			status       int
+		}{
+			{"GET", "/s/ex", http.StatusFound},
+			{"HEAD", "/s/ex", http.StatusFound},
+			{"GET", "/s/uni", http.StatusFound},
+			{"GET", "/s/perm", http.StatusPermanentRedirect},
+			{"GET", "/s/nope", http.StatusNotFound},
+			{"HEAD", "/s/nope", http.StatusNotFound},
+			{"GET", "/s/off", http.StatusGone},
+			{"GET", "/s/ex+", http.StatusOK},
+			{"GET", "/s/e%78", http.StatusFound},
+			{"POST", "/s/ex", http.StatusMethodNotAllowed},
+		} {
+			t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+				w := httptest.NewRecorder()
+				api.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, nil))
+				want, wantSeen := w.Result(), observed()
+				got, body := ask(t, tc.method, tc.path)
+				if got.StatusCode != tc.status || want.StatusCode != tc.status {
+					t.Fatalf("status %d on the links listener, %d on the API; want %d", got.StatusCode, want.StatusCode, tc.status)
+				}
+				keys := []string{"Location", "Cache-Control", "Content-Type", "Content-Security-Policy", "X-Content-Type-Options"}
+				if tc.status == http.StatusMethodNotAllowed {
+					// The API's mux answers in plain text, the links
+					// listener with a page (below).
+					keys, body = []string{"Allow"}, w.Body.String()
+				}
+				for _, k := range keys {
+					if got.Header.Get(k) != want.Header.Get(k) {
+						t.Errorf("%s: %q on the links listener, %q on the API", k, got.Header.Get(k), want.Header.Get(k))
+					}
+				}
+				if tc.method == "GET" && body != w.Body.String() {
+					t.Errorf("bodies differ:\n%s\n%s", body, w.Body)
+				}
+				if s := observed(); s != wantSeen {
+					t.Errorf("observed %+v on the links listener, %+v on the API", s, wantSeen)
+				}
+			})
+		}
+	})
+
+	t.Run("each redirect is one visit", func(t *testing.T) {
+		if err := links.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		before, err := links.Info(ctx, "uni")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if resp, _ := ask(t, "GET", "/s/uni"); resp.Header.Get("Location") != "https://example.com/caf%C3%A9?q=%C3%BC" {
+				t.Fatalf("Location %q", resp.Header.Get("Location"))
+			}
+		}
+		ask(t, "GET", "/s/uni+") // a preview is no visit
+		if err := links.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		after, err := links.Info(ctx, "uni")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Hits != before.Hits+3 {
+			t.Errorf("hits %d after 3 redirects, from %d", after.Hits, before.Hits)
+		}
+	})
+
+	t.Run("nothing but short links", func(t *testing.T) {
+		for _, tc := range []struct {
+			method, path string
+			status       int
+		}{
+			{"GET", "/healthz", http.StatusNotFound},
+			{"GET", "/metrics", http.StatusNotFound},
+			{"GET", "/api/v1/openapi.json", http.StatusNotFound},
+			{"POST", "/api/v1/users", http.StatusNotFound},
+			{"GET", "/s/../api/v1/links", http.StatusNotFound},
+			{"GET", "/", http.StatusNotFound},
+			{"GET", "/s/", http.StatusNotFound},
+			{"GET", "/s/a.b", http.StatusNotFound},
+			{"DELETE", "/s/ex", http.StatusMethodNotAllowed},
+			{"PUT", "/s/ex+", http.StatusMethodNotAllowed},
+		} {
+			resp, body := ask(t, tc.method, tc.path)
+			if resp.StatusCode != tc.status || resp.Header.Get("Content-Security-Policy") != pagePolicy {
+				t.Errorf("%s %s: %d with CSP %q, want %d and the pages' policy", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Content-Security-Policy"), tc.status)
+			}
+			if tc.status == http.StatusMethodNotAllowed && resp.Header.Get("Allow") != "GET, HEAD" {
+				t.Errorf("%s %s: Allow %q", tc.method, tc.path, resp.Header.Get("Allow"))
+			}
+			if resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || !strings.Contains(body, "<h1>") || strings.Contains(body, "<script") {
+				t.Errorf("%s %s answered %q", tc.method, tc.path, body)
+			}
+			if s := observed(); s != (seen{unmatchedRoute, tc.status}) && s != (seen{redirectRoute, tc.status}) {
+				t.Errorf("%s %s: observed %+v", tc.method, tc.path, s)
+			}
+		}
+		// A code in the path is escaped in the page.
+		if _, body := ask(t, "GET", "/x%3Cb%3E"); !strings.Contains(body, "x&lt;b&gt;") {
+			t.Errorf("not-found page of /x<b>: %q", body)
 		}
 	})
 }

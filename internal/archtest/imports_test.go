@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"iter"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -129,22 +130,45 @@ var layers = map[string][]string{
 // internal/search: domain packages and the rest of the product reach it
 // through that package's types only.
 func TestImports_BleveOnlyInSearch(t *testing.T) {
+	importedOnlyBy(t, "github.com/blevesearch/", func(file string) bool {
+		return path.Dir(file) == "internal/search"
+	})
+}
+
+// TestImports_FasthttpOnlyForShortLinks keeps fasthttp to the links
+// listener (--links): its handler in internal/api and its server in
+// internal/node. Everything else the nodes serve is net/http.
+func TestImports_FasthttpOnlyForShortLinks(t *testing.T) {
+	importedOnlyBy(t, "github.com/valyala/", func(file string) bool {
+		switch file {
+		case "internal/api/redirects_fast.go", "internal/api/redirects_test.go", "internal/node/links.go":
+			return true
+		}
+		return false
+	})
+}
+
+// importedOnlyBy fails for every Go file of the repository importing a
+// package whose path starts with prefix, unless allowed(file) (the file's
+// path from the repository root, with slashes).
+func importedOnlyBy(t *testing.T, prefix string, allowed func(file string) bool) {
+	t.Helper()
 	root := filepath.Join("..", "..")
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 			return err
 		}
-		dir, _ := filepath.Rel(root, filepath.Dir(path))
-		if filepath.ToSlash(dir) == "internal/search" {
+		rel, _ := filepath.Rel(root, p)
+		if allowed(filepath.ToSlash(rel)) {
 			return nil
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
 		}
 		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); strings.HasPrefix(p, "github.com/blevesearch/") {
-				t.Errorf("%s imports %s: only internal/search may", path, p)
+			if ip, _ := strconv.Unquote(imp.Path.Value); strings.HasPrefix(ip, prefix) {
+				t.Errorf("%s imports %s: not allowed there", rel, ip)
 			}
 		}
 		return nil

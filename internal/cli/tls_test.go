@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/testcluster"
 )
 
 // testPKI is a throw-away CA and one certificate it signed for 127.0.0.1,
@@ -109,7 +111,8 @@ func TestMutualTLS(t *testing.T) {
 
 func TestServe_TLS(t *testing.T) {
 	p := mustPKI(t, t.TempDir())
-	url, stop := startServe(t,
+	linksAddr := testcluster.FreeAddr(t)
+	url, stop := startServe(t, "--links", linksAddr,
 		"--tls-cert", p.certFile, "--tls-key", p.keyFile,
 		"--cluster-tls-cert", p.certFile, "--cluster-tls-key", p.keyFile, "--cluster-tls-ca", p.caFile)
 	if !strings.HasPrefix(url, "https://127.0.0.1:") {
@@ -127,6 +130,24 @@ func TestServe_TLS(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("readyz over HTTPS = %d", resp.StatusCode)
 	}
+	t.Run("the links listener serves short links over HTTPS only", func(t *testing.T) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+linksAddr+"/s/nope", nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Security-Policy") == "" || resp.TLS == nil {
+			t.Errorf("GET /s/nope over HTTPS: %d, CSP %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+		}
+		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "http://"+linksAddr+"/s/nope", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest { // Go's TLS answers a plain request with a 400
+				t.Errorf("GET /s/nope over plain HTTP: %d, want no answer or 400", resp.StatusCode)
+			}
+		}
+	})
 	t.Run("client commands trust --ca-file", func(t *testing.T) {
 		r := run(ctx, nil, "", "health", "--server", url)
 		if r.code != 1 || !strings.Contains(r.stderr, "certificate") {

@@ -33,6 +33,10 @@ type Config struct {
 	AdvertiseHTTP string
 	// PublicURL is the base of short links; empty means http://AdvertiseHTTP.
 	PublicURL string
+	// LinksAddr, when set, is where short links are also served, alone and
+	// on a leaner HTTP/1.1 server than the API's (api.Server.LinksHandler);
+	// HTTPS when HTTPTLS is set.
+	LinksAddr string
 	// Join lists internal addresses (host names or IPs, with ports) of
 	// existing members. A node given Join never creates a cluster, unless
 	// it is the InitialNode.
@@ -267,6 +271,11 @@ func (c *Config) Validate() error {
 	for name, addr := range map[string]string{"http": c.HTTPAddr, "cluster": c.ClusterAddr} {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: want host:port", name, addr))
+		}
+	}
+	if c.LinksAddr != "" {
+		if _, _, err := net.SplitHostPort(c.LinksAddr); err != nil {
+			errs = append(errs, fmt.Errorf("links %q: want host:port", c.LinksAddr))
 		}
 	}
 	if c.PprofAddr != "" {

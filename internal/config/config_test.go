@@ -23,3 +23,19 @@ func TestValidate_PprofOnlyOnLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestValidate_LinksAddress: the links listener is off when empty and
+// otherwise needs a host:port, named in the error.
+func TestValidate_LinksAddress(t *testing.T) {
+	for addr, ok := range map[string]bool{"": true, ":8081": true, "0.0.0.0:8081": true, "8081": false, "example.org": false} {
+		c := Default()
+		c.LinksAddr = addr
+		err := c.Validate()
+		if ok && err != nil {
+			t.Errorf("links %q refused: %v", addr, err)
+		}
+		if !ok && (err == nil || !strings.Contains(err.Error(), "links") || !strings.Contains(err.Error(), "host:port")) {
+			t.Errorf("links %q accepted (err %v)", addr, err)
+		}
+	}
+}

@@ -20,6 +20,10 @@ func (n *Node) startHTTP() error {
 		return fmt.Errorf("listen for HTTP on %s: %w", n.cfg.HTTPAddr, err)
 	}
 	n.httpLn = ln
+	if err := n.listenLinks(); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	n.metrics = n.newMetrics()
 	n.metrics.RegisterStreams(n.streamStats)
 	n.metrics.RegisterSearch(n.searchStats)
@@ -28,6 +32,9 @@ func (n *Node) startHTTP() error {
 	svc, err := n.newServices(limits)
 	if err != nil {
 		_ = ln.Close()
+		if n.links.ln != nil {
+			_ = n.links.ln.Close()
+		}
 		return err
 	}
 	n.startAudit()
@@ -75,6 +82,7 @@ func (n *Node) startHTTP() error {
 		MaxHeaderBytes:    64 << 10,
 		TLSConfig:         n.cfg.HTTPTLS,
 	}
+	n.serveLinks(srv)
 	n.goBackground(func() {
 		var err error
 		if n.cfg.HTTPTLS != nil {

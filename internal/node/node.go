@@ -86,6 +86,9 @@ type Node struct {
 	ops     opsState // operator figures: lag, requests, cache (stats.go)
 	httpSrv *http.Server
 	httpLn  net.Listener
+	// links serves short links alone (links.go), when Config.LinksAddr
+	// is set.
+	links linksListener
 
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -403,6 +406,9 @@ func (n *Node) Close() {
 		if n.httpSrv != nil {
 			_ = n.httpSrv.Close()
 		}
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		n.stopLinks(done) // at once: close every connection
 		n.wg.Wait()
 		n.stopGossip(false)
 		if n.engine != nil {
@@ -442,6 +448,7 @@ func (n *Node) Shutdown(ctx context.Context) {
 	if n.httpSrv != nil {
 		_ = n.httpSrv.Shutdown(ctx)
 	}
+	n.stopLinks(ctx)
 	n.Close()
 }
 

@@ -30,8 +30,13 @@
 #
 #   DURATION=8s ROUNDS=3 scripts/bench/compare-redirects.sh   # as root on Debian 12
 #
+# Parley answers on its nodes' links listeners (--links, a fasthttp server
+# of short links alone), which is how a deployment serves short links at
+# volume; LISTENER=api asks the nodes' HTTP API listeners (net/http)
+# instead, as a deployment without --links does.
+#
 # Environment (defaults in brackets): DURATION [10s], WARMUP [1s],
-# CLIENTS ["1 64"], ROUNDS [3], SPREAD [0], LINKS [1000], OUT
+# CLIENTS ["1 64"], ROUNDS [3], SPREAD [0], LISTENER [links], LINKS [1000], OUT
 # [./bench-results/<UTC time>], WORKDIR [/var/tmp], PARLEY_BIN, KEEP_DATA
 # [0].
 set -euo pipefail
@@ -41,6 +46,7 @@ WARMUP=${WARMUP:-1s}
 CLIENTS=${CLIENTS:-"1 64"}
 ROUNDS=${ROUNDS:-3}
 SPREAD=${SPREAD:-0}
+LISTENER=${LISTENER:-links}
 LINKS=${LINKS:-1000}
 HAPROXY_PORT=28080
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -54,7 +60,7 @@ ports_free "$HAPROXY_PORT"
 {
 	machine_info
 	echo "haproxy: $(haproxy -v | head -1)"
-	echo "duration: $DURATION, warmup: $WARMUP, clients: $CLIENTS, rounds: $ROUNDS, spread: $SPREAD, links: $LINKS"
+	echo "duration: $DURATION, warmup: $WARMUP, clients: $CLIENTS, rounds: $ROUNDS, spread: $SPREAD, links: $LINKS, listener: $LISTENER"
 } | tee "$OUT/machine.txt" >&2
 
 map=$OUT/codes.map
@@ -80,6 +86,14 @@ ab_figure() { # ab_figure NAME rps|p50|p99|failed
 
 start_parley
 parley_pids=("${pids[@]}")
+# The URLs redirects are asked of: the nodes' links listeners (--links), or
+# with LISTENER=api their HTTP API listeners.
+parley_link_urls=$parley_urls
+if [[ $LISTENER == links ]]; then
+	parley_link_urls=""
+	for p in "${PARLEY_LINKS_PORTS[@]}"; do parley_link_urls+="${parley_link_urls:+,}http://127.0.0.1:$p"; done
+fi
+parley_url=${parley_link_urls%%,*}
 log "parley: creating $LINKS links from the map"
 "$parley" bench links --servers "$parley_urls" --map "$map" --clients 16 --requests 1 -q >"$OUT/parley-create.txt"
 
@@ -112,7 +126,7 @@ done
 	echo "redirect answered by haproxy:"
 	curl -sS -D - -o /dev/null "$haproxy_url/s/$code0"
 	echo "redirect answered by parley:"
-	curl -sS -D - -o /dev/null "http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}/s/$code0"
+	curl -sS -D - -o /dev/null "$parley_url/s/$code0"
 } >>"$OUT/machine.txt" || true
 
 # measure SERVER TOOL C ROUND: one measurement, the other server paused.
@@ -120,8 +134,8 @@ measure() {
 	local server=$1 tool=$2 c=$3 r=$4 name=$1-$2-c$3-r$4
 	if [[ $server == parley ]]; then
 		pause_group "$haproxy_pid"
-		local servers=http://127.0.0.1:${PARLEY_HTTP_PORTS[0]} url=http://127.0.0.1:${PARLEY_HTTP_PORTS[0]}/s/$code0
-		[[ $SPREAD == 1 ]] && servers=$parley_urls
+		local servers=$parley_link_urls url=$parley_url/s/$code0
+		[[ $SPREAD == 1 ]] || servers=$parley_url
 	else
 		pause_group "${parley_pids[@]}"
 		local servers=$haproxy_url url=$haproxy_url/s/$code0

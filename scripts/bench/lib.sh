@@ -238,7 +238,9 @@ settled() {
 # $parley_urls and $parley_pids (node i's process is ${parley_pids[i-1]}).
 # PARLEY_SERVE_FLAGS (e.g. --insecure, --partitions 48) are given to every
 # node. PPROF=1 serves each node's Go profiles (/debug/pprof/) on 127.0.0.1
-# at its HTTP port + 5 (27075, 27085, 27095...). PARLEY_SETTLE_S (60) is
+# at its HTTP port + 5 (27075, 27085, 27095...). Each node serves short
+# links alone (--links) at its HTTP port + 7 (27077...), unless
+# PARLEY_LINKS=0 (a build older than that flag). PARLEY_SETTLE_S (60) is
 # how long the partitions may take to settle (more nodes: more moves).
 # The per-user limits (docs/LIMITS.md) are off for benchmarks: one user
 # posts, sends and streams as fast as the cluster goes.
@@ -247,12 +249,13 @@ PARLEY_BENCH_LIMITS=(--limit-posts off --limit-queue-sends off --limit-room-crea
 
 start_parley() {
 	local nodes=${1:-3} i n status url0=http://127.0.0.1:27070
-	PARLEY_HTTP_PORTS=() PARLEY_CLUSTER_PORTS=()
+	PARLEY_HTTP_PORTS=() PARLEY_CLUSTER_PORTS=() PARLEY_LINKS_PORTS=()
 	for ((i = 0; i < nodes; i++)); do
 		PARLEY_HTTP_PORTS+=($((27070 + 10 * i)))
 		PARLEY_CLUSTER_PORTS+=($((27071 + 10 * i)))
+		PARLEY_LINKS_PORTS+=($((27077 + 10 * i)))
 	done
-	ports_free "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}"
+	ports_free "${PARLEY_HTTP_PORTS[@]}" "${PARLEY_CLUSTER_PORTS[@]}" "${PARLEY_LINKS_PORTS[@]}"
 	parley_urls="" parley_pids=()
 	for ((i = 0; i < nodes; i++)); do
 		parley_urls+="${parley_urls:+,}http://127.0.0.1:${PARLEY_HTTP_PORTS[i]}"
@@ -287,9 +290,10 @@ start_parley() {
 # $OUT/logs/LOG.log (default parley-nI), and sets ${parley_pids[I-1]}.
 # Node 1 creates the cluster; the others join it.
 start_parley_node() {
-	local i=$1 logname=${2:-parley-n$1} join=() pprof=()
+	local i=$1 logname=${2:-parley-n$1} join=() pprof=() links=()
 	local k=$((i - 1))
 	[[ ${PPROF:-0} == 1 ]] && pprof=(--pprof "127.0.0.1:$((PARLEY_HTTP_PORTS[k] + 5))")
+	[[ ${PARLEY_LINKS:-1} == 1 ]] && links=(--links "127.0.0.1:${PARLEY_LINKS_PORTS[k]}")
 	if ((i > 1)); then
 		join=(--join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}")
 		[[ -f $tmp/parley/n1/join-token ]] && join+=(--join-token "$(cat "$tmp/parley/n1/join-token")")
@@ -297,7 +301,7 @@ start_parley_node() {
 	# shellcheck disable=SC2086 # PARLEY_SERVE_FLAGS is a list of flags
 	start "$logname" "$parley" serve --id "n$i" --data-dir "$tmp/parley/n$i" \
 		--http "127.0.0.1:${PARLEY_HTTP_PORTS[k]}" --cluster "127.0.0.1:${PARLEY_CLUSTER_PORTS[k]}" \
-		--log-level warn ${PARLEY_SERVE_FLAGS:-} "${join[@]}" "${PARLEY_BENCH_LIMITS[@]}" "${pprof[@]}"
+		--log-level warn ${PARLEY_SERVE_FLAGS:-} "${join[@]}" "${PARLEY_BENCH_LIMITS[@]}" "${pprof[@]}" "${links[@]}"
 	parley_pids[k]=${pids[-1]}
 }
 

@@ -1,0 +1,96 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"github.com/parley-chat/parley/internal/link"
+)
+
+// LinksHandler returns the handler of the links listener (--links): a
+// server of short links alone, on fasthttp rather than net/http, for the
+// request a node serves most. net/http's own work per request (a goroutine
+// watching the connection, four deadlines, the header maps) is most of
+// what a redirect costs: a net/http server answering redirects from a map,
+// with nothing else to do, serves 0.66 of what HAProxy serves from the same
+// map on this project's 2-core machines (docs/BENCHMARKS.md, "A listener
+// for short links").
+//
+// A redirect of an active link, the request that matters for throughput,
+// is answered here: the same lookup (LinkService.Resolve, counting the
+// visit) and the same headers as writeRedirect. Everything else the
+// listener answers goes through the net/http code of the main listener, by
+// fasthttpadaptor: the 404 and 410 pages of a code that does not redirect
+// (from the lookup already made, so a visit is counted once and a miss
+// read once), the preview of {code}+, and a 404 page for any other path
+// or 405 for another method. No API route is reachable through it: it
+// serves GET and HEAD /s/{code} and nothing else.
+//
+// base is the context of the lookups of the fast path, cancelled when the
+// node stops: fasthttp's RequestCtx must not outlive its request.
+func (s *Server) LinksHandler(base context.Context) fasthttp.RequestHandler {
+	other := fasthttpadaptor.NewFastHTTPHandler(s.Redirects(http.HandlerFunc(s.notALink)))
+	return func(ctx *fasthttp.RequestCtx) {
+		code, ok := fastShortCode(ctx)
+		if !ok {
+			other(ctx) // a preview, another path or method
+			return
+		}
+		start := time.Now()
+		v := link.Visit{UserAgent: string(ctx.UserAgent()), Referer: string(ctx.Referer())}
+		to, err := s.links.Resolve(base, code, v)
+		if err == nil && to.State == link.StateActive {
+			h := &ctx.Response.Header
+			h.Set("Cache-Control", noStore[0])
+			h.Set("Location", hexEscapeNonASCII(to.URL))
+			ctx.SetStatusCode(to.Status)
+		} else {
+			fasthttpadaptor.NewFastHTTPHandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s.answerLink(w, r, code, to, err)
+			})(ctx)
+		}
+		if s.observe != nil {
+			s.observe(redirectRoute, ctx.Response.StatusCode(), time.Since(start))
+		}
+	}
+}
+
+// fastShortCode returns the code of a GET or HEAD /s/{code} request whose
+// code is one a link can have (not a preview's {code}+), as shortCode
+// takes it from net/http's decoded path.
+func fastShortCode(ctx *fasthttp.RequestCtx) (string, bool) {
+	if !ctx.IsGet() && !ctx.IsHead() {
+		return "", false
+	}
+	rest, ok := bytes.CutPrefix(ctx.Path(), []byte("/s/"))
+	if !ok {
+		return "", false
+	}
+	code := string(rest)
+	return code, link.ValidCode(code)
+}
+
+// notALink answers, on the links listener, a request that is not for a
+// short link: 405 for a method other than GET and HEAD on /s/, the
+// not-found page otherwise.
+func (s *Server) notALink(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	status := http.StatusNotFound
+	if strings.HasPrefix(r.URL.Path, "/s/") && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		status = http.StatusMethodNotAllowed
+		w.Header().Set("Allow", "GET, HEAD")
+		writePage(w, status, page("Method not allowed", `<h1>Method not allowed</h1>
+<p>Short links answer GET and HEAD only.</p>`))
+	} else {
+		writePage(w, status, notFoundPage(strings.TrimPrefix(r.URL.Path, "/s/")))
+	}
+	if s.observe != nil {
+		s.observe(unmatchedRoute, status, time.Since(start))
+	}
+}
