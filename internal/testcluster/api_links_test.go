@@ -44,6 +44,9 @@ func TestAPI_Links(t *testing.T) {
 				if err != nil || loc != target {
 					t.Fatalf("resolve via n%d = %q, %v", i+1, loc, err)
 				}
+				if status, loc := atLinksListener(t, c, i, code); status != http.StatusFound || loc != target {
+					t.Fatalf("n%d's links listener answers %d to %q", i+1, status, loc)
+				}
 			}
 		})
 		t.Run("refusals change nothing", func(t *testing.T) {
@@ -115,6 +118,9 @@ func TestAPI_Links(t *testing.T) {
 					return fmt.Errorf("resolve = %v", err)
 				})
 				t.Logf("n%d stopped redirecting %v after the check began", i+1, took.Round(time.Millisecond))
+				if status, loc := atLinksListener(t, c, i, code); status != http.StatusNotFound {
+					t.Errorf("n%d's links listener answers %d to %q after the deletion", i+1, status, loc)
+				}
 			}
 			_, err := as(c, 0, lena).LinkInfo(ctx, code)
 			mustStatus(t, err, http.StatusNotFound, "not_found")
@@ -127,4 +133,20 @@ func TestAPI_Links(t *testing.T) {
 			}
 		})
 	})
+}
+
+// atLinksListener asks node i's links listener (--links) for /s/code and
+// returns the status and Location, without following the redirect.
+func atLinksListener(t *testing.T, c *testcluster.Cluster, i int, code string) (int, string) {
+	t.Helper()
+	hc := &http.Client{
+		Timeout:       10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	resp, err := hc.Get("http://" + c.Node(i).LinksAddr() + "/s/" + code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Location")
 }
