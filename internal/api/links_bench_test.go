@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/parley-chat/parley/internal/kv"
 	"github.com/parley-chat/parley/internal/link"
 	"github.com/parley-chat/parley/internal/state/statetest"
@@ -58,6 +60,29 @@ func BenchmarkServer_RedirectParallel(b *testing.B) {
 // one request per link, the cache warmed.
 func redirectBench(b *testing.B) (http.Handler, []*http.Request) {
 	b.Helper()
+	srv, codes := redirectBenchServer(b)
+	h := srv.Redirects(srv.Handler())
+	reqs := make([]*http.Request, len(codes))
+	for i, c := range codes {
+		r := httptest.NewRequest(http.MethodGet, "/s/"+c, nil)
+		r.Header.Set("User-Agent", benchUserAgent)
+		r.Header.Set("Referer", benchReferer)
+		reqs[i] = r
+		h.ServeHTTP(httptest.NewRecorder(), r) // warm the cache
+	}
+	return h, reqs
+}
+
+// The headers of the benchmarks' requests, as a browser sends them.
+const (
+	benchUserAgent = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+	benchReferer   = "https://news.example.org/item?id=42"
+)
+
+// redirectBenchServer returns a Server over 1000 links, with an Observe
+// that does what a node's does cheaply, and the links' codes.
+func redirectBenchServer(b *testing.B) (*Server, []string) {
+	b.Helper()
 	links, err := link.NewService(statetest.NewReplicator(16, link.StateMachine{}), link.Config{})
 	if err != nil {
 		b.Fatal(err)
@@ -75,16 +100,40 @@ func redirectBench(b *testing.B) (http.Handler, []*http.Request) {
 		Links: links, PublicURL: "https://par.ly",
 		Observe: func(string, int, time.Duration) { observed++ },
 	})
-	h := srv.Redirects(srv.Handler())
-	reqs := make([]*http.Request, len(codes))
+	return srv, codes
+}
+
+// BenchmarkServer_LinksHandlerRedirect is BenchmarkServer_Redirect on the
+// links listener's handler (LinksHandler): the same redirects, served from
+// a reused fasthttp request, so allocs/op are the handler's alone.
+func BenchmarkServer_LinksHandlerRedirect(b *testing.B) {
+	srv, codes := redirectBenchServer(b)
+	h := srv.LinksHandler(context.Background())
+	uris := make([][]byte, len(codes))
 	for i, c := range codes {
-		r := httptest.NewRequest(http.MethodGet, "/s/"+c, nil)
-		r.Header.Set("User-Agent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36")
-		r.Header.Set("Referer", "https://news.example.org/item?id=42")
-		reqs[i] = r
-		h.ServeHTTP(httptest.NewRecorder(), r) // warm the cache
+		uris[i] = []byte("/s/" + c)
 	}
-	return h, reqs
+	var ctx fasthttp.RequestCtx
+	serve := func(uri []byte) int {
+		ctx.Request.Reset()
+		ctx.Response.Reset()
+		ctx.Request.SetRequestURIBytes(uri)
+		ctx.Request.Header.SetUserAgent(benchUserAgent)
+		ctx.Request.Header.SetReferer(benchReferer)
+		h(&ctx)
+		return ctx.Response.StatusCode()
+	}
+	for _, u := range uris {
+		serve(u) // warm the cache
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if status := serve(uris[i%len(uris)]); status != http.StatusFound {
+			b.Fatal(status)
+		}
+		i++
+	}
 }
 
 // benchWriter is a ResponseWriter that keeps the status and drops the

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
@@ -43,7 +44,9 @@ func (s *Server) LinksHandler(base context.Context) fasthttp.RequestHandler {
 			return
 		}
 		start := time.Now()
-		v := link.Visit{UserAgent: string(ctx.UserAgent()), Referer: string(ctx.Referer())}
+		// The request's own bytes, without copies: Resolve copies what it
+		// keeps.
+		v := link.Visit{UserAgent: unsafeString(ctx.UserAgent()), Referer: unsafeString(ctx.Referer())}
 		to, err := s.links.Resolve(base, code, v)
 		if err == nil && to.State == link.StateActive {
 			h := &ctx.Response.Header
@@ -63,7 +66,8 @@ func (s *Server) LinksHandler(base context.Context) fasthttp.RequestHandler {
 
 // fastShortCode returns the code of a GET or HEAD /s/{code} request whose
 // code is one a link can have (not a preview's {code}+), as shortCode
-// takes it from net/http's decoded path.
+// takes it from net/http's decoded path. The code points into the
+// request's memory (unsafeString).
 func fastShortCode(ctx *fasthttp.RequestCtx) (string, bool) {
 	if !ctx.IsGet() && !ctx.IsHead() {
 		return "", false
@@ -72,8 +76,19 @@ func fastShortCode(ctx *fasthttp.RequestCtx) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	code := string(rest)
+	code := unsafeString(rest)
 	return code, link.ValidCode(code)
+}
+
+// unsafeString returns b's bytes as a string without copying them: valid
+// only while fasthttp keeps the request, that is until the handler
+// returns, and only while nothing writes to b. What outlives the request
+// must be copied (link.Service.Resolve does).
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // notALink answers, on the links listener, a request that is not for a

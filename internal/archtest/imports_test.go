@@ -141,7 +141,7 @@ func TestImports_BleveOnlyInSearch(t *testing.T) {
 func TestImports_FasthttpOnlyForShortLinks(t *testing.T) {
 	importedOnlyBy(t, "github.com/valyala/", func(file string) bool {
 		switch file {
-		case "internal/api/redirects_fast.go", "internal/api/redirects_test.go", "internal/node/links.go",
+		case "internal/api/redirects_fast.go", "internal/api/redirects_test.go", "internal/api/links_bench_test.go", "internal/node/links.go",
 			"scripts/bench/redirectfloor/main.go": // the floor it is measured against
 			return true
 		}

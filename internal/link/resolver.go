@@ -43,6 +43,11 @@ type target struct {
 //
 // max_visits is enforced approximately (see the package doc): the visits
 // of the cached read plus this node's visits not yet reflected in it.
+//
+// code and v may point into a request's memory, valid only during the call
+// (the links listener passes its request buffer's bytes): whatever Resolve
+// keeps of them (the cache's key, the visit counter's keys, the user
+// agent's memo) it copies.
 func (s *Service) Resolve(ctx context.Context, code string, v Visit) (Redirect, error) {
 	if !ValidCode(code) {
 		return Redirect{}, errs.New(errs.NotFound, "link not found")
@@ -89,7 +94,7 @@ func (s *Service) load(ctx context.Context, code string) (target, error) {
 	if !found {
 		return target{}, errs.New(errs.NotFound, "link not found")
 	}
-	shard.PutUnlessDeleted(code, t, start.Add(s.cfg.CacheTTL-time.Duration(max(staleMs, 0))*time.Millisecond), deletes)
+	shard.PutUnlessDeleted(clone(code), t, start.Add(s.cfg.CacheTTL-time.Duration(max(staleMs, 0))*time.Millisecond), deletes)
 	return t, nil
 }
 

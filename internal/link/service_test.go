@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/link"
@@ -600,5 +601,45 @@ func BenchmarkService_Resolve(b *testing.B) {
 				})
 			})
 		})
+	}
+}
+
+// TestService_ResolveKeepsNoRequestMemory: Resolve may be handed strings
+// that point into a request's buffer, which the next request overwrites
+// (the links listener does): the code a miss caches, the referrer host and
+// the user agent it counts are its own copies, so the link is still found
+// in the cache and counted under the right names after the buffer changed.
+func TestService_ResolveKeepsNoRequestMemory(t *testing.T) {
+	s := mustService(t, statetest.NewReplicator(4, link.StateMachine{}), newClock(), nil)
+	mustCreate(t, s, "alice", "https://example.com/a", "alpha")
+	ctx := context.Background()
+	const ua, ref = "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0", "https://news.example.org/x"
+	buf := []byte("alpha " + ua + " " + ref)
+	view := func(i, n int) string { return unsafe.String(&buf[i], n) }
+	v := link.Visit{UserAgent: view(6, len(ua)), Referer: view(7+len(ua), len(ref))}
+	if _, err := s.Resolve(ctx, view(0, 5), v); err != nil { // a miss: the link is cached
+		t.Fatal(err)
+	}
+	for i := range buf { // the next request
+		buf[i] = 'z'
+	}
+	before := s.CacheStats()
+	to, err := s.Resolve(ctx, "alpha", link.Visit{UserAgent: ua, Referer: ref})
+	if err != nil || to.URL != "https://example.com/a" {
+		t.Fatalf("Resolve(alpha) = %+v, %v", to, err)
+	}
+	if after := s.CacheStats(); after.Hits != before.Hits+1 || after.Misses != before.Misses {
+		t.Errorf("alpha, cached, missed the cache after the buffer changed: %+v then %+v", before, after)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Stats(ctx, "alice", false, "alpha", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Visits != 2 || len(st.Referrers) != 1 || st.Referrers[0].Name != "news.example.org" || st.Referrers[0].N != 2 ||
+		len(st.Browsers) != 1 || st.Browsers[0].N != 2 {
+		t.Errorf("alpha's stats = %+v, want two visits from news.example.org in one browser", st)
 	}
 }
