@@ -19,9 +19,10 @@ import (
 // request a node serves most. net/http's own work per request (a goroutine
 // watching the connection, four deadlines, the header maps) is most of
 // what a redirect costs: a net/http server answering redirects from a map,
-// with nothing else to do, serves 0.66 of what HAProxy serves from the same
-// map on this project's 2-core machines (docs/BENCHMARKS.md, "A listener
-// for short links").
+// with nothing else to do and the API listener's timeouts, serves half of
+// what HAProxy serves from the same map on this project's 2-core machines,
+// a fasthttp server 0.95 (docs/BENCHMARKS.md, "A listener for short
+// links").
 //
 // A redirect of an active link, the request that matters for throughput,
 // is answered here: the same lookup (LinkService.Resolve, counting the

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -58,18 +59,24 @@ func (n *Node) serveLinks(srv *api.Server) {
 		Logger:                fasthttpLogger{n},
 	}
 	ln := n.links.ln
+	fs := n.links.srv
 	n.goBackground(func() {
-		if err := n.links.srv.Serve(ln); err != nil {
+		if err := fs.Serve(ln); err != nil && !errors.Is(err, net.ErrClosed) {
 			n.log.Error("short-link server stopped", "err", err)
 		}
 	})
 }
 
 // stopLinks closes the links listener and its connections, waiting for
-// the requests being answered until ctx is done.
+// the requests being answered until ctx is done. The listener is closed
+// here too: a Shutdown that runs before Serve has taken it would leave it
+// accepting.
 func (n *Node) stopLinks(ctx context.Context) {
 	if n.links.srv != nil {
 		_ = n.links.srv.ShutdownWithContext(ctx)
+	}
+	if n.links.ln != nil {
+		_ = n.links.ln.Close()
 	}
 }
 
