@@ -51,7 +51,7 @@ func (n *Node) serveLinks(srv *api.Server) {
 		ReadTimeout:           10 * time.Second, // the request line and headers: there is no body
 		WriteTimeout:          60 * time.Second,
 		IdleTimeout:           120 * time.Second,
-		ReadBufferSize:        16 << 10, // the largest request head taken (431 past it)
+		ReadBufferSize:        8 << 10, // the largest request head taken (431 past it), as nginx and Apache
 		MaxRequestBodySize:    4 << 10,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,

@@ -49,6 +49,20 @@ func TestAPI_Links(t *testing.T) {
 				}
 			}
 		})
+		t.Run("the links listener takes request heads of up to 8 KiB", func(t *testing.T) {
+			for size, want := range map[int]int{6 << 10: http.StatusFound, 9 << 10: http.StatusRequestHeaderFieldsTooLarge} {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.Node(0).LinksAddr()+"/s/"+code, nil)
+				req.Header.Set("Cookie", "c="+strings.Repeat("x", size))
+				resp, err := (&http.Transport{}).RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = resp.Body.Close()
+				if resp.StatusCode != want {
+					t.Errorf("a %d-byte cookie: %d, want %d", size, resp.StatusCode, want)
+				}
+			}
+		})
 		t.Run("refusals change nothing", func(t *testing.T) {
 			for i := 0; i < n; i++ {
 				_, err := as(c, i, mark).CreateLink(ctx, "https://evil.example", client.LinkOptions{Code: code})
