@@ -44,15 +44,15 @@ func (s *Server) LinksHandler(base context.Context) fasthttp.RequestHandler {
 			other(ctx) // a preview, another path or method
 			return
 		}
-		start := time.Now()
+		start := ctx.Time() // read by fasthttp as it called the handler
 		// The request's own bytes, without copies: Resolve copies what it
 		// keeps.
 		v := link.Visit{UserAgent: unsafeString(ctx.UserAgent()), Referer: unsafeString(ctx.Referer())}
 		to, err := s.links.Resolve(base, code, v)
 		if err == nil && to.State == link.StateActive {
 			h := &ctx.Response.Header
-			h.Set("Cache-Control", noStore[0])
-			h.Set("Location", hexEscapeNonASCII(to.URL))
+			h.SetCanonical(headerCacheControl, headerNoStore)
+			h.SetCanonical(headerLocation, unsafeBytes(hexEscapeNonASCII(to.URL))) // copied
 			ctx.SetStatusCode(to.Status)
 		} else {
 			fasthttpadaptor.NewFastHTTPHandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -80,6 +80,18 @@ func fastShortCode(ctx *fasthttp.RequestCtx) (string, bool) {
 	code := unsafeString(rest)
 	return code, link.ValidCode(code)
 }
+
+// The redirect's header names and Cache-Control value (writeRedirect's), in
+// canonical form: SetCanonical neither converts nor normalizes them.
+var (
+	headerCacheControl = []byte("Cache-Control")
+	headerLocation     = []byte("Location")
+	headerNoStore      = []byte(noStore[0])
+)
+
+// unsafeBytes returns s's bytes without copying them, to be read only (by
+// a call that copies them).
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // unsafeString returns b's bytes as a string without copying them: valid
 // only while fasthttp keeps the request, that is until the handler
