@@ -21,35 +21,7 @@ import (
 // TestServer_Redirects: Redirects in front of Handler answers every request
 // as Handler alone does, and Observe sees the same route and status.
 func TestServer_Redirects(t *testing.T) {
-	links, err := link.NewService(statetest.NewReplicator(4, link.StateMachine{}), link.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	for _, l := range []struct{ code, url string }{
-		{"ex", "https://example.com/a?b=c"},
-		{"uni", "https://example.com/caf\u00e9?q=\u00fc"},
-	} {
-		if _, err := links.Create(ctx, "alice", l.url, l.code, "", link.Options{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := links.Create(ctx, "alice", "https://example.com/off", "off", "", link.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := links.Update(ctx, "alice", "off", link.Patch{Disabled: new(true)}); err != nil {
-		t.Fatal(err)
-	}
-	type seen struct {
-		route  string
-		status int
-	}
-	var last seen
-	srv := New(Config{
-		KV: kv.NewService(statetest.NewReplicator(1, kv.StateMachine{}), kv.Limits{}), Status: &fakeStatus{ready: true},
-		Links: links, PublicURL: "https://par.ly",
-		Observe: func(route string, status int, _ time.Duration) { last = seen{route, status} },
-	})
+	srv, _, observed := redirectTestServer(t)
 	plain, fast := srv.Handler(), srv.Redirects(srv.Handler())
 	for _, tc := range []struct {
 		method, path string
@@ -58,6 +30,7 @@ func TestServer_Redirects(t *testing.T) {
 		{"GET", "/s/ex", http.StatusFound},
 		{"HEAD", "/s/ex", http.StatusFound},
 		{"GET", "/s/uni", http.StatusFound},
+		{"GET", "/s/perm", http.StatusPermanentRedirect},
 		{"GET", "/s/nope", http.StatusNotFound},
 		{"GET", "/s/off", http.StatusGone},
 		{"GET", "/s/ex+", http.StatusOK},
@@ -72,11 +45,11 @@ func TestServer_Redirects(t *testing.T) {
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
 			var answers [2]*httptest.ResponseRecorder
-			var observed [2]seen
+			var seen [2]observedRequest
 			for i, h := range []http.Handler{plain, fast} {
 				answers[i] = httptest.NewRecorder()
 				h.ServeHTTP(answers[i], httptest.NewRequest(tc.method, tc.path, nil))
-				observed[i], last = last, seen{}
+				seen[i] = observed()
 			}
 			a, b := answers[0], answers[1]
 			if a.Code != tc.status || b.Code != tc.status {
@@ -90,8 +63,8 @@ func TestServer_Redirects(t *testing.T) {
 			if tc.status != http.StatusFound && a.Body.String() != b.Body.String() {
 				t.Errorf("bodies differ:\n%s\n%s", a.Body, b.Body)
 			}
-			if observed[0] != observed[1] || observed[1].status != tc.status {
-				t.Errorf("observed %+v through the mux, %+v through Redirects", observed[0], observed[1])
+			if seen[0] != seen[1] || seen[1].status != tc.status {
+				t.Errorf("observed %+v through the mux, %+v through Redirects", seen[0], seen[1])
 			}
 		})
 	}
@@ -114,48 +87,8 @@ func TestServer_Redirects(t *testing.T) {
 // each redirect as one visit, and serves nothing else: other paths are
 // the not-found page, other methods 405.
 func TestServer_LinksHandler(t *testing.T) {
-	links, err := link.NewService(statetest.NewReplicator(4, link.StateMachine{}), link.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, links, observed := redirectTestServer(t)
 	ctx := context.Background()
-	for _, l := range []struct{ code, url string }{
-		{"ex", "https://example.com/a?b=c"},
-		{"uni", "https://example.com/caf\u00e9?q=\u00fc"},
-		{"off", "https://example.com/off"},
-	} {
-		if _, err := links.Create(ctx, "alice", l.url, l.code, "", link.Options{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := links.Create(ctx, "alice", "https://example.com/p", "perm", "", link.Options{Status: http.StatusPermanentRedirect}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := links.Update(ctx, "alice", "off", link.Patch{Disabled: new(true)}); err != nil {
-		t.Fatal(err)
-	}
-	type seen struct {
-		route  string
-		status int
-	}
-	var mu sync.Mutex
-	var last seen
-	srv := New(Config{
-		KV: kv.NewService(statetest.NewReplicator(1, kv.StateMachine{}), kv.Limits{}), Status: &fakeStatus{ready: true},
-		Links: links, PublicURL: "https://par.ly",
-		Observe: func(route string, status int, _ time.Duration) {
-			mu.Lock()
-			last = seen{route, status}
-			mu.Unlock()
-		},
-	})
-	observed := func() seen {
-		mu.Lock()
-		defer mu.Unlock()
-		s := last
-		last = seen{}
-		return s
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +215,7 @@ func TestServer_LinksHandler(t *testing.T) {
 			if resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || !strings.Contains(body, "<h1>") || strings.Contains(body, "<script") {
 				t.Errorf("%s %s answered %q", tc.method, tc.path, body)
 			}
-			if s := observed(); s != (seen{unmatchedRoute, tc.status}) && s != (seen{redirectRoute, tc.status}) {
+			if s := observed(); s != (observedRequest{unmatchedRoute, tc.status}) && s != (observedRequest{redirectRoute, tc.status}) {
 				t.Errorf("%s %s: observed %+v", tc.method, tc.path, s)
 			}
 		}
@@ -291,4 +224,57 @@ func TestServer_LinksHandler(t *testing.T) {
 			t.Errorf("not-found page of /x<b>: %q", body)
 		}
 	})
+}
+
+// observedRequest is what Observe was told of a request.
+type observedRequest struct {
+	route  string
+	status int
+}
+
+// redirectTestServer returns a Server over links ex, uni (a non-ASCII
+// URL), perm (a 308) and off (disabled), and a function returning what
+// Observe was last told (and forgetting it).
+func redirectTestServer(t *testing.T) (*Server, *link.Service, func() observedRequest) {
+	t.Helper()
+	links, err := link.NewService(statetest.NewReplicator(4, link.StateMachine{}), link.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, l := range []struct {
+		code, url string
+		status    int
+	}{
+		{"ex", "https://example.com/a?b=c", 0},
+		{"uni", "https://example.com/caf\u00e9?q=\u00fc", 0},
+		{"perm", "https://example.com/p", http.StatusPermanentRedirect},
+		{"off", "https://example.com/off", 0},
+	} {
+		if _, err := links.Create(ctx, "alice", l.url, l.code, "", link.Options{Status: l.status}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := links.Update(ctx, "alice", "off", link.Patch{Disabled: new(true)}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var last observedRequest
+	srv := New(Config{
+		KV: kv.NewService(statetest.NewReplicator(1, kv.StateMachine{}), kv.Limits{}), Status: &fakeStatus{ready: true},
+		Links: links, PublicURL: "https://par.ly",
+		Observe: func(route string, status int, _ time.Duration) {
+			mu.Lock()
+			last = observedRequest{route, status}
+			mu.Unlock()
+		},
+	})
+	observed := func() observedRequest {
+		mu.Lock()
+		defer mu.Unlock()
+		o := last
+		last = observedRequest{}
+		return o
+	}
+	return srv, links, observed
 }

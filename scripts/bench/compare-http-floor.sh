@@ -34,26 +34,11 @@ ports_free "${port[@]}"
 } | tee "$OUT/machine.txt" >&2
 
 map=$OUT/codes.map
-for ((i = 0; i < LINKS; i++)); do
-	echo "r$i https://example.com/landing/$i"
-done >"$map"
+codes_map "$map" "$LINKS"
 log "building redirectfloor"
 (cd "$repo" && go build -o "$tmp/redirectfloor" ./scripts/bench/redirectfloor)
 
-cat >"$tmp/haproxy.cfg" <<EOC
-global
-	maxconn 4096
-defaults
-	mode http
-	timeout connect 5s
-	timeout client 60s
-	timeout server 60s
-frontend redirects
-	bind 127.0.0.1:${port[haproxy]}
-	http-request set-var(txn.code) path,field(3,/)
-	http-request redirect location %[var(txn.code),map($map)] code 302 if { path_beg /s/ } { var(txn.code),map($map) -m found }
-	http-request return status 404 content-type text/plain string "not found"
-EOC
+haproxy_redirects "$tmp/haproxy.cfg" "${port[haproxy]}" "$map"
 declare -A pid
 start haproxy haproxy -db -f "$tmp/haproxy.cfg"
 pid[haproxy]=${pids[-1]}

@@ -64,9 +64,7 @@ ports_free "$HAPROXY_PORT"
 } | tee "$OUT/machine.txt" >&2
 
 map=$OUT/codes.map
-for ((i = 0; i < LINKS; i++)); do
-	echo "r$i https://example.com/landing/$i"
-done >"$map"
+codes_map "$map" "$LINKS"
 code0=r0
 secs=${DURATION%s}
 
@@ -97,21 +95,7 @@ parley_url=${parley_link_urls%%,*}
 log "parley: creating $LINKS links from the map"
 "$parley" bench links --servers "$parley_urls" --map "$map" --clients 16 --requests 1 -q >"$OUT/parley-create.txt"
 
-cat >"$tmp/haproxy.cfg" <<EOC
-global
-	maxconn 4096
-defaults
-	mode http
-	timeout connect 5s
-	timeout client 60s
-	timeout server 60s
-frontend redirects
-	bind 127.0.0.1:$HAPROXY_PORT
-	http-request set-var(txn.code) path,field(3,/)
-	http-request redirect location %[var(txn.code),map($map)] code 302 if { path_beg /s/ } { var(txn.code),map($map) -m found }
-	http-request return status 404 content-type text/plain string "not found"
-EOC
-haproxy -c -f "$tmp/haproxy.cfg" >"$OUT/logs/haproxy-check.log" 2>&1 || die "haproxy refused the configuration; see $OUT/logs/haproxy-check.log"
+haproxy_redirects "$tmp/haproxy.cfg" $HAPROXY_PORT "$map"
 log "starting haproxy on 127.0.0.1:$HAPROXY_PORT"
 start haproxy haproxy -db -f "$tmp/haproxy.cfg"
 haproxy_pid=${pids[-1]}

@@ -314,3 +314,33 @@ wait_parley_ready() {
 		sleep 0.5
 	done
 }
+
+# codes_map FILE N writes N short-link codes and their URLs, "rI URL" a
+# line, for HAProxy's map and `parley bench links --map`.
+codes_map() {
+	local i
+	for ((i = 0; i < $2; i++)); do
+		echo "r$i https://example.com/landing/$i"
+	done >"$1"
+}
+
+# haproxy_redirects CFG PORT MAP writes an HAProxy configuration answering
+# GET /s/CODE on 127.0.0.1:PORT with a 302 to CODE's URL in MAP, and 404
+# to anything else, and checks it.
+haproxy_redirects() {
+	cat >"$1" <<EOC
+global
+	maxconn 4096
+defaults
+	mode http
+	timeout connect 5s
+	timeout client 60s
+	timeout server 60s
+frontend redirects
+	bind 127.0.0.1:$2
+	http-request set-var(txn.code) path,field(3,/)
+	http-request redirect location %[var(txn.code),map($3)] code 302 if { path_beg /s/ } { var(txn.code),map($3) -m found }
+	http-request return status 404 content-type text/plain string "not found"
+EOC
+	haproxy -c -f "$1" >"$OUT/logs/haproxy-check.log" 2>&1 || die "haproxy refused the configuration; see $OUT/logs/haproxy-check.log"
+}
