@@ -240,7 +240,8 @@ settled() {
 # node. PPROF=1 serves each node's Go profiles (/debug/pprof/) on 127.0.0.1
 # at its HTTP port + 5 (27075, 27085, 27095...). Each node serves short
 # links alone (--links) at its HTTP port + 7 (27077...), unless
-# PARLEY_LINKS=0 (a build older than that flag). PARLEY_SETTLE_S (60) is
+# LINKS_LISTENER=0 (a build older than that flag; not PARLEY_LINKS, which
+# parley serve reads as --links). PARLEY_SETTLE_S (60) is
 # how long the partitions may take to settle (more nodes: more moves).
 # The per-user limits (docs/LIMITS.md) are off for benchmarks: one user
 # posts, sends and streams as fast as the cluster goes.
@@ -293,7 +294,7 @@ start_parley_node() {
 	local i=$1 logname=${2:-parley-n$1} join=() pprof=() links=()
 	local k=$((i - 1))
 	[[ ${PPROF:-0} == 1 ]] && pprof=(--pprof "127.0.0.1:$((PARLEY_HTTP_PORTS[k] + 5))")
-	[[ ${PARLEY_LINKS:-1} == 1 ]] && links=(--links "127.0.0.1:${PARLEY_LINKS_PORTS[k]}")
+	[[ ${LINKS_LISTENER:-1} == 1 ]] && links=(--links "127.0.0.1:${PARLEY_LINKS_PORTS[k]}")
 	if ((i > 1)); then
 		join=(--join "127.0.0.1:${PARLEY_CLUSTER_PORTS[0]}")
 		[[ -f $tmp/parley/n1/join-token ]] && join+=(--join-token "$(cat "$tmp/parley/n1/join-token")")
