@@ -13,16 +13,38 @@ import (
 // carry no script, load nothing, and style themselves inline.
 const pagePolicy = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
+// pageHeaders are the headers of every redirect page, on both listeners
+// (writePage, and the links listener's fastPage).
+var pageHeaders = [...]struct{ key, value string }{
+	{"Content-Type", "text/html; charset=utf-8"},
+	{"X-Content-Type-Options", "nosniff"},
+	{"Cache-Control", "no-store"},
+	{"Content-Security-Policy", pagePolicy},
+	{"Referrer-Policy", "no-referrer"},
+}
+
 // writePage writes one of the redirect pages with status.
 func writePage(w http.ResponseWriter, status int, page string) {
 	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", pagePolicy)
-	h.Set("Referrer-Policy", "no-referrer")
+	for _, ph := range pageHeaders {
+		h.Set(ph.key, ph.value)
+	}
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, page)
+}
+
+// linkPage returns the page answering a short link resolved to to, or err,
+// that does not redirect: 404 for an unknown code, 410 for a link that is
+// disabled, expired or used up. ok is false for a link that redirects and
+// for a lookup that failed otherwise (an error answer).
+func linkPage(code string, to link.Redirect, err error) (status int, page string, ok bool) {
+	switch {
+	case errs.Is(err, errs.NotFound):
+		return http.StatusNotFound, notFoundPage(code), true
+	case err == nil && to.State != link.StateActive:
+		return http.StatusGone, gonePage(code, to.State), true
+	}
+	return 0, "", false
 }
 
 // page wraps the body of a redirect page; title and body must be escaped

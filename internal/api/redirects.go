@@ -69,11 +69,12 @@ func (s *Server) shortLink(w http.ResponseWriter, r *http.Request, code string) 
 // the 404 page of an unknown code, the 410 page of a link that does not
 // redirect, or the error.
 func (s *Server) answerLink(w http.ResponseWriter, r *http.Request, code string, to link.Redirect, err error) {
-	if s.pageError(w, r, code, err) {
+	if status, page, ok := linkPage(code, to, err); ok {
+		writePage(w, status, page)
 		return
 	}
-	if to.State != link.StateActive {
-		writePage(w, http.StatusGone, gonePage(code, to.State))
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	writeRedirect(w, to.URL, to.Status)

@@ -28,10 +28,11 @@ import (
 // is answered here: the same lookup (LinkService.Resolve, counting the
 // visit) and the same headers as writeRedirect. Everything else the
 // listener answers goes through the net/http code of the main listener, by
-// fasthttpadaptor: the 404 and 410 pages of a code that does not redirect
-// (from the lookup already made, so a visit is counted once and a miss
-// read once), the preview of {code}+, and a 404 page for any other path
-// or 405 for another method. No API route is reachable through it: it
+// fasthttpadaptor: the error answer of a lookup that failed, the preview
+// of {code}+, and a 404 page for any other path or 405 for another method.
+// The 404 and 410 pages of a code that does not redirect are written here
+// too, with writePage's headers: a scan of codes pays for its lookups
+// (an unknown code is read linearizably), not for the adaptor too. No API route is reachable through it: it
 // serves GET and HEAD /s/{code} and nothing else.
 //
 // base is the context of the lookups of the fast path, cancelled when the
@@ -49,20 +50,32 @@ func (s *Server) LinksHandler(base context.Context) fasthttp.RequestHandler {
 		// keeps.
 		v := link.Visit{UserAgent: unsafeString(ctx.UserAgent()), Referer: unsafeString(ctx.Referer())}
 		to, err := s.links.Resolve(base, code, v)
-		if err == nil && to.State == link.StateActive {
+		if status, page, ok := linkPage(code, to, err); ok {
+			fastPage(ctx, status, page)
+		} else if err == nil {
 			h := &ctx.Response.Header
 			h.SetCanonical(headerCacheControl, headerNoStore)
 			h.SetCanonical(headerLocation, unsafeBytes(hexEscapeNonASCII(to.URL))) // copied
 			ctx.SetStatusCode(to.Status)
 		} else {
 			fasthttpadaptor.NewFastHTTPHandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				s.answerLink(w, r, code, to, err)
+				s.answerLink(w, r, code, to, err) // the error answer
 			})(ctx)
 		}
 		if s.observe != nil {
 			s.observe(redirectRoute, ctx.Response.StatusCode(), time.Since(start))
 		}
 	}
+}
+
+// fastPage answers with one of the redirect pages and status, with
+// writePage's headers.
+func fastPage(ctx *fasthttp.RequestCtx, status int, page string) {
+	for _, ph := range pageHeaders {
+		ctx.Response.Header.Set(ph.key, ph.value)
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetBodyString(page)
 }
 
 // fastShortCode returns the code of a GET or HEAD /s/{code} request whose
