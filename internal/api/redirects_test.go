@@ -142,7 +142,7 @@ func TestServer_LinksHandler(t *testing.T) {
 				if got.StatusCode != tc.status || want.StatusCode != tc.status {
 					t.Fatalf("status %d on the links listener, %d on the API; want %d", got.StatusCode, want.StatusCode, tc.status)
 				}
-				keys := []string{"Location", "Cache-Control", "Content-Type", "Content-Security-Policy", "X-Content-Type-Options"}
+				keys := []string{"Location", "Cache-Control", "Content-Type", "Content-Security-Policy", "X-Content-Type-Options", "Referrer-Policy"}
 				if tc.status == http.StatusMethodNotAllowed {
 					// The API's mux answers in plain text, the links
 					// listener with a page (below).
