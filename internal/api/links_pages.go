@@ -107,12 +107,12 @@ func previewPage(l linkJSON) string {
 // page for an unknown code, a JSON error otherwise. It reports whether err
 // was an error.
 func (s *Server) pageError(w http.ResponseWriter, r *http.Request, code string, err error) bool {
-	switch {
-	case err == nil:
+	if err == nil {
 		return false
-	case errs.Is(err, errs.NotFound):
-		writePage(w, http.StatusNotFound, notFoundPage(code))
-	default:
+	}
+	if status, page, ok := linkPage(code, link.Redirect{}, err); ok {
+		writePage(w, status, page)
+	} else {
 		s.writeError(w, r, err)
 	}
 	return true
