@@ -2,6 +2,7 @@ package clock
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,22 +22,54 @@ const JumpThreshold = time.Second
 // no offset.
 const OffsetFileEnv = "PARLEY_FAILPOINT_CLOCK_OFFSET_FILE"
 
+// Resync is how long the clock runs on the monotonic clock alone between
+// two readings of the wall clock: Now reads the wall clock, slews towards
+// it and checks for a jump at most this often, and otherwise only adds
+// the monotonic time elapsed since. Within it the clock is at most
+// MaxSlew × Resync (10 µs) from where slewing on every call would put it.
+const Resync = 10 * time.Millisecond
+
 // Clock keeps a node's time: the wall clock at start, carried forward by
 // the monotonic clock and slewed towards the wall clock (doc.go). Its Now
 // never goes backwards, but by Correct. It is safe for concurrent use.
+//
+// Now is called on every request a node serves, from every core at once,
+// so it neither takes a lock nor writes to memory that callers share: it
+// reads the current span (one atomic load) and adds the monotonic time
+// elapsed since the span's start. Only the call that finds the span over
+// takes the lock, reads the wall clock and starts the next span, once per
+// Resync.
 type Clock struct {
 	wall   func() time.Time     // the wall clock (no monotonic reading)
 	mono   func() time.Duration // the monotonic clock, from any origin
 	onJump func(wallAhead time.Duration)
 
-	mu       sync.Mutex
-	base     time.Time     // the clock's time at monoBase
-	monoBase time.Duration // the monotonic reading at base
-	last     time.Time     // the last time Now returned
-	jumped   bool          // a jump was reported and has not healed
+	span atomic.Pointer[span] // replaced, never changed, under mu
+
+	mu     sync.Mutex
+	jumped bool // a jump was reported and has not healed
 	// corrected is what Correct added: the wall clock plus corrected is
 	// the time the clock follows.
 	corrected time.Duration
+}
+
+// span is a stretch of the monotonic clock, at most Resync long, over
+// which the clock's time is base plus the monotonic time since monoBase.
+//
+// Now never goes backwards because each span starts no earlier than the
+// time at the end of the one before (resync): a caller that read the
+// monotonic clock within a span returned less than that, and a caller that
+// read it past the span's end does not use the span.
+type span struct {
+	base     time.Time     // the clock's time at monoBase
+	monoBase time.Duration // the monotonic reading the span starts at
+}
+
+// at returns the clock's time at the monotonic reading mono, and whether
+// mono falls within the span.
+func (s *span) at(mono time.Duration) (time.Time, bool) {
+	elapsed := mono - s.monoBase
+	return s.base.Add(elapsed), elapsed >= 0 && elapsed < Resync
 }
 
 // New returns a clock that starts at the wall clock now. onJump, if not
@@ -52,19 +85,34 @@ func New(onJump func(wallAhead time.Duration)) *Clock {
 
 // newClock returns a clock reading the given sources (tests drive them).
 func newClock(wall func() time.Time, mono func() time.Duration, onJump func(time.Duration)) *Clock {
-	now := wall()
-	return &Clock{wall: wall, mono: mono, onJump: onJump, base: now, monoBase: mono(), last: now}
+	c := &Clock{wall: wall, mono: mono, onJump: onJump}
+	c.span.Store(&span{base: wall(), monoBase: mono()})
+	return c
 }
 
 // Now returns the node's time.
 func (c *Clock) Now() time.Time {
+	// The span first, then the monotonic clock: a reading taken after a
+	// newer span started is past this span's end and is not used with it.
+	s := c.span.Load()
+	if t, ok := s.at(c.mono()); ok {
+		return t
+	}
+	return c.resync()
+}
+
+// resync is Now when the span is over: it reads the wall clock, slews
+// towards it, reports a jump and starts the next span.
+func (c *Clock) resync() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// Read under the lock, so that callers racing for it never see the
-	// monotonic clock go back between their readings.
 	wall, mono := c.wall().Add(c.corrected), c.mono()
-	elapsed := mono - c.monoBase
-	est := c.base.Add(elapsed)
+	s := c.span.Load()
+	est, ok := s.at(mono)
+	if ok { // another call started this span after ours ended
+		return est
+	}
+	elapsed := mono - s.monoBase
 	diff := wall.Sub(est)
 	step := time.Duration(float64(elapsed) * MaxSlew)
 	switch {
@@ -75,12 +123,13 @@ func (c *Clock) Now() time.Time {
 	default:
 		est = wall
 	}
-	c.base, c.monoBase = est, mono
 	c.noteJump(diff)
-	if est.Before(c.last) {
-		return c.last
+	// Not before the end of the span: callers within it may have returned
+	// up to that.
+	if end := s.base.Add(Resync); est.Before(end) {
+		est = end
 	}
-	c.last = est
+	c.span.Store(&span{base: est, monoBase: mono})
 	return est
 }
 
@@ -93,9 +142,10 @@ func (c *Clock) Now() time.Time {
 func (c *Clock) Correct(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.base = c.base.Add(d)
+	mono := c.mono()
+	t, _ := c.span.Load().at(mono)
+	c.span.Store(&span{base: t.Add(d), monoBase: mono})
 	c.corrected += d
-	c.last = time.Time{}
 }
 
 // noteJump reports the wall clock's difference from the clock when it

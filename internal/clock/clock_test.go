@@ -1,6 +1,8 @@
 package clock
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -97,13 +99,13 @@ func TestClock_NeverGoesBackwards(t *testing.T) {
 func TestClock_JumpReportedAgainAfterHealing(t *testing.T) {
 	c, f, jumps := newFake(t)
 	f.wall = f.wall.Add(2 * time.Second)
-	f.advance(time.Millisecond)
+	f.advance(Resync)
 	c.Now()
 	f.wall = f.wall.Add(-2 * time.Second) // set right again
-	f.advance(time.Millisecond)
+	f.advance(Resync)
 	c.Now()
 	f.wall = f.wall.Add(3 * time.Second)
-	f.advance(time.Millisecond)
+	f.advance(Resync)
 	c.Now()
 	if len(*jumps) != 2 {
 		t.Fatalf("jumps reported %v, want two", *jumps)
@@ -135,4 +137,77 @@ func TestClock_CorrectFollowsTheWallClockPlusTheCorrection(t *testing.T) {
 	if len(*jumps) != 1 {
 		t.Fatalf("jumps reported %v, want one (setting the wall clock right)", *jumps)
 	}
+}
+
+func TestClock_ReadsTheWallClockOncePerResync(t *testing.T) {
+	f := &fakeSources{wall: time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)}
+	reads := 0
+	c := newClock(func() time.Time { reads++; return f.wall }, func() time.Duration { return f.mono }, nil)
+	start := f.wall
+	reads = 0
+	// Within Resync the clock adds the monotonic time elapsed and does not
+	// see the wall clock move.
+	f.mono += Resync / 2
+	f.wall = f.wall.Add(time.Hour)
+	if got, want := c.Now(), start.Add(Resync/2); !got.Equal(want) || reads != 0 {
+		t.Fatalf("within Resync: Now = %v after %d wall clock reads, want %v after none", got, reads, want)
+	}
+	// Past it, the clock reads the wall clock and slews towards it.
+	f.mono += Resync / 2
+	want := start.Add(Resync).Add(time.Duration(float64(Resync) * MaxSlew))
+	if got := c.Now(); !got.Equal(want) || reads != 1 {
+		t.Fatalf("after Resync: Now = %v after %d wall clock reads, want %v after one", got, reads, want)
+	}
+}
+
+func TestClock_NeverGoesBackBetweenCallers(t *testing.T) {
+	c := New(nil)
+	var seen atomic.Int64 // the latest time any caller got back
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20000 {
+				before := seen.Load()
+				now := c.Now().UnixNano()
+				if now < before {
+					t.Errorf("Now = %d after another caller got %d", now, before)
+					return
+				}
+				for {
+					s := seen.Load()
+					if now <= s || seen.CompareAndSwap(s, now) {
+						break
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestClock_SlewingBackNeverUndoesATimeReturned(t *testing.T) {
+	c, f, _ := newFake(t)
+	f.wall = f.wall.Add(-500 * time.Millisecond) // the wall clock is behind: slew back
+	// The last call before a resync returns the monotonic time alone; the
+	// resync then takes MaxSlew of the window back, more than the 1 µs that
+	// passed.
+	f.mono += Resync - time.Microsecond
+	before := c.Now()
+	f.mono += time.Microsecond
+	if after := c.Now(); after.Before(before) {
+		t.Fatalf("Now went back from %v to %v at a resync", before, after)
+	}
+}
+
+// BenchmarkClock_Now reads the clock from every core at once, as a node's
+// request handlers do.
+func BenchmarkClock_Now(b *testing.B) {
+	c := New(nil)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			c.Now()
+		}
+	})
 }

@@ -16,6 +16,10 @@
 // read when it announces its start, correct it (Correct) when a majority
 // of the cluster agrees it is more than JumpThreshold off.
 //
+// Now reads the wall clock once per Resync (10 ms) at most, and in between
+// adds the monotonic time elapsed to the time it last computed, without a
+// lock: a node reads its clock for every request it serves.
+//
 // The failpoints build tag adds an offset to the wall clock read from a
 // file, so the nemesis tests can jump one node's clock in a real process
 // (libfaketime cannot move a static Go binary's clock). A normal build
