@@ -3,6 +3,7 @@ package link
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,18 +46,27 @@ type CacheStats struct {
 // it to the bucket of the next count. Eviction takes the least recent entry
 // of the lowest bucket. Get and Put are O(1) and allocate nothing once the
 // cache is full.
+//
+// A hit that changes no order (any hit under FIFO, a hit of the newest
+// entry under LRU: a link every visitor asks for) holds the lock only for
+// reading, so that the callers of a hot key share it rather than queue on
+// it.
 type Cache[K comparable, V any] struct {
-	mu       sync.Mutex
+	// mu guards every field below but the counters: held for reading by a
+	// Get that changes no order, for writing by everything else.
+	mu       sync.RWMutex
 	policy   Policy
 	capacity int
 	now      func() time.Time
 	items    map[K]*cacheEntry[K, V]
 	buckets  bucket[K, V]  // sentinel: buckets.next has the lowest count
 	free     *bucket[K, V] // emptied buckets, for reuse
-	stats    CacheStats
 	// deletes counts Delete calls: a value read before a Delete is not
 	// Put after it (PutUnlessDeleted).
-	deletes uint64
+	deletes   uint64
+	evictions uint64
+
+	hits, misses atomic.Uint64
 }
 
 type cacheEntry[K comparable, V any] struct {
@@ -98,17 +108,56 @@ func (c *Cache[K, V]) Get(key K) (V, bool) {
 // GetAt is Get for a caller that has read the clock already: now is the
 // time expiry is checked against.
 func (c *Cache[K, V]) GetAt(key K, now time.Time) (V, bool) {
+	c.mu.RLock()
+	e, ok := c.lookup(key, now)
+	if !ok || !c.reorders(e) {
+		var val V
+		if ok {
+			val = e.val
+		}
+		c.mu.RUnlock()
+		return val, ok
+	}
+	c.mu.RUnlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.items[key]
-	if !ok || (e.expiresNs != 0 && now.UnixNano() >= e.expiresNs) {
-		c.stats.Misses++
+	// Another call may have changed the entry between the two locks: look
+	// again (without counting the lookup twice).
+	if e, ok = c.items[key]; !ok || e.expiredAt(now) {
 		var zero V
 		return zero, false
 	}
-	c.stats.Hits++
 	c.use(e)
 	return e.val, true
+}
+
+// lookup returns the live entry of key and counts a hit or a miss; c.mu is
+// held, for reading or writing.
+func (c *Cache[K, V]) lookup(key K, now time.Time) (*cacheEntry[K, V], bool) {
+	e, ok := c.items[key]
+	if !ok || e.expiredAt(now) {
+		c.misses.Add(1)
+		return nil, false
+	}
+	c.hits.Add(1)
+	return e, true
+}
+
+// expiredAt reports whether e has expired at now.
+func (e *cacheEntry[K, V]) expiredAt(now time.Time) bool {
+	return e.expiresNs != 0 && now.UnixNano() >= e.expiresNs
+}
+
+// reorders reports whether a use of e changes the order of entries (use
+// would move it); c.mu is held, for reading or writing.
+func (c *Cache[K, V]) reorders(e *cacheEntry[K, V]) bool {
+	switch c.policy {
+	case LRU:
+		return e.prev != &e.bucket.head // not the newest already
+	case LFU:
+		return true // every use moves it to the next count
+	}
+	return false
 }
 
 // Put stores val under key until expires (never when zero), evicting one
@@ -136,7 +185,7 @@ func (c *Cache[K, V]) put(key K, val V, expires time.Time) {
 	if len(c.items) >= c.capacity {
 		e = c.buckets.next.head.prev // the oldest entry of the lowest bucket
 		c.remove(e)
-		c.stats.Evictions++
+		c.evictions++
 	} else {
 		e = new(cacheEntry[K, V])
 	}
@@ -148,8 +197,8 @@ func (c *Cache[K, V]) put(key K, val V, expires time.Time) {
 // Deletes returns how many times Delete was called: a value read after it
 // may be stored with PutUnlessDeleted.
 func (c *Cache[K, V]) Deletes() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return c.deletes
 }
 
@@ -179,11 +228,9 @@ func (c *Cache[K, V]) Delete(key K) {
 // Stats returns the counters and the number of entries, expired ones
 // included.
 func (c *Cache[K, V]) Stats() CacheStats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.stats
-	s.Len = len(c.items)
-	return s
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evictions, Len: len(c.items)}
 }
 
 // Policy returns the eviction policy.

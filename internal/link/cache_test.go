@@ -213,3 +213,36 @@ func BenchmarkCache_Get(b *testing.B) {
 		})
 	}
 }
+
+// TestCache_ConcurrentHits reads a hot key from many goroutines while
+// others are put and read (so the hot key is not always the newest): every
+// read of the hot key hits and is counted.
+func TestCache_ConcurrentHits(t *testing.T) {
+	for _, p := range []Policy{LRU, LFU, FIFO} {
+		t.Run(string(p), func(t *testing.T) {
+			c := mustCache(t, 64, p, nil)
+			c.Put("hot", 1, time.Time{})
+			const workers, reads = 8, 2000
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range reads {
+						if w == 0 && i%4 == 0 {
+							c.Put(fmt.Sprintf("k%d", i%16), i, time.Time{})
+						}
+						if v, ok := c.Get("hot"); !ok || v != 1 {
+							t.Errorf("Get(hot) = %d, %v", v, ok)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if st := c.Stats(); st.Hits != workers*reads || st.Misses != 0 {
+				t.Fatalf("stats %+v, want %d hits and no miss", st, workers*reads)
+			}
+		})
+	}
+}

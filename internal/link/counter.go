@@ -3,6 +3,7 @@ package link
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 )
 
 // visitKey is one counter of visits kept in memory between flushes. Bots
@@ -28,10 +29,19 @@ type visitCounter struct {
 }
 
 // visitShard counts the visits of the codes of one shard.
+//
+// A visit whose counter already exists (every visit of a link after its
+// first of the day from the same kind of visitor) holds the lock only for
+// reading and adds to the counter atomically, so that the visitors of a hot
+// link share the lock rather than queue on it. Adding a counter, taking
+// them and counting a link with a visit limit hold it for writing.
 type visitShard struct {
-	mu      sync.Mutex
+	// mu guards the maps (not the counters pending points to, which are
+	// atomic): held for reading to add to a counter, for writing to change
+	// a map.
+	mu      sync.RWMutex
 	maxKeys int
-	pending map[visitKey]uint64
+	pending map[visitKey]*atomic.Uint64
 	// unflushed counts, per link with max_visits, this node's visits that
 	// the cached count of the link does not include yet.
 	unflushed map[string]uint64
@@ -41,7 +51,7 @@ func newVisitCounter(maxKeys int) *visitCounter {
 	n := shardCount(maxKeys)
 	c := &visitCounter{seed: maphash.MakeSeed(), shards: make([]visitShard, n)}
 	for i := range c.shards {
-		c.shards[i] = visitShard{maxKeys: (maxKeys + n - 1) / n, pending: map[visitKey]uint64{}, unflushed: map[string]uint64{}}
+		c.shards[i] = visitShard{maxKeys: (maxKeys + n - 1) / n, pending: map[visitKey]*atomic.Uint64{}, unflushed: map[string]uint64{}}
 	}
 	return c
 }
@@ -64,6 +74,9 @@ func (c *visitShard) count(code string, v visitor, day uint32, room uint64) bool
 	if !v.bot {
 		k.referrer, k.browser, k.system = v.referrer, v.browser, v.system
 	}
+	if room == 0 && c.add(k) {
+		return true
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if room != 0 {
@@ -77,7 +90,7 @@ func (c *visitShard) count(code string, v visitor, day uint32, room uint64) bool
 		c.unflushed[code] = n + 1
 	}
 	if n, ok := c.pending[k]; ok {
-		c.pending[k] = n + 1
+		n.Add(1)
 		return true
 	}
 	if len(c.pending) >= c.maxKeys && !v.bot {
@@ -86,14 +99,33 @@ func (c *visitShard) count(code string, v visitor, day uint32, room uint64) bool
 		}
 		k.browser, k.system = FamilyOther, FamilyOther
 		if n, ok := c.pending[k]; ok {
-			c.pending[k] = n + 1
+			n.Add(1)
 			return true
 		}
 	}
 	// The strings may point into a request's memory.
 	k.code, k.referrer = clone(k.code), clone(k.referrer)
-	c.pending[k] = 1
+	c.pending[k] = newCount(1)
 	return true
+}
+
+// add adds a visit to k's counter if it exists, holding the lock for
+// reading only, and reports whether it did.
+func (c *visitShard) add(k visitKey) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n, ok := c.pending[k]
+	if ok {
+		n.Add(1)
+	}
+	return ok
+}
+
+// newCount returns a counter holding n.
+func newCount(n uint64) *atomic.Uint64 {
+	var c atomic.Uint64
+	c.Store(n)
+	return &c
 }
 
 // take returns the counted visits and starts afresh; nil when there are
@@ -116,13 +148,19 @@ func (c *visitCounter) take() map[visitKey]uint64 {
 // take is visitCounter.take for one shard.
 func (c *visitShard) take() map[visitKey]uint64 {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.pending) == 0 {
+	p := c.pending
+	if len(p) == 0 {
+		c.mu.Unlock()
 		return nil
 	}
-	p := c.pending
-	c.pending = make(map[visitKey]uint64, len(p))
-	return p
+	c.pending = make(map[visitKey]*atomic.Uint64, len(p))
+	c.mu.Unlock()
+	// No visit adds to p's counters any more: adding holds the lock.
+	counts := make(map[visitKey]uint64, len(p))
+	for k, n := range p {
+		counts[k] = n.Load()
+	}
+	return counts
 }
 
 // restore puts back visits take returned that could not be flushed.
@@ -130,7 +168,11 @@ func (c *visitCounter) restore(p map[visitKey]uint64) {
 	for k, n := range p {
 		sh := c.shard(k.code)
 		sh.mu.Lock()
-		sh.pending[k] += n
+		if m, ok := sh.pending[k]; ok {
+			m.Add(n)
+		} else {
+			sh.pending[k] = newCount(n)
+		}
 		sh.mu.Unlock()
 	}
 }

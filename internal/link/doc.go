@@ -27,13 +27,16 @@
 //
 // A redirect served from the cache takes two short locks, one shard of the
 // cache and one of the visit counter, both chosen by a hash of the code
-// (shards.go: up to 16 shards, the policy applied within each), and
-// allocates nothing: the User-Agent's classification is remembered per
-// agent (agentMemo), the strings counted are cloned only for a new
-// counter. An update or delete through this node deletes the code from
-// its shard, and a load that read before that Delete does not cache what
-// it read (Cache.PutUnlessDeleted), so the change takes effect here at
-// once.
+// (shards.go: up to 16 shards, the policy applied within each). Both are
+// held only for reading when the redirect changes no order and adds to a
+// counter that exists (any hit under FIFO, a hit of the newest entry under
+// LRU, a visit counted before since the last flush), so that every core can
+// serve a link that everyone visits at once rather than queue on its shard.
+// Nothing is allocated: the User-Agent's classification is remembered per
+// agent (agentMemo), the strings counted are cloned only for a new counter.
+// An update or delete through this node deletes the code from its shard, and
+// a load that read before that Delete does not cache what it read
+// (Cache.PutUnlessDeleted), so the change takes effect here at once.
 //
 // Redirects are counted in memory on the serving node, aggregated per link,
 // day, referrer host, browser family and OS family (bots per day only; no

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/parley-chat/parley/internal/clock"
 	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/link"
 	"github.com/parley-chat/parley/internal/state"
@@ -568,7 +569,10 @@ func BenchmarkService_Resolve(b *testing.B) {
 	for _, p := range []link.Policy{link.LRU, link.LFU, link.FIFO} {
 		b.Run(string(p), func(b *testing.B) {
 			ctx := context.Background()
-			s := mustService(b, newSpy(16), newClock(), func(c *link.Config) { c.CachePolicy = p })
+			s := mustService(b, newSpy(16), newClock(), func(c *link.Config) {
+				c.CachePolicy = p
+				c.Now = clock.New(nil).Now // a node's clock, as every redirect reads it
+			})
 			codes := make([]string, 1000)
 			for i := range codes {
 				codes[i] = fmt.Sprintf("code%d", i)
@@ -597,6 +601,17 @@ func BenchmarkService_Resolve(b *testing.B) {
 							return
 						}
 						i++
+					}
+				})
+			})
+			b.Run("parallel-one-link", func(b *testing.B) { // a link every visitor asks for
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if _, err := s.Resolve(ctx, codes[0], link.Visit{}); err != nil {
+							b.Error(err)
+							return
+						}
 					}
 				})
 			})

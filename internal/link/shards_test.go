@@ -2,6 +2,7 @@ package link
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -100,5 +101,57 @@ func TestVisitCounter_Shards(t *testing.T) {
 	}
 	if limited := c.flushed(totals); len(limited) != 0 {
 		t.Fatalf("flushed twice: %d limited links still unflushed", len(limited))
+	}
+}
+
+// TestVisitCounter_ConcurrentVisitsAllCounted counts visits of one hot
+// link from many goroutines while flushes take the counters: every visit
+// is in exactly one take.
+func TestVisitCounter_ConcurrentVisitsAllCounted(t *testing.T) {
+	c := newVisitCounter(DefaultMaxPendingVisits)
+	kinds := []visitor{{browser: BrowserChrome, system: SystemLinux}, {bot: true}}
+	const workers, visits = 8, 2000
+	totals := map[visitKey]uint64{}
+	addAll := func(p map[visitKey]uint64) {
+		for k, n := range p {
+			totals[k] += n
+		}
+	}
+	stop := make(chan struct{})
+	flushed := make(chan struct{})
+	go func() { // the flusher
+		defer close(flushed)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				addAll(c.take())
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range visits {
+				c.count("hot", kinds[w%2], 1, 0)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-flushed
+	addAll(c.take())
+	var sum uint64
+	for k, n := range totals {
+		if k.code != "hot" {
+			t.Fatalf("a counter of %q", k.code)
+		}
+		sum += n
+	}
+	if sum != workers*visits || len(totals) != 2 {
+		t.Fatalf("%d visits in %d counters, want %d in 2", sum, len(totals), workers*visits)
 	}
 }
