@@ -122,7 +122,7 @@ func (c *Cache[K, V]) GetAt(key K, now time.Time) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// Another call may have changed the entry between the two locks: look
-	// again (without counting the lookup twice).
+	// again, without counting this look (the first one is counted).
 	if e, ok = c.items[key]; !ok || e.expiredAt(now) {
 		var zero V
 		return zero, false
