@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/parley-chat/parley/internal/partition"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parley-chat/parley/internal/api"
@@ -51,54 +52,69 @@ func (n *Node) observeHTTP(route string, status int, d time.Duration) {
 }
 
 // requestCounter counts requests, ok and failed, and keeps per-second
-// counts of the last rateWindow seconds for the recent rate.
+// counts of the last rateWindow seconds for the recent rate. It takes no
+// lock: every request a node serves adds to it, from every core.
 type requestCounter struct {
-	mu         sync.Mutex
-	ok, failed uint64
-	secs       [rateWindow + 1]uint64 // by unix second mod len
-	secOf      [rateWindow + 1]int64  // which second each slot holds
-	first      time.Time              // the first request
+	ok, failed atomic.Uint64
+	// secs holds, by unix second mod len, the second a slot counts (the
+	// bits above secondShift) and its count (the bits below).
+	secs  [rateWindow + 1]atomic.Uint64
+	first atomic.Int64 // the first request, in unix nanoseconds; 0: none yet
 }
 
-const rateWindow = 10
+const (
+	rateWindow = 10
+	// secondShift leaves a second's count 2^24 (16.7 million) requests,
+	// and the second 40 bits.
+	secondShift = 24
+	countMask   = 1<<secondShift - 1
+)
 
 func (c *requestCounter) add(now time.Time, failed bool) {
-	sec := now.Unix()
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if failed {
-		c.failed++
+		c.failed.Add(1)
 	} else {
-		c.ok++
+		c.ok.Add(1)
 	}
-	if c.first == (time.Time{}) {
-		c.first = now
+	if c.first.Load() == 0 {
+		c.first.CompareAndSwap(0, now.UnixNano())
 	}
-	i := sec % int64(len(c.secs))
-	if c.secOf[i] != sec {
-		c.secOf[i], c.secs[i] = sec, 0
+	sec := uint64(now.Unix())
+	slot := &c.secs[sec%uint64(len(c.secs))]
+	for {
+		v := slot.Load()
+		next := sec<<secondShift | 1 // the slot's first request of sec
+		switch held := v >> secondShift; {
+		case held == sec && v&countMask == countMask:
+			return // a full second: the rate reads as at least 16.7 million/s
+		case held == sec:
+			next = v + 1
+		case held > sec:
+			return // a request read the clock a window ago: the slot moved on
+		}
+		if slot.CompareAndSwap(v, next) {
+			return
+		}
 	}
-	c.secs[i]++
 }
 
 // figures returns the totals and the request rate over the last
 // rateWindow seconds, the current one included (over the time since the
 // first request when that is shorter, but at least a second).
 func (c *requestCounter) figures(now time.Time) (ok, failed uint64, perSec float64) {
-	sec := now.Unix()
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	sec := uint64(now.Unix())
 	var sum uint64
-	for i, s := range c.secOf {
-		if s <= sec && s > sec-rateWindow {
-			sum += c.secs[i]
+	for i := range c.secs {
+		v := c.secs[i].Load()
+		if s := v >> secondShift; s <= sec && s+rateWindow > sec {
+			sum += v & countMask
 		}
 	}
 	span := float64(rateWindow)
-	if c.first != (time.Time{}) {
-		span = min(span, max(now.Sub(c.first).Seconds(), 1))
+	if first := c.first.Load(); first != 0 {
+		span = min(span, max(now.Sub(time.Unix(0, first)).Seconds(), 1))
 	}
-	return c.ok, c.failed, float64(sum) / span
+	return c.ok.Load(), c.failed.Load(), float64(sum) / span
 }
 
 // localStats is this node's answer to the stats call.

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"sync"
 	"testing"
 	"time"
 )
@@ -30,6 +31,38 @@ func TestRequestCounter_Figures(t *testing.T) {
 	// Past the window the old requests no longer count.
 	if _, _, rate := c.figures(t0.Add(60 * time.Second)); rate != 0 {
 		t.Fatalf("a minute later: rate %v, want 0", rate)
+	}
+}
+
+// TestRequestCounter_Concurrent adds from many goroutines at once, within
+// one second and across the next: none is lost.
+func TestRequestCounter_Concurrent(t *testing.T) {
+	var c requestCounter
+	t0 := time.Unix(1000, 0)
+	const workers, each = 8, 5000
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				c.add(t0.Add(time.Duration(i%2)*time.Second), w == 0)
+			}
+		}()
+	}
+	wg.Wait()
+	ok, failed, rate := c.figures(t0.Add(1500 * time.Millisecond))
+	if ok != (workers-1)*each || failed != each {
+		t.Fatalf("%d ok, %d failed, want %d and %d", ok, failed, (workers-1)*each, each)
+	}
+	if want := float64(workers*each) / 1.5; rate != want {
+		t.Fatalf("rate %v, want %v", rate, want)
+	}
+	// A request stamped a window before the slot's second does not count
+	// in it.
+	c.add(t0.Add(-rateWindow*time.Second), false)
+	if _, _, again := c.figures(t0.Add(1500 * time.Millisecond)); again != rate {
+		t.Fatalf("a request a window old changed the rate: %v, was %v", again, rate)
 	}
 }
 
