@@ -69,6 +69,10 @@ type Config struct {
 	// short_url of a link is PublicURL + "/s/" + code. Default: the
 	// request's own scheme and Host.
 	PublicURL string
+	// LinksURL, when set, is a short domain's base ("https://s.example")
+	// whose root reaches the links listeners (LinksHandler): the short_url
+	// of a link is then LinksURL + "/" + code, PublicURL aside.
+	LinksURL string
 	// Logger receives internal errors (never shown to users). Default: discard.
 	Logger *slog.Logger
 	// Authenticate, when set, replaces the bearer-token check: it returns
@@ -143,6 +147,7 @@ type Server struct {
 	hookGuesses hookGuesses
 	audit       audit.Recorder
 	publicURL   string
+	linksURL    string
 	log         *slog.Logger
 	auth        func(r *http.Request) (Identity, error)
 	observe     func(route string, status int, d time.Duration)
@@ -189,6 +194,7 @@ func New(cfg Config) *Server {
 		apiTokens: cfg.APITokens,
 		audit:     cfg.Audit,
 		publicURL: trimSlash(cfg.PublicURL),
+		linksURL:  trimSlash(cfg.LinksURL),
 		log:       cfg.Logger,
 		auth:      cfg.Authenticate,
 		observe:   cfg.Observe,

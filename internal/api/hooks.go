@@ -79,7 +79,7 @@ func (s *Server) hookCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, hookJSON{Hook: h, URL: s.shortBase(r) + "/api/v1/hooks/" + h.Key + "/" + h.Secret})
+	writeJSON(w, http.StatusCreated, hookJSON{Hook: h, URL: s.publicBase(r) + "/api/v1/hooks/" + h.Key + "/" + h.Secret})
 }
 
 // hookList serves GET /api/v1/rooms/{room}/hooks: the room's hooks without

@@ -87,7 +87,7 @@ type linksResponse struct {
 
 func (s *Server) linkOf(r *http.Request, l link.Link) linkJSON {
 	j := linkJSON{
-		Code: l.Code, URL: l.URL, ShortURL: s.shortBase(r) + "/s/" + l.Code,
+		Code: l.Code, URL: l.URL, ShortURL: s.shortURL(r, l.Code),
 		CreatedBy: l.CreatedBy, CreatedAt: l.CreatedAt.UnixMilli(), Hits: l.Hits, Bots: l.Bots,
 		MaxVisits: l.MaxVisits, RedirectStatus: l.Status, Disabled: l.Disabled, Tags: l.Tags,
 		State: l.State,
@@ -101,9 +101,18 @@ func (s *Server) linkOf(r *http.Request, l link.Link) linkJSON {
 	return j
 }
 
-// shortBase is the base of short URLs: Config.PublicURL, or this request's
-// scheme and host.
-func (s *Server) shortBase(r *http.Request) string {
+// shortURL is the short URL of code: on the short domain at its root
+// (Config.LinksURL), or else under /s/ on publicBase.
+func (s *Server) shortURL(r *http.Request, code string) string {
+	if s.linksURL != "" {
+		return s.linksURL + "/" + code
+	}
+	return s.publicBase(r) + "/s/" + code
+}
+
+// publicBase is the base of the URLs this server hands out (short links,
+// hooks): Config.PublicURL, or this request's scheme and host.
+func (s *Server) publicBase(r *http.Request) string {
 	if s.publicURL != "" {
 		return s.publicURL
 	}

@@ -95,7 +95,7 @@ func (s *Server) importLine(r *http.Request, l link.ImportLine, idem string) imp
 		var created link.Link
 		created, err = s.links.Create(r.Context(), identity(r).User, l.URL, l.Code, lineKey(idem, l.Line), l.Options)
 		if err == nil {
-			rep.Code, rep.ShortURL = created.Code, s.shortBase(r)+"/s/"+created.Code
+			rep.Code, rep.ShortURL = created.Code, s.shortURL(r, created.Code)
 			return rep
 		}
 	}

@@ -152,7 +152,7 @@ func (s *Server) linkQR(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	img, err := qrcode.Render(s.shortBase(r)+"/s/"+l.Code, f, int(scale))
+	img, err := qrcode.Render(s.shortURL(r, l.Code), f, int(scale))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

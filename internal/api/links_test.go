@@ -100,10 +100,19 @@ func TestAPI_Links(t *testing.T) {
 	})
 }
 
-func TestAPI_ShortURLFromRequest(t *testing.T) {
-	s := &Server{}
+func TestAPI_ShortURL(t *testing.T) {
 	r := newRequest(http.MethodGet, "http://node-3:7070/api/v1/links", "")
-	if got := s.shortBase(r); got != "http://node-3:7070" {
-		t.Fatalf("shortBase = %q", got)
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{}, "http://node-3:7070/s/ab1"},
+		{Config{PublicURL: "https://par.ly/"}, "https://par.ly/s/ab1"},
+		{Config{PublicURL: "https://par.ly", LinksURL: "https://s.example/"}, "https://s.example/ab1"},
+	} {
+		s := &Server{publicURL: trimSlash(tc.cfg.PublicURL), linksURL: trimSlash(tc.cfg.LinksURL)}
+		if got := s.shortURL(r, "ab1"); got != tc.want {
+			t.Errorf("%+v: shortURL = %q, want %q", tc.cfg, got, tc.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unsafe"
@@ -32,8 +33,10 @@ import (
 // of {code}+, and a 404 page for any other path or 405 for another method.
 // The 404 and 410 pages of a code that does not redirect are written here
 // too, with writePage's headers: a scan of codes pays for its lookups
-// (an unknown code is read linearizably), not for the adaptor too. No API route is reachable through it: it
-// serves GET and HEAD /s/{code} and nothing else.
+// (an unknown code is read linearizably), not for the adaptor too. No API
+// route is reachable through it: it serves GET and HEAD /s/{code} and
+// nothing else, and the same at the root, /{code} and /{code}+, for a
+// short domain (Config.LinksURL) whose every path is a short link.
 //
 // base is the context of the lookups of the fast path, cancelled when the
 // node stops: fasthttp's RequestCtx must not outlive its request.
@@ -42,6 +45,11 @@ func (s *Server) LinksHandler(base context.Context) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		code, ok := fastShortCode(ctx)
 		if !ok {
+			if seg, ok := rootSegment(ctx.Path()); ok {
+				// What the API listener serves as /s/{seg}: a preview,
+				// another method on a code, or the page of no link.
+				ctx.Request.SetRequestURI("/s/" + url.PathEscape(string(seg)))
+			}
 			other(ctx) // a preview, another path or method
 			return
 		}
@@ -78,20 +86,33 @@ func fastPage(ctx *fasthttp.RequestCtx, status int, page string) {
 	ctx.SetBodyString(page)
 }
 
-// fastShortCode returns the code of a GET or HEAD /s/{code} request whose
-// code is one a link can have (not a preview's {code}+), as shortCode
-// takes it from net/http's decoded path. The code points into the
-// request's memory (unsafeString).
+// fastShortCode returns the code of a GET or HEAD /s/{code} or /{code}
+// request whose code is one a link can have (not a preview's {code}+), as
+// shortCode takes it from net/http's decoded path. The code points into
+// the request's memory (unsafeString).
 func fastShortCode(ctx *fasthttp.RequestCtx) (string, bool) {
 	if !ctx.IsGet() && !ctx.IsHead() {
 		return "", false
 	}
-	rest, ok := bytes.CutPrefix(ctx.Path(), []byte("/s/"))
+	path := ctx.Path()
+	rest, ok := bytes.CutPrefix(path, []byte("/s/"))
 	if !ok {
-		return "", false
+		if rest, ok = rootSegment(path); !ok {
+			return "", false
+		}
 	}
 	code := unsafeString(rest)
 	return code, link.ValidCode(code)
+}
+
+// rootSegment returns the one segment of a decoded path /{segment} (not
+// /s/…): where the links listener serves codes at the root.
+func rootSegment(path []byte) ([]byte, bool) {
+	if bytes.HasPrefix(path, []byte("/s/")) {
+		return nil, false
+	}
+	seg, ok := bytes.CutPrefix(path, []byte("/"))
+	return seg, ok && len(seg) > 0 && bytes.IndexByte(seg, '/') < 0
 }
 
 // The redirect's header names and Cache-Control value (writeRedirect's), in

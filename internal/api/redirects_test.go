@@ -163,6 +163,46 @@ func TestServer_LinksHandler(t *testing.T) {
 		}
 	})
 
+	t.Run("codes at the root as under /s/", func(t *testing.T) {
+		for _, tc := range []struct {
+			method, code string
+			status       int
+		}{
+			{"GET", "ex", http.StatusFound},
+			{"HEAD", "ex", http.StatusFound},
+			{"GET", "uni", http.StatusFound},
+			{"GET", "perm", http.StatusPermanentRedirect},
+			{"GET", "nope", http.StatusNotFound},
+			{"GET", "healthz", http.StatusNotFound}, // a code like any other here
+			{"GET", "off", http.StatusGone},
+			{"GET", "ex+", http.StatusOK},
+			{"GET", "e%78", http.StatusFound},
+			{"GET", "s", http.StatusNotFound},
+			{"POST", "ex", http.StatusMethodNotAllowed},
+			{"GET", "a.b", http.StatusNotFound},
+		} {
+			t.Run(tc.method+" /"+tc.code, func(t *testing.T) {
+				want, wantBody := ask(t, tc.method, "/s/"+tc.code)
+				wantSeen := observed()
+				got, body := ask(t, tc.method, "/"+tc.code)
+				if got.StatusCode != tc.status || want.StatusCode != tc.status {
+					t.Fatalf("status %d at the root, %d under /s/; want %d", got.StatusCode, want.StatusCode, tc.status)
+				}
+				for _, k := range []string{"Location", "Cache-Control", "Content-Type", "Content-Security-Policy", "Allow"} {
+					if got.Header.Get(k) != want.Header.Get(k) {
+						t.Errorf("%s: %q at the root, %q under /s/", k, got.Header.Get(k), want.Header.Get(k))
+					}
+				}
+				if body != wantBody {
+					t.Errorf("bodies differ:\n%s\n%s", body, wantBody)
+				}
+				if s := observed(); s != wantSeen {
+					t.Errorf("observed %+v at the root, %+v under /s/", s, wantSeen)
+				}
+			})
+		}
+	})
+
 	t.Run("each redirect is one visit", func(t *testing.T) {
 		if err := links.Flush(ctx); err != nil {
 			t.Fatal(err)
@@ -194,9 +234,8 @@ func TestServer_LinksHandler(t *testing.T) {
 			method, path string
 			status       int
 		}{
-			{"GET", "/healthz", http.StatusNotFound},
-			{"GET", "/metrics", http.StatusNotFound},
 			{"GET", "/api/v1/openapi.json", http.StatusNotFound},
+			{"GET", "/api/v1/cluster", http.StatusNotFound},
 			{"POST", "/api/v1/users", http.StatusNotFound},
 			{"GET", "/s/../api/v1/links", http.StatusNotFound},
 			{"GET", "/", http.StatusNotFound},

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/parley-chat/parley/internal/config"
@@ -125,7 +126,8 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.StringVar(&c.Advertise, "advertise", "", "internal `host:port` other nodes dial (default: the --cluster address)")
 	fs.StringVar(&c.AdvertiseHTTP, "advertise-http", "", "HTTP `host:port` told to other nodes and clients (default: the --http address)")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of short links (default: http:// and the advertised HTTP address)")
-	fs.StringVar(&c.LinksAddr, "links", "", "`host:port` where short links (GET /s/CODE) are also served, alone, by a leaner HTTP/1.1 server than the API's: about half the CPU per redirect (HTTPS with --tls-cert; default: not served apart)")
+	fs.StringVar(&c.LinksURL, "links-url", "", "base `URL` of a short domain that reaches the --links listeners (https://s.example): short links are then URL/CODE, served at the root, and no link may point at that host (default: short links are the public URL's /s/CODE)")
+	fs.StringVar(&c.LinksAddr, "links", "", "`host:port` where short links (GET /s/CODE, and /CODE at the root) are also served, alone, by a leaner HTTP/1.1 server than the API's: about half the CPU per redirect (HTTPS with --tls-cert; default: not served apart)")
 	fs.Var(newListValue(&c.Join, nil), "join", "internal `addresses` (host:port, host names are resolved at each attempt) of existing members to join, comma separated, repeatable; tried in turn until one answers; a node given --join never creates a cluster (but the --initial-node)")
 	fs.StringVar(&c.JoinToken, "join-token", "", "join `token` of the cluster to join (printed by its first node, kept in that node's data directory as join-token; or parley cluster token create)")
 	fs.StringVar(&o.JoinTokenFile, "join-token-file", "", "`file` where the join token is shared: the node that creates the cluster writes its first token there; a joining node with an empty data directory waits until it exists and reads it (a volume shared by the nodes, a mounted secret)")
@@ -232,7 +234,10 @@ func Serve(ctx context.Context, o ServeOptions, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stdout, "parley node %s serving %s (cluster %s, data %s)\n",
 		cfg.ID, httpURL(n.HTTPAddr(), cfg.HTTPTLS != nil), n.ClusterAddr(), cfg.DataDir)
 	if a := n.LinksAddr(); a != "" {
-		fmt.Fprintf(stdout, "short links also served at %s/s/CODE\n", httpURL(a, cfg.HTTPTLS != nil))
+		fmt.Fprintf(stdout, "short links also served at %s/CODE (and /s/CODE)\n", httpURL(a, cfg.HTTPTLS != nil))
+	}
+	if cfg.LinksURL != "" {
+		fmt.Fprintf(stdout, "short links are %s/CODE\n", strings.TrimSuffix(cfg.LinksURL, "/"))
 	}
 	if n.CreatedCluster() {
 		if tok := n.JoinToken(); tok != "" {

@@ -37,6 +37,12 @@ type Config struct {
 	// on a leaner HTTP/1.1 server than the API's (api.Server.LinksHandler);
 	// HTTPS when HTTPTLS is set.
 	LinksAddr string
+	// LinksURL, when set, is the base URL of a short domain that reaches
+	// the links listeners ("https://s.example"): a link's short_url is
+	// LinksURL + "/" + code, which they serve at the root, and no long
+	// URL may point anywhere on that host (it would loop). Empty: short
+	// URLs are PublicURL + "/s/" + code.
+	LinksURL string
 	// Join lists internal addresses (host names or IPs, with ports) of
 	// existing members. A node given Join never creates a cluster, unless
 	// it is the InitialNode.
@@ -277,6 +283,12 @@ func (c *Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.LinksAddr); err != nil {
 			errs = append(errs, fmt.Errorf("links %q: want host:port", c.LinksAddr))
 		}
+	}
+	if err := checkBaseURL(c.PublicURL, true); err != nil {
+		errs = append(errs, fmt.Errorf("public-url %q: %w", c.PublicURL, err))
+	}
+	if err := checkBaseURL(c.LinksURL, false); err != nil {
+		errs = append(errs, fmt.Errorf("links-url %q: %w", c.LinksURL, err))
 	}
 	if c.PprofAddr != "" {
 		if host, _, err := net.SplitHostPort(c.PprofAddr); err != nil {

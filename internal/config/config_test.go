@@ -39,3 +39,41 @@ func TestValidate_LinksAddress(t *testing.T) {
 		}
 	}
 }
+
+func TestValidate_BaseURLs(t *testing.T) {
+	for _, tc := range []struct {
+		raw           string
+		public, links bool // accepted as --public-url, as --links-url
+		wantInRefusal string
+	}{
+		{"", true, true, ""},
+		{"https://par.ly", true, true, ""},
+		{"https://par.ly/", true, true, ""},
+		{"http://s.example:8081", true, true, ""},
+		{"https://example.com/parley", true, false, "no path"},
+		{"par.ly", false, false, "http:// or https://"},
+		{"javascript:alert(1)", false, false, "http:// or https://"},
+		{"ftp://par.ly", false, false, "http:// or https://"},
+		{"https://", false, false, "no host"},
+		{"https://bob:secret@par.ly", false, false, "user name"},
+		{"https://par.ly/?x=1", false, false, "query"},
+		{"https://par.ly/#top", false, false, "fragment"},
+	} {
+		for _, flag := range []string{"public-url", "links-url"} {
+			c := Default()
+			ok := tc.public
+			if flag == "public-url" {
+				c.PublicURL = tc.raw
+			} else {
+				c.LinksURL, ok = tc.raw, tc.links
+			}
+			err := c.Validate()
+			if ok && err != nil {
+				t.Errorf("--%s %q refused: %v", flag, tc.raw, err)
+			}
+			if !ok && (err == nil || !strings.Contains(err.Error(), flag+" ") || !strings.Contains(err.Error(), tc.wantInRefusal)) {
+				t.Errorf("--%s %q: error %v, want one naming the flag and %q", flag, tc.raw, err, tc.wantInRefusal)
+			}
+		}
+	}
+}

@@ -160,9 +160,33 @@ func TestCheckLoop(t *testing.T) {
 		{"http://127.0.0.1:7072/s/x", false},
 		{"https://par.ly.evil.example/s/x", false},
 	} {
-		err := checkLoop(tc.url, self)
+		err := checkLoop(tc.url, self, "")
 		if (err != nil) != tc.loop {
 			t.Errorf("checkLoop(%q) = %v, want loop %v", tc.url, err, tc.loop)
+		}
+	}
+}
+
+// TestCheckLoop_ShortDomain: on a short domain every path is a short link.
+func TestCheckLoop_ShortDomain(t *testing.T) {
+	for _, tc := range []struct {
+		root, url string
+		loop      bool
+	}{
+		{"https://s.example", "https://s.example/abc", true},
+		{"https://s.example", "http://S.EXAMPLE.:8080/", true},
+		{"https://s.example", "https://s.example/docs/page?x=1", true},
+		{"https://s.example", "https://www.s.example/abc", false},
+		{"https://s.example", "https://par.ly/abc", false},
+		{"http://localhost:8081", "http://127.0.0.1:8081/abc", true},
+		{"http://localhost:8081", "http://127.0.0.1:8082/abc", false},
+	} {
+		err := checkLoop(tc.url, nil, tc.root)
+		if (err != nil) != tc.loop {
+			t.Errorf("root %s: checkLoop(%q) = %v, want loop %v", tc.root, tc.url, err, tc.loop)
+		}
+		if err != nil && !strings.Contains(err.Error(), "url points at this server's short link domain") {
+			t.Errorf("root %s: checkLoop(%q) = %v", tc.root, tc.url, err)
 		}
 	}
 }

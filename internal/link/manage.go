@@ -21,10 +21,11 @@ func (s *Service) checkTarget(url string) error {
 	if err := CheckURL(url, s.cfg.MaxURL); err != nil {
 		return err
 	}
-	if s.cfg.SelfURLs == nil {
-		return nil
+	var self []string
+	if s.cfg.SelfURLs != nil {
+		self = s.cfg.SelfURLs()
 	}
-	return checkLoop(url, s.cfg.SelfURLs())
+	return checkLoop(url, self, s.cfg.RootURL)
 }
 
 // Patch names the fields Update changes; nil fields keep their values.

@@ -19,16 +19,21 @@ import (
 // with a scheme, matching that port; a port-less one matches the default
 // ports). Loopback names (localhost, 127.0.0.0/8, ::1, 0.0.0.0, in any
 // of the spellings browsers accept, such as 2130706433 or 0x7f.1) stand
-// for one another. Errors name the field "url".
-func checkLoop(raw string, self []string) error {
+// for one another. root, when set, is a short domain's base (Config.RootURL)
+// whose every path is a short link: any URL on its host (any port and
+// scheme unless root names a port) is refused. Errors name the field "url".
+func checkLoop(raw string, self []string, root string) error {
 	u, err := url.Parse(raw)
-	if err != nil || len(self) == 0 {
+	if err != nil || (len(self) == 0 && root == "") {
 		return nil // CheckURL refuses what does not parse
+	}
+	host, port := splitHostPort(u)
+	if root != "" && selfHost(root, host, port) {
+		return errs.New(errs.Invalid, "url points at this server's short link domain (%s), where every path is a short link; a link to it would loop", u.Host)
 	}
 	if !shortPath(u.Path) {
 		return nil
 	}
-	host, port := splitHostPort(u)
 	for _, s := range self {
 		if selfHost(s, host, port) {
 			return errs.New(errs.Invalid, "url points back at a short link of this server (/s/ on %s); a link to itself would loop", u.Host)

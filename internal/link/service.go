@@ -69,6 +69,10 @@ type Config struct {
 	// public URL and its members' HTTP addresses. A long URL under /s/ on
 	// one of them is refused (it would loop). Nil: no check.
 	SelfURLs func() []string
+	// RootURL, when set, is the base of a short domain that serves codes
+	// at its root ("https://s.example", --links-url): a long URL anywhere
+	// on its host is refused (it would loop).
+	RootURL string
 	// FlushRetention caps the hit-count commands kept for retry after failed
 	// flushes (256); past it the oldest are dropped with their hits.
 	FlushRetention int

@@ -51,6 +51,7 @@ func (n *Node) startHTTP() error {
 		Queues:          svc.queues,
 		Links:           svc.links,
 		PublicURL:       n.publicURL(),
+		LinksURL:        n.cfg.LinksURL,
 		Logger:          n.log,
 		MaxText:         svc.rooms.Config().MaxText,
 		MaxQueueBody:    svc.queues.Limits().MaxBody,

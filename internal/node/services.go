@@ -73,6 +73,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 		CachePolicy: policy,
 		Logger:      n.log,
 		SelfURLs:    n.linkSelfURLs,
+		RootURL:     n.cfg.LinksURL,
 		Now:         n.clock.Now,
 	})
 	if err != nil {

@@ -3,12 +3,14 @@ package testcluster_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
@@ -163,4 +165,66 @@ func atLinksListener(t *testing.T, c *testcluster.Cluster, i int, code string) (
 	}
 	_ = resp.Body.Close()
 	return resp.StatusCode, resp.Header.Get("Location")
+}
+
+// TestAPI_LinksOnAShortDomain: with --links-url a link's short URL is the
+// short domain's root, which every node's links listener serves, and no
+// link may point at that domain.
+func TestAPI_LinksOnAShortDomain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	const domain = "https://s.example"
+	c := testcluster.New(t, testcluster.Options{
+		Nodes:             3,
+		ReplicationFactor: 3,
+		NoSync:            true,
+		Configure: func(_ int, cfg *config.Config) {
+			cfg.RateLimit = 1 << 20
+			cfg.LinksAddr = "127.0.0.1:0"
+			cfg.LinksURL = domain + "/"
+		},
+	})
+	ctx := apiCtx(t)
+	lena := signUp(t, c, 0, 0, "lena")
+	const code, target = "docs", "https://example.com/docs?page=1"
+	l, err := as(c, 1, lena).CreateLink(ctx, target, client.LinkOptions{Code: code})
+	if err != nil || l.ShortURL != domain+"/"+code {
+		t.Fatalf("create = %+v, %v; want short_url %s/%s", l, err, domain, code)
+	}
+	if info, err := as(c, 2, lena).LinkInfo(ctx, code); err != nil || info.ShortURL != l.ShortURL {
+		t.Fatalf("info via n3 = %+v, %v", info, err)
+	}
+	hc := &http.Client{
+		Timeout:       10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	for i := range c.Len() {
+		resp, err := hc.Get("http://" + c.Node(i).LinksAddr() + "/" + code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != target {
+			t.Fatalf("n%d's links listener answers /%s with %d to %q", i+1, code, resp.StatusCode, resp.Header.Get("Location"))
+		}
+		resp, err = hc.Get("http://" + c.Node(i).LinksAddr() + "/" + code + "+")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), domain+"/"+code) {
+			t.Fatalf("n%d's preview of /%s+: %d %s", i+1, code, resp.StatusCode, page)
+		}
+	}
+	for _, loop := range []string{domain + "/other", "http://S.EXAMPLE:8080/docs"} {
+		_, err := as(c, 0, lena).CreateLink(ctx, loop, client.LinkOptions{Code: "loop"})
+		mustStatus(t, err, http.StatusBadRequest, "invalid")
+		if err == nil || !strings.Contains(err.Error(), "url points at this server's short link domain") {
+			t.Errorf("a link to %s: %v", loop, err)
+		}
+	}
+	_, err = as(c, 0, lena).LinkInfo(ctx, "loop")
+	mustStatus(t, err, http.StatusNotFound, "not_found")
 }

@@ -71,6 +71,9 @@ func TestWeb_LinkPage(t *testing.T) {
 	b.waitFor("the QR code", `(document.querySelector('img.qr') || {}).src?.startsWith('data:image/png') &&
 		document.querySelector('img.qr').naturalWidth > 0`)
 	b.check("the preview link", `document.querySelector('a.preview').href.endsWith('/s/page+') ? '' : document.querySelector('a.preview').href`)
+	// The heading names the short URL as people type it, without a scheme.
+	b.check("the heading", fmt.Sprintf(`document.querySelector('.link-head h1').textContent.startsWith(%s) ? '' : document.querySelector('.link-head h1').textContent`,
+		js(c.Node(0).HTTPAddr()+"/s/page ")))
 
 	b.screenshot("link-page")
 	b.do("save a bad URL", clear(".link-form input[name=url]"), chromedp.SendKeys(S(".link-form input[name=url]"), "ftp://example.com/x"),

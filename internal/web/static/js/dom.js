@@ -37,6 +37,12 @@ export function replace(el, ...children) {
   return append(el, children);
 }
 
+// shortLabel shows a short URL without its scheme: "s.example/abc" or
+// "par.ly/s/abc".
+export function shortLabel(url) {
+  return url.replace(/^https?:\/\//, '');
+}
+
 // fmtTime shows a Unix ms time as a clock time today, or a date and time.
 export function fmtTime(ms) {
   const d = new Date(ms);

@@ -3,7 +3,7 @@
 // drawn with DOM and SVG elements), its QR code, and a form to edit it.
 
 import * as api from '../api.js';
-import {h, svg, replace, field, fieldError, formError, clearErrors, fmtTime} from '../dom.js';
+import {h, svg, replace, field, fieldError, formError, clearErrors, fmtTime, shortLabel} from '../dom.js';
 
 const DAYS = 30;
 
@@ -41,10 +41,10 @@ export function linkView(main, ctx, code) {
 
 function renderHead(el, l) {
   replace(el,
-    h('h1', {}, '/s/' + l.code, ' ', h('span', {class: 'state state-' + l.state}, l.state)),
-    h('p', {}, h('a', {href: l.short_url, class: 'short', target: '_blank', rel: 'noopener'}, l.short_url),
+    h('h1', {}, h('a', {href: l.short_url, class: 'short', target: '_blank', rel: 'noopener'}, shortLabel(l.short_url)),
+      ' ', h('span', {class: 'state state-' + l.state}, l.state)),
+    h('p', {class: 'long-url'}, 'Goes to ', h('span', {class: 'target'}, l.url),
       ' · ', h('a', {href: l.short_url + '+', target: '_blank', rel: 'noopener', class: 'preview'}, 'preview')),
-    h('p', {class: 'long-url'}, 'Goes to ', h('span', {class: 'target'}, l.url)),
     h('p', {class: 'muted'}, `${l.hits} visits (${l.bots} bots) · redirect ${l.redirect_status} · created ${fmtTime(l.created_at)}`,
       l.expires_at ? ' · expires ' + fmtTime(l.expires_at) : '',
       l.max_visits ? ` · at most ${l.max_visits} visits` : ''),

@@ -3,7 +3,7 @@
 // states, filtered by tag, text and state; each opens its page (link.js).
 
 import * as api from '../api.js';
-import {h, replace, field, fieldError, formError, clearErrors, fmtTime} from '../dom.js';
+import {h, replace, field, fieldError, formError, clearErrors, fmtTime, shortLabel} from '../dom.js';
 
 export function linksView(main, ctx) {
   const mine = h('div', {class: 'table-wrap links-mine'});
@@ -92,7 +92,7 @@ function renderMine(el, links, ctx, refresh) {
   replace(el, h('table', {},
     h('thead', {}, h('tr', {}, h('th', {}, 'Short'), h('th', {}, 'Goes to'), h('th', {class: 'num'}, 'Hits'), h('th', {}, 'State'), h('th', {}, 'Created'), h('th', {}, ''))),
     h('tbody', {}, links.map((l) => h('tr', {'data-code': l.code},
-      h('td', {}, h('a', {href: l.short_url, target: '_blank', rel: 'noopener'}, '/s/' + l.code), ' ', copyButton(l.short_url)),
+      h('td', {}, h('a', {href: l.short_url, target: '_blank', rel: 'noopener'}, shortLabel(l.short_url)), ' ', copyButton(l.short_url)),
       h('td', {class: 'long-url'}, h('span', {title: l.url}, l.url), (l.tags || []).map((t) => h('span', {class: 'tag'}, t))),
       h('td', {class: 'num hits'}, String(l.hits)),
       h('td', {}, h('span', {class: 'state state-' + l.state}, l.state)),
