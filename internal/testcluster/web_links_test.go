@@ -60,6 +60,8 @@ func TestWeb_LinkPage(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`localStorage.setItem('parley.session', %s)`, js(session))),
 		chromedp.Navigate(base+"/#/links"), chromedp.Reload(), chromedp.WaitVisible(S(".links-filter input[name=tag]")))
 	b.waitFor("both links listed", `document.querySelectorAll('.links-mine tr[data-code]').length === 2`)
+	b.do("scroll to the list", chromedp.ScrollIntoView(S(".links-mine")))
+	b.screenshot("links")
 	b.do("filter by tag", chromedp.SendKeys(S(".links-filter input[name=tag]"), "WEB\n"))
 	b.waitFor("only the tagged link", `document.querySelectorAll('.links-mine tr[data-code]').length === 1 && document.querySelector('.links-mine tr[data-code=page]') !== null`)
 	b.do("open its page", chromedp.Click(S(".links-mine tr[data-code=page] a.details")))
