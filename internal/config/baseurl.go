@@ -25,7 +25,7 @@ func checkBaseURL(raw string, withPath bool) error {
 	case u.Host == "" || u.Hostname() == "":
 		return errors.New("no host")
 	case u.User != nil:
-		return errors.New("no user name or password in it, please")
+		return errors.New("no user name or password: every short link would carry them")
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#"):
 		return errors.New("no query or fragment: short links are appended to it")
 	case !withPath && strings.TrimSuffix(u.Path, "/") != "":

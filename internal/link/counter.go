@@ -30,11 +30,11 @@ type visitCounter struct {
 
 // visitShard counts the visits of the codes of one shard.
 //
-// A visit whose counter already exists (every visit of a link after its
-// first of the day from the same kind of visitor) holds the lock only for
+// A visit whose counter already exists (every visit of a link since the last
+// flush after the first by the same kind of visitor) holds the lock only for
 // reading and adds to the counter atomically, so that the visitors of a hot
-// link share the lock rather than queue on it. Adding a counter, taking
-// them and counting a link with a visit limit hold it for writing.
+// link share the lock rather than queue on it. Adding a counter, taking them
+// and counting a link with a visit limit hold it for writing.
 type visitShard struct {
 	// mu guards the maps (not the counters pending points to, which are
 	// atomic): held for reading to add to a counter, for writing to change
