@@ -43,19 +43,20 @@ import (
 func (s *Server) LinksHandler(base context.Context) fasthttp.RequestHandler {
 	other := fasthttpadaptor.NewFastHTTPHandler(s.Redirects(http.HandlerFunc(s.notALink)))
 	return func(ctx *fasthttp.RequestCtx) {
-		code, ok := fastShortCode(ctx)
-		if !ok {
-			if seg, ok := rootSegment(ctx.Path()); ok {
+		// The request's own bytes, without copies: Resolve copies what it
+		// keeps.
+		seg, atRoot := linkSegment(ctx.Path())
+		code := unsafeString(seg)
+		if (!ctx.IsGet() && !ctx.IsHead()) || !link.ValidCode(code) {
+			if atRoot {
 				// What the API listener serves as /s/{seg}: a preview,
 				// another method on a code, or the page of no link.
-				ctx.Request.SetRequestURI("/s/" + url.PathEscape(string(seg)))
+				ctx.Request.SetRequestURI("/s/" + url.PathEscape(code))
 			}
 			other(ctx) // a preview, another path or method
 			return
 		}
 		start := ctx.Time() // read by fasthttp as it called the handler
-		// The request's own bytes, without copies: Resolve copies what it
-		// keeps.
 		v := link.Visit{UserAgent: unsafeString(ctx.UserAgent()), Referer: unsafeString(ctx.Referer())}
 		to, err := s.links.Resolve(base, code, v)
 		if status, page, ok := linkPage(code, to, err); ok {
@@ -86,33 +87,19 @@ func fastPage(ctx *fasthttp.RequestCtx, status int, page string) {
 	ctx.SetBodyString(page)
 }
 
-// fastShortCode returns the code of a GET or HEAD /s/{code} or /{code}
-// request whose code is one a link can have (not a preview's {code}+), as
-// shortCode takes it from net/http's decoded path. The code points into
-// the request's memory (unsafeString).
-func fastShortCode(ctx *fasthttp.RequestCtx) (string, bool) {
-	if !ctx.IsGet() && !ctx.IsHead() {
-		return "", false
-	}
-	path := ctx.Path()
-	rest, ok := bytes.CutPrefix(path, []byte("/s/"))
-	if !ok {
-		if rest, ok = rootSegment(path); !ok {
-			return "", false
-		}
-	}
-	code := unsafeString(rest)
-	return code, link.ValidCode(code)
-}
-
-// rootSegment returns the one segment of a decoded path /{segment} (not
-// /s/…): where the links listener serves codes at the root.
-func rootSegment(path []byte) ([]byte, bool) {
-	if bytes.HasPrefix(path, []byte("/s/")) {
-		return nil, false
+// linkSegment returns what may be a short link's code in a decoded path,
+// as shortCode takes it from net/http's: what follows /s/, or the one
+// segment of a path /{segment} (atRoot), where the links listener serves
+// codes too. It is nil for any other path.
+func linkSegment(path []byte) (seg []byte, atRoot bool) {
+	if rest, ok := bytes.CutPrefix(path, []byte("/s/")); ok {
+		return rest, false
 	}
 	seg, ok := bytes.CutPrefix(path, []byte("/"))
-	return seg, ok && len(seg) > 0 && bytes.IndexByte(seg, '/') < 0
+	if !ok || len(seg) == 0 || bytes.IndexByte(seg, '/') >= 0 {
+		return nil, false
+	}
+	return seg, true
 }
 
 // The redirect's header names and Cache-Control value (writeRedirect's), in
