@@ -117,28 +117,32 @@ func TestServer_LinksHandler(t *testing.T) {
 		return resp, string(body)
 	}
 	api := srv.Handler()
+	// Requests of short links, by method and what follows /s/.
+	type linkRequest struct {
+		method, code string
+		status       int
+	}
+	linkRequests := []linkRequest{
+		{"GET", "ex", http.StatusFound},
+		{"HEAD", "ex", http.StatusFound},
+		{"GET", "uni", http.StatusFound},
+		{"GET", "perm", http.StatusPermanentRedirect},
+		{"GET", "nope", http.StatusNotFound},
+		{"HEAD", "nope", http.StatusNotFound},
+		{"GET", "off", http.StatusGone},
+		{"GET", "ex+", http.StatusOK},
+		{"GET", "e%78", http.StatusFound},
+		{"POST", "ex", http.StatusMethodNotAllowed},
+	}
 
 	t.Run("as the API listener", func(t *testing.T) {
-		for _, tc := range []struct {
-			method, path string
-			status       int
-		}{
-			{"GET", "/s/ex", http.StatusFound},
-			{"HEAD", "/s/ex", http.StatusFound},
-			{"GET", "/s/uni", http.StatusFound},
-			{"GET", "/s/perm", http.StatusPermanentRedirect},
-			{"GET", "/s/nope", http.StatusNotFound},
-			{"HEAD", "/s/nope", http.StatusNotFound},
-			{"GET", "/s/off", http.StatusGone},
-			{"GET", "/s/ex+", http.StatusOK},
-			{"GET", "/s/e%78", http.StatusFound},
-			{"POST", "/s/ex", http.StatusMethodNotAllowed},
-		} {
-			t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+		for _, tc := range linkRequests {
+			path := "/s/" + tc.code
+			t.Run(tc.method+" "+path, func(t *testing.T) {
 				w := httptest.NewRecorder()
-				api.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, nil))
+				api.ServeHTTP(w, httptest.NewRequest(tc.method, path, nil))
 				want, wantSeen := w.Result(), observed()
-				got, body := ask(t, tc.method, tc.path)
+				got, body := ask(t, tc.method, path)
 				if got.StatusCode != tc.status || want.StatusCode != tc.status {
 					t.Fatalf("status %d on the links listener, %d on the API; want %d", got.StatusCode, want.StatusCode, tc.status)
 				}
@@ -164,23 +168,11 @@ func TestServer_LinksHandler(t *testing.T) {
 	})
 
 	t.Run("codes at the root as under /s/", func(t *testing.T) {
-		for _, tc := range []struct {
-			method, code string
-			status       int
-		}{
-			{"GET", "ex", http.StatusFound},
-			{"HEAD", "ex", http.StatusFound},
-			{"GET", "uni", http.StatusFound},
-			{"GET", "perm", http.StatusPermanentRedirect},
-			{"GET", "nope", http.StatusNotFound},
-			{"GET", "healthz", http.StatusNotFound}, // a code like any other here
-			{"GET", "off", http.StatusGone},
-			{"GET", "ex+", http.StatusOK},
-			{"GET", "e%78", http.StatusFound},
-			{"GET", "s", http.StatusNotFound},
-			{"POST", "ex", http.StatusMethodNotAllowed},
-			{"GET", "a.b", http.StatusNotFound},
-		} {
+		for _, tc := range append(linkRequests,
+			linkRequest{"GET", "healthz", http.StatusNotFound}, // a code like any other here
+			linkRequest{"GET", "s", http.StatusNotFound},
+			linkRequest{"GET", "a.b", http.StatusNotFound},
+		) {
 			t.Run(tc.method+" /"+tc.code, func(t *testing.T) {
 				want, wantBody := ask(t, tc.method, "/s/"+tc.code)
 				wantSeen := observed()
