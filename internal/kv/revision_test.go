@@ -295,14 +295,3 @@ func TestService_Txn(t *testing.T) {
 		}
 	})
 }
-
-func TestRoutingKey(t *testing.T) {
-	for _, tc := range []struct{ key, want string }{
-		{"plain", "plain"}, {"{user1}/a", "user1"}, {"x{user1}y{z}", "user1"},
-		{"{}", "{}"}, {"a{}b{c}", "a{}b{c}"}, {"a{b", "a{b"}, {"a}b{c}", "c"}, {"{{a}}", "{a"},
-	} {
-		if got := kv.RoutingKey(tc.key); got != tc.want {
-			t.Errorf("RoutingKey(%q) = %q, want %q", tc.key, got, tc.want)
-		}
-	}
-}

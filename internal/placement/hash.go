@@ -4,20 +4,18 @@
 // and the pure decisions of which replica to add or promote next.
 package placement
 
-import "hash/fnv"
+import "github.com/parley-chat/parley/internal/partkey"
 
 // HashFNV1a64 names the partitioning hash recorded in the cluster map.
-const HashFNV1a64 = "fnv1a-64"
+const HashFNV1a64 = partkey.FNV1a64
 
 // MetaGroup is the Raft group id of the metadata group; partitions are groups
 // 1..P.
 const MetaGroup uint64 = 0
 
 // PartitionOf returns the partition (Raft group id, 1..partitions) that owns a
-// routing key: FNV-1a 64 of the key modulo the partition count. It is stable
-// across processes, machines and releases.
+// routing key: partkey.Of, FNV-1a 64 of the key modulo the partition count. It
+// is stable across processes, machines and releases.
 func PartitionOf(routingKey string, partitions int) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(routingKey))
-	return 1 + h.Sum64()%uint64(partitions)
+	return partkey.Of(routingKey, partitions)
 }

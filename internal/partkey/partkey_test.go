@@ -1,10 +1,10 @@
-package placement
+package partkey
 
 import "testing"
 
 // The partition of a key must never change: data placed by one release is
 // found by the next. These values are FNV-1a 64 and must stay as they are.
-func TestPartitionOf_Stable(t *testing.T) {
+func TestOf_Stable(t *testing.T) {
 	for _, tc := range []struct {
 		key        string
 		partitions int
@@ -16,8 +16,8 @@ func TestPartitionOf_Stable(t *testing.T) {
 		{"room-42", 7, 1 + fnvRef("room-42")%7},
 		{"x", 1, 1},
 	} {
-		if got := PartitionOf(tc.key, tc.partitions); got != tc.want {
-			t.Errorf("PartitionOf(%q, %d) = %d, want %d", tc.key, tc.partitions, got, tc.want)
+		if got := Of(tc.key, tc.partitions); got != tc.want {
+			t.Errorf("Of(%q, %d) = %d, want %d", tc.key, tc.partitions, got, tc.want)
 		}
 	}
 }
@@ -32,14 +32,25 @@ func fnvRef(s string) uint64 {
 	return h
 }
 
-func TestPartitionOf_SpreadsKeys(t *testing.T) {
+func TestOf_SpreadsKeys(t *testing.T) {
 	counts := make([]int, 17)
 	for i := 0; i < 16000; i++ {
-		counts[PartitionOf("key-"+string(rune('a'+i%26))+string(rune(i)), 16)]++
+		counts[Of("key-"+string(rune('a'+i%26))+string(rune(i)), 16)]++
 	}
 	for p := 1; p <= 16; p++ {
 		if counts[p] < 500 || counts[p] > 1500 {
 			t.Errorf("partition %d got %d of 16000 keys", p, counts[p])
+		}
+	}
+}
+
+func TestKV(t *testing.T) {
+	for _, tc := range []struct{ key, want string }{
+		{"plain", "plain"}, {"{user1}/a", "user1"}, {"x{user1}y{z}", "user1"},
+		{"{}", "{}"}, {"a{}b{c}", "a{}b{c}"}, {"a{b", "a{b"}, {"a}b{c}", "c"}, {"{{a}}", "{a"},
+	} {
+		if got := KV(tc.key); got != tc.want {
+			t.Errorf("KV(%q) = %q, want %q", tc.key, got, tc.want)
 		}
 	}
 }
