@@ -10,6 +10,13 @@
 // Times are Unix milliseconds, as on the wire. Failed calls return an *Error
 // carrying the server's status and error code, or a wrapped transport error.
 // A Client is safe for concurrent use.
+//
+// A Client talks to one server, which forwards what it does not lead. A
+// Pool of one Client per server sends each kv or queue request to the
+// server leading its partition instead, saving that hop:
+//
+//	pool := client.NewPool(c1, c2, c3)
+//	_, err := pool.ForKV("greeting", c1).KVPut(ctx, "greeting", v, client.PutOptions{})
 package client
 
 import (

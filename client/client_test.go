@@ -24,11 +24,14 @@ import (
 type fakeStatus struct {
 	ready bool
 	st    *api.ClusterStatus
+	pm    api.PartitionMap
 }
 
 func (f *fakeStatus) Ready() bool { return f.ready }
 
 func (f *fakeStatus) ClusterStatus(context.Context) (*api.ClusterStatus, error) { return f.st, nil }
+
+func (f *fakeStatus) PartitionMap() api.PartitionMap { return f.pm }
 
 // env is a real api.Server over an in-memory kv store, and a Client for it.
 type env struct {

@@ -42,6 +42,7 @@ var routeFamilies = map[string]string{
 	"/api/v1/leases":       "route-wide: one shared namespace",
 	"/api/v1/links":        "route-wide; owners: links_test.go",
 	"/api/v1/cluster":      "route-wide: admin",
+	"/api/v1/partitions":   "route-wide: any signed-in user",
 	"/api/v1/audit":        "route-wide: admin",
 	"/api/v1/openapi.json": "route-wide: public",
 	"/api/":                "route-wide: the JSON 404 catch-all",

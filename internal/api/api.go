@@ -28,7 +28,7 @@ import (
 type Config struct {
 	// KV serves the /api/v1/kv routes.
 	KV KVService
-	// Status serves /readyz and /api/v1/cluster.
+	// Status serves /readyz, /api/v1/cluster and /api/v1/partitions.
 	Status StatusSource
 	// Accounts serves /api/v1/users and /api/v1/sessions and checks bearer
 	// tokens.
@@ -243,6 +243,7 @@ func (s *Server) routes() {
 	s.handle("GET /readyz", s.readyz)
 	s.handle("GET /api/v1/openapi.json", s.openapiDoc)
 	s.handleAuth("GET /api/v1/cluster", s.cluster)
+	s.handleAuth("GET /api/v1/partitions", s.partitions)
 	s.opsRoutes()
 	s.clusterAdminRoutes()
 	s.backupRoutes() // backup.go

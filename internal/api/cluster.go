@@ -14,6 +14,9 @@ type StatusSource interface {
 	Ready() bool
 	// ClusterStatus returns the cluster map with replica progress.
 	ClusterStatus(ctx context.Context) (*ClusterStatus, error)
+	// PartitionMap returns where each partition is led, as this node
+	// knows it without asking others (GET /api/v1/partitions).
+	PartitionMap() PartitionMap
 }
 
 // ClusterStatus is the body of GET /api/v1/cluster.

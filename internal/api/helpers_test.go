@@ -94,6 +94,7 @@ type fakeStatus struct {
 	mu    sync.Mutex
 	ready bool
 	st    *ClusterStatus
+	pm    PartitionMap
 	err   error
 }
 
@@ -107,6 +108,12 @@ func (f *fakeStatus) ClusterStatus(context.Context) (*ClusterStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.st, f.err
+}
+
+func (f *fakeStatus) PartitionMap() PartitionMap {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pm
 }
 
 // testEnv is a Server with its fakes.

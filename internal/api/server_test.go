@@ -252,3 +252,23 @@ func TestNew_RequiresServices(t *testing.T) {
 	}()
 	New(Config{Status: &fakeStatus{}})
 }
+
+func TestServer_Partitions(t *testing.T) {
+	t.Run("ok", func(t *testing.T) {
+		e := newEnv(t, Config{})
+		e.status.pm = PartitionMap{Hash: "fnv1a-64", Partitions: 3, Leaders: []string{"10.0.0.1:7070", "", "10.0.0.2:7070"}}
+		w := e.do(t, http.MethodGet, "/api/v1/partitions", "")
+		want := `{"hash":"fnv1a-64","partitions":3,"leaders":["10.0.0.1:7070","","10.0.0.2:7070"]}`
+		if w.Code != 200 || strings.TrimSpace(w.Body.String()) != want {
+			t.Fatalf("status %d body %s, want 200 %s", w.Code, w.Body, want)
+		}
+	})
+	t.Run("before the node knows the cluster", func(t *testing.T) {
+		e := newEnv(t, Config{})
+		e.status.pm = PartitionMap{Hash: "fnv1a-64"}
+		w := e.do(t, http.MethodGet, "/api/v1/partitions", "")
+		if w.Code != 200 || !strings.Contains(w.Body.String(), `"leaders":[]`) {
+			t.Fatalf("status %d body %s: want 200 and leaders []", w.Code, w.Body)
+		}
+	})
+}

@@ -27,7 +27,7 @@ const module = "github.com/parley-chat/parley/"
 // package here may use net/http or math/rand (Apply must be deterministic;
 // randomness comes from the proposer).
 var domainImports = map[string][]string{
-	"internal/kv":                    nil,
+	"internal/kv":                    {module + "internal/partkey"},
 	"internal/account":               {module + "internal/password", module + "internal/ratelimit"},
 	"internal/chat":                  {module + "internal/password"},
 	"internal/password":              {"golang.org/x/crypto/argon2"}, // the one home of password hashing
@@ -36,7 +36,8 @@ var domainImports = map[string][]string{
 	"internal/link":                  nil,
 	"internal/presence":              nil,
 	"internal/ratelimit":             nil,
-	"internal/placement":             nil,
+	"internal/placement":             {module + "internal/partkey"},
+	"internal/partkey":               nil, // where a key lives: shared with the Go client
 	"internal/state":                 nil,
 	"internal/errs":                  nil,
 	"internal/wire":                  nil,
@@ -258,6 +259,17 @@ func packageImports(t *testing.T, dir string) iter.Seq2[string, string] {
 					return
 				}
 			}
+		}
+	}
+}
+
+// TestImports_ClientStaysLight keeps the Go client a library others can
+// import: of this module it uses only internal/partkey (where a key lives,
+// to route requests), never the server's packages and their dependencies.
+func TestImports_ClientStaysLight(t *testing.T) {
+	for file, path := range packageImports(t, "client") {
+		if strings.HasPrefix(path, module) && path != module+"internal/partkey" {
+			t.Errorf("client/%s imports %s", file, path)
 		}
 	}
 }

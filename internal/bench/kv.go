@@ -33,6 +33,10 @@ type KVOptions struct {
 	Keys int
 	// KeyPrefix starts every key, keeping benchmark data apart.
 	KeyPrefix string
+	// Pool, when not nil, sends each operation to the client of the
+	// server leading its key's partition (the worker's own client when
+	// the pool does not know it).
+	Pool *client.Pool
 }
 
 // KV is the key-value workload: puts, gets or both against a fixed
@@ -68,9 +72,9 @@ func (k *KV) Name() string { return "kv/" + k.o.Mix }
 
 // Op implements Workload.
 func (k *KV) Op(ctx context.Context, worker, i int) error {
-	c := k.o.Clients[worker%len(k.o.Clients)]
 	n, put := KVOp(k.o.Mix, k.o.Keys, i)
 	key := k.key(n)
+	c := k.client(worker, key)
 	if put {
 		_, err := c.KVPut(ctx, key, k.value, client.PutOptions{})
 		return OpError("put", err)
@@ -96,13 +100,12 @@ func (k *KV) Prepare(ctx context.Context, workers int) error {
 	defer cancel()
 	for w := range max(workers, 1) {
 		wg.Go(func() {
-			c := k.o.Clients[w%len(k.o.Clients)]
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
 				if i >= k.o.Keys {
 					return
 				}
-				if _, err := c.KVPut(ctx, k.key(i), k.value, client.PutOptions{}); err != nil {
+				if _, err := k.client(w, k.key(i)).KVPut(ctx, k.key(i), k.value, client.PutOptions{}); err != nil {
 					once.Do(func() { first = fmt.Errorf("fill key %s: %w", k.key(i), err); cancel() })
 					return
 				}
@@ -111,6 +114,16 @@ func (k *KV) Prepare(ctx context.Context, workers int) error {
 	}
 	wg.Wait()
 	return first
+}
+
+// client is the client worker sends key's operation with: the pool's pick,
+// else the worker's own.
+func (k *KV) client(worker int, key string) *client.Client {
+	c := k.o.Clients[worker%len(k.o.Clients)]
+	if k.o.Pool != nil {
+		return k.o.Pool.ForKV(key, c)
+	}
+	return c
 }
 
 // key names key number i.

@@ -41,6 +41,10 @@ type QueueOptions struct {
 	// and one Raft entry per message fewer. A consumer's last message
 	// stays leased when the run ends.
 	AckOnReceive bool
+	// Pool, when not nil, sends each call to the client of the server
+	// leading its queue's partition (the caller's own client when the
+	// pool does not know it).
+	Pool *client.Pool
 }
 
 // Queue is the durable queue workload. Producers send messages; the
@@ -114,7 +118,7 @@ func (q *Queue) Prepare(ctx context.Context, workers int) error {
 		return fmt.Errorf("consumers %d, queues %d: want a consumer per queue at least", workers, q.o.Queues)
 	}
 	err := Parallel(ctx, len(q.names), workers, func(ctx context.Context, w, i int) error {
-		cl := q.o.Clients[w%len(q.o.Clients)]
+		cl := q.client(w, i)
 		var set client.QueueSettings
 		if q.o.DeadLettersPriorities {
 			dlq, limit := q.names[i]+"-dlq", uint64(5)
@@ -162,7 +166,7 @@ func (q *Queue) Prepare(ctx context.Context, workers int) error {
 // the same idempotency key.
 func (q *Queue) produce(ctx context.Context, p int) {
 	qi := p % q.o.Queues
-	cl := q.o.Clients[(p+1)%len(q.o.Clients)]
+	cl := q.client(p+1, qi)
 	for n := 0; ; {
 		select {
 		case <-ctx.Done():
@@ -201,7 +205,7 @@ func (q *Queue) Op(ctx context.Context, worker, i int) error {
 		return q.opAckOnReceive(ctx, worker)
 	}
 	qi := worker % q.o.Queues
-	cl := q.o.Clients[worker%len(q.o.Clients)]
+	cl := q.client(worker, qi)
 	msg, found, err := cl.Receive(ctx, q.names[qi], client.ReceiveOptions{AckTimeout: q.o.AckTimeout, Wait: q.o.Wait})
 	if err != nil {
 		return OpError("receive", err)
@@ -222,7 +226,7 @@ func (q *Queue) Op(ctx context.Context, worker, i int) error {
 // back either way, so the producers keep pace.
 func (q *Queue) opAckOnReceive(ctx context.Context, worker int) error {
 	qi := worker % q.o.Queues
-	cl := q.o.Clients[worker%len(q.o.Clients)]
+	cl := q.client(worker, qi)
 	o := client.ReceiveOptions{AckTimeout: q.o.AckTimeout, Wait: q.o.Wait}
 	if r := q.held[worker]; r != "" {
 		o.Ack = []string{r}
@@ -238,6 +242,16 @@ func (q *Queue) opAckOnReceive(ctx context.Context, worker int) error {
 	}
 	q.held[worker] = msg.Receipt
 	return nil
+}
+
+// client is the client caller c (a consumer, or a producer's number plus
+// one) uses for queue qi: the pool's pick, else its own.
+func (q *Queue) client(c, qi int) *client.Client {
+	cl := q.o.Clients[c%len(q.o.Clients)]
+	if q.o.Pool != nil {
+		return q.o.Pool.ForQueue(q.names[qi], cl)
+	}
+	return cl
 }
 
 // Close stops the producers.

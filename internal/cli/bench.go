@@ -37,6 +37,10 @@ type BenchOptions struct {
 	Quiet bool
 	// Token is the bearer token the clients sign in with.
 	Token string
+	// Route sends each request to the server leading its partition when
+	// that server is one of Servers (client.Pool); only the kv and queue
+	// workloads route.
+	Route bool
 }
 
 // BenchKVOptions configure `parley bench kv`.
@@ -58,7 +62,7 @@ func addBenchFlags(fs *flagSet, o *BenchOptions, getenv func(string) string) {
 	if s := getenv("PARLEY_SERVER"); s != "" {
 		def = s
 	}
-	fs.Var(newListValue(&o.Servers, []string{def}), "servers", "base `URLs` of the target nodes, comma separated; clients are spread over them round-robin (default $PARLEY_SERVER or "+defaultServer+")")
+	fs.Var(newListValue(&o.Servers, []string{def}), "servers", "base `URLs` of the target nodes, comma separated; clients are spread over them round-robin (kv and queue: see --route) (default $PARLEY_SERVER or "+defaultServer+")")
 	fs.IntVar(&o.Clients, "clients", 16, "concurrent `clients`")
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long to measure (ignored when only --requests is given)")
 	fs.IntVar(&o.Requests, "requests", 0, "stop after this many `operations` (0: run for --duration)")
@@ -69,6 +73,29 @@ func addBenchFlags(fs *flagSet, o *BenchOptions, getenv func(string) string) {
 	fs.StringVar(&o.SVG, "svg", "", "write a latency and throughput over time plot as SVG to `file`")
 	fs.BoolVar(&o.Quiet, "q", false, "no per-second progress on stderr")
 	fs.StringVar(&o.Token, "token", getenv("PARLEY_TOKEN"), "session `token` to sign in with (default $PARLEY_TOKEN)")
+}
+
+// addRouteFlag defines --route, for the workloads whose requests have a
+// partition (kv and queue).
+func addRouteFlag(fs *flagSet, o *BenchOptions) {
+	fs.BoolVar(&o.Route, "route", true, "send each request to the server of --servers that leads its partition, as GET /api/v1/partitions says (--route=false: round-robin, each server forwarding to the leader)")
+}
+
+// pool returns the client.Pool over clients when --route is on, with its
+// first partition map fetched, and says in params how requests were
+// sent; nil when off.
+func (o *BenchOptions) pool(ctx context.Context, clients []*client.Client, params map[string]string) (*client.Pool, error) {
+	if !o.Route {
+		params["routing"] = "round-robin over the servers"
+		return nil, nil
+	}
+	p := client.NewPool(clients...)
+	if err := p.Refresh(ctx); err != nil {
+		return nil, fmt.Errorf("--route: partition map: %w", err)
+	}
+	led, parts := p.Reach()
+	params["routing"] = fmt.Sprintf("to each partition's leader (client.Pool): %d of %d partitions led by a server of --servers", led, parts)
+	return p, nil
 }
 
 // check validates the shared measuring flags.
@@ -118,6 +145,7 @@ Load running nodes with KV puts, gets or both, and report throughput,
 latency percentiles (50/66/75/80/90/95/98/99/100, as Apache Bench) and a
 per-second timeline. For gets the keyspace is filled first.`)
 	addBenchFlags(fs, &o.BenchOptions, getenv)
+	addRouteFlag(fs, &o.BenchOptions)
 	addKVWorkloadFlags(fs, &o)
 	pos, err := fs.parse(args, getenv)
 	if err != nil {
@@ -167,14 +195,18 @@ func BenchKV(ctx context.Context, o BenchKVOptions, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	w, err := bench.NewKV(bench.KVOptions{Clients: clients, Mix: o.Mix, ValueSize: o.ValueSize, Keys: o.Keys, KeyPrefix: o.KeyPrefix})
-	if err != nil {
-		return err
-	}
 	params := map[string]string{
 		"servers":    strings.Join(o.Servers, ","),
 		"value_size": strconv.Itoa(o.ValueSize),
 		"keys":       strconv.Itoa(o.Keys),
+	}
+	pool, err := o.pool(ctx, clients, params)
+	if err != nil {
+		return err
+	}
+	w, err := bench.NewKV(bench.KVOptions{Clients: clients, Mix: o.Mix, ValueSize: o.ValueSize, Keys: o.Keys, KeyPrefix: o.KeyPrefix, Pool: pool})
+	if err != nil {
+		return err
 	}
 	// Where the proposals spent their time, from the servers' histograms.
 	before, err := scrapePhases(ctx, hc, o.Servers)

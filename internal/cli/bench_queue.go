@@ -58,6 +58,7 @@ and its latency is the receive plus the ack. --producers producers send
 (each send with its own idempotency key), paced by the consumers so that
 each queue holds about two messages per consumer.`)
 	addBenchFlags(fs, &o.BenchOptions, orNoEnv(getenv))
+	addRouteFlag(fs, &o.BenchOptions)
 	fs.IntVar(&o.Queues, "queues", 1, "number of `queues`")
 	fs.IntVar(&o.Producers, "producers", 0, "number of `producers` (0: as many as --clients)")
 	fs.IntVar(&o.Size, "size", 200, "message length in `characters` (the seeds measured 200 and 2000)")
@@ -94,21 +95,25 @@ func BenchQueue(ctx context.Context, o BenchQueueOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	w, err := bench.NewQueue(bench.QueueOptions{
-		Clients: clients, Queues: o.Queues, Producers: o.Producers, Size: o.Size,
-		AckTimeout: o.AckTimeout, Wait: o.Wait, QueuePrefix: o.QueuePrefix, DeadLettersPriorities: o.DeadLettersPriorities,
-		AckOnReceive: o.AckOnReceive,
-	})
-	if err != nil {
-		return err
-	}
-	defer w.Close()
 	params := map[string]string{
 		"servers":   strings.Join(o.Servers, ","),
 		"queues":    strconv.Itoa(o.Queues),
 		"producers": strconv.Itoa(o.Producers),
 		"size":      strconv.Itoa(o.Size) + " characters",
 	}
+	pool, err := o.pool(ctx, clients, params)
+	if err != nil {
+		return err
+	}
+	w, err := bench.NewQueue(bench.QueueOptions{
+		Clients: clients, Queues: o.Queues, Producers: o.Producers, Size: o.Size,
+		AckTimeout: o.AckTimeout, Wait: o.Wait, QueuePrefix: o.QueuePrefix, DeadLettersPriorities: o.DeadLettersPriorities,
+		AckOnReceive: o.AckOnReceive, Pool: pool,
+	})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
 	if o.DeadLettersPriorities {
 		params["features"] = "dead-letter queues, delivery limit 5, priorities 0-9"
 	}

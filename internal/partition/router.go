@@ -169,6 +169,16 @@ func withDefaultTimeout(ctx context.Context) (context.Context, context.CancelFun
 // per-partition work (the per-user limiter) route by it too.
 func (r *Router) LeaderAddr(p uint64, attempt int) string { return r.leaderAddr(p, attempt) }
 
+// LeaderReplica returns the replica this node believes leads partition p:
+// its own replica's view, else the last hint another node gave; 0 when it
+// knows of none.
+func (r *Router) LeaderReplica(p uint64) uint64 {
+	if lead, _ := r.d.Engine.Leader(p); lead != 0 {
+		return lead
+	}
+	return r.leaderHint(p)
+}
+
 // HintLeader records that replica leads partition g, as another node said.
 func (r *Router) HintLeader(g, replica uint64) { r.hintLeader(g, replica) }
 

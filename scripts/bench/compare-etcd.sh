@@ -27,6 +27,10 @@
 #   PARLEY_BIN           use this parley binary instead of building one
 #   PARLEY_BENCH_BIN     use this parley-bench binary (etcd-kv) likewise
 #   KEEP_DATA [0]        1: keep the temporary data directories
+#   ROUTE [1]            1: Parley's clients send each put to the node leading
+#                        its key's partition (parley bench kv --route, the
+#                        Go client's Pool); 0: round-robin over the nodes, as
+#                        etcd's clients go, each node forwarding to the leader
 #   PPROF [0]            1: serve each Parley node's Go profiles on 127.0.0.1
 #                        at its HTTP port + 5 (see lib.sh's start_parley)
 set -euo pipefail
@@ -35,6 +39,8 @@ DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-1s}
 CLIENTS=${CLIENTS:-"1 64 256"}
 VALUE_SIZE=${VALUE_SIZE:-256}
+ROUTE=${ROUTE:-1}
+[[ $ROUTE == 0 || $ROUTE == 1 ]] || { echo "ROUTE: $ROUTE is neither 0 nor 1" >&2; exit 2; }
 FSYNC_COUNT=${FSYNC_COUNT:-2000}
 NAME=compare-etcd
 # Loopback ports for etcd, away from its defaults and below Linux's
@@ -109,6 +115,7 @@ fstype=$(df -PT "$tmp" | awk 'NR == 2 { print $2 }')
 	fi
 	echo "go: $(go version 2>/dev/null || echo n/a)"
 	echo "duration: $DURATION, warmup: $WARMUP, clients: $CLIENTS, value size: $VALUE_SIZE"
+	echo "parley routing: $( ((ROUTE)) && echo "to each partition's leader (ROUTE=1)" || echo "round-robin over the nodes (ROUTE=0)")"
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT/machine.txt" >&2
 if awk -v n="$(nproc)" '{ exit !($1 > n / 2) }' /proc/loadavg; then
@@ -166,7 +173,7 @@ curl -fsS --max-time 5 -H "Authorization: Bearer $PARLEY_TOKEN" "http://127.0.0.
 
 for c in $CLIENTS; do
 	log "parley: $c clients for $DURATION"
-	measure "parley-c$c" "$parley" bench kv --servers "$parley_urls" --clients "$c" --duration "$DURATION" \
+	measure "parley-c$c" "$parley" bench kv --servers "$parley_urls" --route="$( ((ROUTE)) && echo true || echo false)" --clients "$c" --duration "$DURATION" \
 		--warmup "$WARMUP" --value-size "$VALUE_SIZE" --json "$OUT/parley-c$c.json" --svg "$OUT/parley-c$c.svg" -q
 done
 log "stopping parley"

@@ -33,7 +33,11 @@
 # SHAPES ["1x1 1x64 64x64"] (QUEUESxCONSUMERS; CLIENTS="1 64" with QUEUES=Q
 # is the older spelling, Q x each client count), SIZE [200] (message bytes), RABBIT_NODES [3]
 # (1: a one-node RabbitMQ), OUT [./bench-results/<UTC time>],
-# WORKDIR [/var/tmp], PARLEY_BIN, PARLEY_BENCH_BIN, KEEP_DATA [0].
+# WORKDIR [/var/tmp], PARLEY_BIN, PARLEY_BENCH_BIN, KEEP_DATA [0],
+# ROUTE [1] (1: Parley's clients send each call to the node leading its
+# queue's partition, parley bench queue --route, the Go client's Pool; 0:
+# round-robin over the nodes, as RabbitMQ's clients connect, each node
+# forwarding to the leader).
 set -euo pipefail
 NAME=compare-queue
 DURATION=${DURATION:-10s}
@@ -49,6 +53,8 @@ for s in $SHAPES; do
 done
 SIZE=${SIZE:-200}
 ACK_MODES=${ACK_MODES:-receive}
+ROUTE=${ROUTE:-1}
+[[ $ROUTE == 0 || $ROUTE == 1 ]] || { echo "ROUTE: $ROUTE is neither 0 nor 1" >&2; exit 2; }
 for m in $ACK_MODES; do
 	[[ $m == receive || $m == call ]] || { echo "ACK_MODES: $m is neither receive nor call" >&2; exit 2; }
 done
@@ -72,6 +78,7 @@ rabbit_version=$(dpkg-query -W -f '${Version}' rabbitmq-server 2>/dev/null || ec
 	machine_info
 	echo "rabbitmq-server: $rabbit_version"
 	echo "duration: $DURATION, warmup: $WARMUP, shapes (queues x consumers): $SHAPES, size: $SIZE bytes"
+	echo "parley routing: $( ((ROUTE)) && echo "to each queue's partition leader (ROUTE=1)" || echo "round-robin over the nodes (ROUTE=0)")"
 } | tee "$OUT/machine.txt" >&2
 
 log "fsync baseline in $tmp"
@@ -184,7 +191,7 @@ for s in $SHAPES; do
 		log "parley: $q queue(s), $c consumers for $DURATION, ack by $m"
 		ack=()
 		[[ $m == receive ]] && ack=(--ack-on-receive)
-		measure "parley-$m-$s" "${parley_pids[*]}" "$parley" bench queue --servers "$parley_urls" --clients "$c" \
+		measure "parley-$m-$s" "${parley_pids[*]}" "$parley" bench queue --servers "$parley_urls" --route="$( ((ROUTE)) && echo true || echo false)" --clients "$c" \
 			--queues "$q" --size "$SIZE" "${ack[@]}" --duration "$DURATION" --warmup "$WARMUP" \
 			--json "$OUT/parley-$m-$s.json" --svg "$OUT/parley-$m-$s.svg" -q
 	done
