@@ -63,14 +63,14 @@ func (p *Pool) Refresh(ctx context.Context) error {
 	wg.Wait()
 	var merged *PartitionMap
 	for i, m := range maps {
-		if m == nil {
-			continue
+		if m == nil || m.Partitions < 1 || len(m.Leaders) != m.Partitions {
+			continue // no answer, a server that knows no cluster yet, or a malformed map
 		}
 		if merged == nil {
 			merged = &PartitionMap{Hash: m.Hash, Partitions: m.Partitions, Leaders: make([]string, m.Partitions)}
 		}
-		if m.Hash != merged.Hash || m.Partitions != merged.Partitions || len(m.Leaders) != m.Partitions {
-			continue // a server mid-change, or of another cluster: not trusted
+		if m.Hash != merged.Hash || m.Partitions != merged.Partitions {
+			continue // a server of another cluster: not trusted
 		}
 		self := hostPort(p.clients[i].base)
 		for j, addr := range m.Leaders {
@@ -80,7 +80,10 @@ func (p *Pool) Refresh(ctx context.Context) error {
 		}
 	}
 	if merged == nil {
-		return errors.Join(errs...)
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		return errors.New("client: no server knows the partition map yet")
 	}
 	p.m.Store(&pooledMap{m: *merged, at: time.Now()})
 	return nil

@@ -111,12 +111,32 @@ func TestPool_RefusesAMapItCannotCompute(t *testing.T) {
 	} {
 		m.Store(&bad)
 		pool := client.NewPool(c)
-		if err := pool.Refresh(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		_ = pool.Refresh(context.Background()) // an error or a map it will not route by
 		if got := pool.ForKV("a", fallback); got != fallback {
 			t.Errorf("map %+v: picked %v, want the fallback", bad, got)
 		}
+	}
+}
+
+// A server that knows no cluster yet (a node just started) does not hide
+// the map another server gives.
+func TestPool_SkipsAServerWithoutAMap(t *testing.T) {
+	var empty, full atomic.Pointer[client.PartitionMap]
+	var asked atomic.Int64
+	s0, s1 := mapServer(t, &empty, &asked), mapServer(t, &full, &asked)
+	empty.Store(&client.PartitionMap{Hash: "fnv1a-64", Leaders: []string{}})
+	full.Store(&client.PartitionMap{Hash: "fnv1a-64", Partitions: 1, Leaders: []string{strings.TrimPrefix(s1.URL, "http://")}})
+	c0, c1 := client.New(s0.URL), client.New(s1.URL)
+	pool := client.NewPool(c0, c1)
+	if err := pool.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := pool.ForKV("a", c0); got != c1 {
+		t.Errorf("ForKV: got %v, want server 1's client", got)
+	}
+	only := client.NewPool(c0)
+	if err := only.Refresh(context.Background()); err == nil || !strings.Contains(err.Error(), "no server knows the partition map") {
+		t.Errorf("Refresh with only a server without a map: %v", err)
 	}
 }
 
