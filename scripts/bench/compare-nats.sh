@@ -8,8 +8,10 @@
 # client count runs, one after the other: `parley-bench nats-publish` (a
 # file-backed stream with 3 replicas; each publish waits for its ack, sent
 # once a quorum stored the message) and `parley bench kv --mix put` (each put
-# waits for its commit on a quorum, fsynced). Same value size and keyspace,
-# clients spread round-robin over the three servers on both sides. Prints
+# waits for its commit on a quorum, fsynced). Same value size and keyspace;
+# NATS's clients spread round-robin over the three servers, Parley's send
+# each put to its partition's leader (parley bench kv --route; ROUTE=0
+# spreads them round-robin too, each node forwarding to the leader). Prints
 # throughput, p50/p99 and the ratio Parley / NATS (the product's target, docs/BENCHMARKS.md "Targets": at
 # least 0.5, although NATS does not fsync each message; Parley does), beside
 # this disk's fsync p50 from the same run.
@@ -18,13 +20,15 @@
 #
 # Environment (defaults in brackets): DURATION [10s], WARMUP [1s],
 # CLIENTS ["64 256"], VALUE_SIZE [256], OUT [./bench-results/<UTC time>],
-# WORKDIR [/var/tmp], PARLEY_BIN, PARLEY_BENCH_BIN, KEEP_DATA [0].
+# WORKDIR [/var/tmp], PARLEY_BIN, PARLEY_BENCH_BIN, KEEP_DATA [0], ROUTE [1].
 set -euo pipefail
 NAME=compare-nats
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-1s}
 CLIENTS=${CLIENTS:-"64 256"}
 VALUE_SIZE=${VALUE_SIZE:-256}
+ROUTE=${ROUTE:-1}
+[[ $ROUTE == 0 || $ROUTE == 1 ]] || { echo "ROUTE: $ROUTE is neither 0 nor 1" >&2; exit 2; }
 NATS_PORTS=(24222 24223 24224)
 NATS_ROUTE_PORTS=(24248 24249 24250)
 NATS_HTTP_PORTS=(24322 24323 24324)
@@ -41,6 +45,7 @@ nats_version=$(nats-server --version | awk '{ print $NF }')
 	machine_info
 	echo "nats-server: $nats_version ($(dpkg-query -W -f '${Version}' nats-server 2>/dev/null || echo "not from a package"))"
 	echo "duration: $DURATION, warmup: $WARMUP, clients: $CLIENTS, value size: $VALUE_SIZE"
+	echo "parley routing: $( ((ROUTE)) && echo "to each partition's leader (ROUTE=1)" || echo "round-robin over the nodes (ROUTE=0)")"
 } | tee "$OUT/machine.txt" >&2
 
 log "fsync baseline in $tmp"
@@ -97,7 +102,7 @@ for c in $CLIENTS; do
 		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/nats-c$c.json" --svg "$OUT/nats-c$c.svg" -q \
 		>"$OUT/nats-c$c.txt"
 	log "parley: $c clients for $DURATION"
-	"$parley" bench kv --mix put --servers "$parley_urls" --clients "$c" --value-size "$VALUE_SIZE" \
+	"$parley" bench kv --mix put --servers "$parley_urls" --route="$( ((ROUTE)) && echo true || echo false)" --clients "$c" --value-size "$VALUE_SIZE" \
 		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/parley-c$c.json" --svg "$OUT/parley-c$c.svg" -q \
 		>"$OUT/parley-c$c.txt"
 done
