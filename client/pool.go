@@ -19,7 +19,8 @@ const PoolRefresh = time.Second
 // map, and for a partition led by a server outside the pool, the caller's
 // fallback is used. A map gone stale because a leader moved costs the hop
 // again, never a wrong answer; a server that is down fails what is sent to
-// it, as with any Client, until a refresh names the partition's new leader.
+// it, as with any Client, until the next refresh, which routes nothing to a
+// server that does not answer.
 // A Pool only ever uses the Clients it was given. It is safe for
 // concurrent use.
 type Pool struct {
@@ -51,8 +52,9 @@ func NewPool(clients ...*Client) *Pool {
 // Refresh asks every server of the pool for its partition map and merges
 // them: for each partition, the answer of a server that says it leads it,
 // else the first that knows a leader (a server knows the leaders of the
-// partitions it holds a replica of, and what it heard of others). It fails
-// only when no server answers.
+// partitions it holds a replica of, and what it heard of others). A server
+// of the pool that does not answer is named leader of nothing, whatever
+// the others say. It fails only when no server answers.
 func (p *Pool) Refresh(ctx context.Context) error {
 	maps := make([]*PartitionMap, len(p.clients))
 	errs := make([]error, len(p.clients))
@@ -61,6 +63,15 @@ func (p *Pool) Refresh(ctx context.Context) error {
 		wg.Go(func() { maps[i], errs[i] = c.Partitions(ctx) })
 	}
 	wg.Wait()
+	// A server of the pool that did not answer is likely down: until a
+	// refresh hears from it again, no partition is routed to it, even
+	// while the others still name it leader (before a new one is elected).
+	down := map[string]bool{}
+	for i, err := range errs {
+		if err != nil {
+			down[hostPort(p.clients[i].base)] = true
+		}
+	}
 	var merged *PartitionMap
 	for i, m := range maps {
 		if m == nil || m.Partitions < 1 || len(m.Leaders) != m.Partitions {
@@ -74,7 +85,7 @@ func (p *Pool) Refresh(ctx context.Context) error {
 		}
 		self := hostPort(p.clients[i].base)
 		for j, addr := range m.Leaders {
-			if addr != "" && (merged.Leaders[j] == "" || addr == self) {
+			if addr != "" && !down[addr] && (merged.Leaders[j] == "" || addr == self) {
 				merged.Leaders[j] = addr
 			}
 		}

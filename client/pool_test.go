@@ -197,3 +197,33 @@ func TestPool_FollowsAMovedLeader(t *testing.T) {
 		t.Errorf("the servers were asked %d times for the map", n)
 	}
 }
+
+// A server that stops answering is routed nothing after the next refresh,
+// though the others still name it leader (no new leader elected yet).
+func TestPool_RoutesNothingToAServerThatDoesNotAnswer(t *testing.T) {
+	var maps [2]atomic.Pointer[client.PartitionMap]
+	var asked atomic.Int64
+	s0, s1 := mapServer(t, &maps[0], &asked), mapServer(t, &maps[1], &asked)
+	c0, c1 := client.New(s0.URL), client.New(s1.URL)
+	leader := strings.TrimPrefix(s1.URL, "http://")
+	for i := range maps {
+		maps[i].Store(&client.PartitionMap{Hash: "fnv1a-64", Partitions: 1, Leaders: []string{leader}})
+	}
+	pool := client.NewPool(c0, c1)
+	if err := pool.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := pool.ForKV("a", c0); got != c1 {
+		t.Fatalf("ForKV: got %v, want the leader's client", got)
+	}
+	s1.Close()
+	if err := pool.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := pool.ForKV("a", c0); got != c0 {
+		t.Errorf("ForKV after the leader's server went down: got %v, want the fallback", got)
+	}
+	if led, _ := pool.Reach(); led != 0 {
+		t.Errorf("Reach() = %d partitions after the leader's server went down, want 0", led)
+	}
+}
