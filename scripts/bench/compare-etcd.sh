@@ -39,8 +39,6 @@ DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-1s}
 CLIENTS=${CLIENTS:-"1 64 256"}
 VALUE_SIZE=${VALUE_SIZE:-256}
-ROUTE=${ROUTE:-1}
-[[ $ROUTE == 0 || $ROUTE == 1 ]] || { echo "ROUTE: $ROUTE is neither 0 nor 1" >&2; exit 2; }
 FSYNC_COUNT=${FSYNC_COUNT:-2000}
 NAME=compare-etcd
 # Loopback ports for etcd, away from its defaults and below Linux's
@@ -115,7 +113,7 @@ fstype=$(df -PT "$tmp" | awk 'NR == 2 { print $2 }')
 	fi
 	echo "go: $(go version 2>/dev/null || echo n/a)"
 	echo "duration: $DURATION, warmup: $WARMUP, clients: $CLIENTS, value size: $VALUE_SIZE"
-	echo "parley routing: $( ((ROUTE)) && echo "to each partition's leader (ROUTE=1)" || echo "round-robin over the nodes (ROUTE=0)")"
+	route_info
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT/machine.txt" >&2
 if awk -v n="$(nproc)" '{ exit !($1 > n / 2) }' /proc/loadavg; then
@@ -173,7 +171,7 @@ curl -fsS --max-time 5 -H "Authorization: Bearer $PARLEY_TOKEN" "http://127.0.0.
 
 for c in $CLIENTS; do
 	log "parley: $c clients for $DURATION"
-	measure "parley-c$c" "$parley" bench kv --servers "$parley_urls" --route="$( ((ROUTE)) && echo true || echo false)" --clients "$c" --duration "$DURATION" \
+	measure "parley-c$c" "$parley" bench kv --servers "$parley_urls" "$(route_flag)" --clients "$c" --duration "$DURATION" \
 		--warmup "$WARMUP" --value-size "$VALUE_SIZE" --json "$OUT/parley-c$c.json" --svg "$OUT/parley-c$c.svg" -q
 done
 log "stopping parley"

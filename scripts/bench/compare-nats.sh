@@ -27,8 +27,6 @@ DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-1s}
 CLIENTS=${CLIENTS:-"64 256"}
 VALUE_SIZE=${VALUE_SIZE:-256}
-ROUTE=${ROUTE:-1}
-[[ $ROUTE == 0 || $ROUTE == 1 ]] || { echo "ROUTE: $ROUTE is neither 0 nor 1" >&2; exit 2; }
 NATS_PORTS=(24222 24223 24224)
 NATS_ROUTE_PORTS=(24248 24249 24250)
 NATS_HTTP_PORTS=(24322 24323 24324)
@@ -45,7 +43,7 @@ nats_version=$(nats-server --version | awk '{ print $NF }')
 	machine_info
 	echo "nats-server: $nats_version ($(dpkg-query -W -f '${Version}' nats-server 2>/dev/null || echo "not from a package"))"
 	echo "duration: $DURATION, warmup: $WARMUP, clients: $CLIENTS, value size: $VALUE_SIZE"
-	echo "parley routing: $( ((ROUTE)) && echo "to each partition's leader (ROUTE=1)" || echo "round-robin over the nodes (ROUTE=0)")"
+	route_info
 } | tee "$OUT/machine.txt" >&2
 
 log "fsync baseline in $tmp"
@@ -102,7 +100,7 @@ for c in $CLIENTS; do
 		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/nats-c$c.json" --svg "$OUT/nats-c$c.svg" -q \
 		>"$OUT/nats-c$c.txt"
 	log "parley: $c clients for $DURATION"
-	"$parley" bench kv --mix put --servers "$parley_urls" --route="$( ((ROUTE)) && echo true || echo false)" --clients "$c" --value-size "$VALUE_SIZE" \
+	"$parley" bench kv --mix put --servers "$parley_urls" "$(route_flag)" --clients "$c" --value-size "$VALUE_SIZE" \
 		--duration "$DURATION" --warmup "$WARMUP" --json "$OUT/parley-c$c.json" --svg "$OUT/parley-c$c.svg" -q \
 		>"$OUT/parley-c$c.txt"
 done

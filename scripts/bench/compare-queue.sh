@@ -53,8 +53,6 @@ for s in $SHAPES; do
 done
 SIZE=${SIZE:-200}
 ACK_MODES=${ACK_MODES:-receive}
-ROUTE=${ROUTE:-1}
-[[ $ROUTE == 0 || $ROUTE == 1 ]] || { echo "ROUTE: $ROUTE is neither 0 nor 1" >&2; exit 2; }
 for m in $ACK_MODES; do
 	[[ $m == receive || $m == call ]] || { echo "ACK_MODES: $m is neither receive nor call" >&2; exit 2; }
 done
@@ -78,7 +76,7 @@ rabbit_version=$(dpkg-query -W -f '${Version}' rabbitmq-server 2>/dev/null || ec
 	machine_info
 	echo "rabbitmq-server: $rabbit_version"
 	echo "duration: $DURATION, warmup: $WARMUP, shapes (queues x consumers): $SHAPES, size: $SIZE bytes"
-	echo "parley routing: $( ((ROUTE)) && echo "to each queue's partition leader (ROUTE=1)" || echo "round-robin over the nodes (ROUTE=0)")"
+	route_info
 } | tee "$OUT/machine.txt" >&2
 
 log "fsync baseline in $tmp"
@@ -191,7 +189,7 @@ for s in $SHAPES; do
 		log "parley: $q queue(s), $c consumers for $DURATION, ack by $m"
 		ack=()
 		[[ $m == receive ]] && ack=(--ack-on-receive)
-		measure "parley-$m-$s" "${parley_pids[*]}" "$parley" bench queue --servers "$parley_urls" --route="$( ((ROUTE)) && echo true || echo false)" --clients "$c" \
+		measure "parley-$m-$s" "${parley_pids[*]}" "$parley" bench queue --servers "$parley_urls" "$(route_flag)" --clients "$c" \
 			--queues "$q" --size "$SIZE" "${ack[@]}" --duration "$DURATION" --warmup "$WARMUP" \
 			--json "$OUT/parley-$m-$s.json" --svg "$OUT/parley-$m-$s.svg" -q
 	done

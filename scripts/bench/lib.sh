@@ -1,7 +1,7 @@
 # lib.sh: what the compare-*.sh scripts share (sourced, not run).
 #
 # Before sourcing, set NAME (the script's name for messages). It defines
-# OUT, WORKDIR, KEEP_DATA, PARLEY_BIN and PARLEY_BENCH_BIN defaults, a temporary directory
+# OUT, WORKDIR, KEEP_DATA, ROUTE, PARLEY_BIN and PARLEY_BENCH_BIN defaults, a temporary directory
 # $tmp removed on exit with every process started through `start`, and the
 # helpers below. Everything listens on 127.0.0.1 below the kernel's
 # ephemeral port range.
@@ -11,6 +11,16 @@ WORKDIR=${WORKDIR:-/var/tmp}
 KEEP_DATA=${KEEP_DATA:-0}
 PARLEY_HTTP_PORTS=(27070 27080 27090)
 PARLEY_CLUSTER_PORTS=(27071 27081 27091)
+
+# ROUTE says how the compare scripts send Parley's requests: 1 (default),
+# each to the node leading its partition (parley bench --route, the Go
+# client's Pool); 0, round-robin over the nodes, each forwarding to the
+# leader, as the peers' clients go. route_flag is the parley bench flag,
+# route_info the machine.txt line.
+ROUTE=${ROUTE:-1}
+[[ $ROUTE == 0 || $ROUTE == 1 ]] || { echo "ROUTE: $ROUTE is neither 0 nor 1" >&2; exit 2; }
+route_flag() { ((ROUTE)) && echo --route=true || echo --route=false; }
+route_info() { echo "parley routing: $( ((ROUTE)) && echo "to each partition's leader (ROUTE=1)" || echo "round-robin over the nodes (ROUTE=0)")"; }
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf '%s: %s\n' "$NAME" "$*" >&2; exit 1; }
