@@ -141,6 +141,7 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.IntVar(&c.Partitions, "partitions", d.Partitions, "number of partitions `P` (used only when creating the cluster)")
 	fs.IntVar(&c.ReplicationFactor, "replication-factor", d.ReplicationFactor, "replicas per partition `RF` (used only when creating the cluster)")
 	fs.DurationVar(&c.DeadAfter, "dead-after", d.DeadAfter, "how long a node may be unreachable before its replicas are rebuilt elsewhere")
+	fs.DurationVar(&c.RoundPause, "round-pause", d.RoundPause, "how long the Raft loop waits after each committed round while at least 4 of this node's writes wait, so that the next round carries more of them (less CPU per write under load; a lone writer never waits); 0: off")
 	fs.DurationVar(&c.DiskSlowSync, "disk-slow-sync", d.DiskSlowSync, "synced-commit time above which the node calls its disk slow and hands its leaderships over (median of the last 5 s; 0: off)")
 	fs.DurationVar(&c.DedupWindow, "dedup-window", d.DedupWindow, "how long idempotency keys are remembered")
 	fs.DurationVar(&c.HistoryRetention, "history-retention", d.HistoryRetention, "how long room history is kept in rooms without a retention of their own (0: forever)")

@@ -21,6 +21,9 @@ import (
 type EngineStats struct {
 	Rounds, Syncs, EntriesApplied, ProposalsDropped uint64
 	CommitNanos, SyncNanos                          uint64
+	// RoundPauses counts the pauses the Raft loop took between rounds to
+	// let more writes join the next (multiraft.Config.RoundPause).
+	RoundPauses uint64
 }
 
 // TransportStats are the internal transport's cumulative counters.
@@ -149,6 +152,7 @@ type scraped struct{ src Source }
 
 var (
 	descRounds     = prometheus.NewDesc("parley_raft_rounds_total", "Driver rounds that persisted at least one Ready.", nil, nil)
+	descPauses     = prometheus.NewDesc("parley_raft_round_pauses_total", "Pauses the Raft loop took after a committed round while writes waited, so the next round carries more of them (--round-pause).", nil, nil)
 	descSyncs      = prometheus.NewDesc("parley_raft_fsyncs_total", "Round batches committed with fsync.", nil, nil)
 	descApplied    = prometheus.NewDesc("parley_raft_entries_applied_total", "Committed entries applied.", nil, nil)
 	descDropped    = prometheus.NewDesc("parley_raft_proposals_dropped_total", "Proposals Raft refused (no leader, transfer in progress).", nil, nil)
@@ -167,7 +171,7 @@ var (
 	descFlushes    = prometheus.NewDesc("parley_storage_flushes_total", "Memtable flushes.", nil, nil)
 	descCompacts   = prometheus.NewDesc("parley_storage_compactions_total", "Compactions.", nil, nil)
 	descTableBytes = prometheus.NewDesc("parley_storage_table_bytes_written_total", "Bytes flushes and compactions wrote to tables.", nil, nil)
-	scrapedMetrics = []*prometheus.Desc{descRounds, descSyncs, descApplied, descDropped, descCommitSec, descSyncSec, descIndex, descRaftMsgs, descBytes, descCalls, descSnapshots, descEvents, descUnderRepl,
+	scrapedMetrics = []*prometheus.Desc{descRounds, descPauses, descSyncs, descApplied, descDropped, descCommitSec, descSyncSec, descIndex, descRaftMsgs, descBytes, descCalls, descSnapshots, descEvents, descUnderRepl,
 		descWALBytes, descWALSyncs, descWALSyncSec, descFlushes, descCompacts, descTableBytes}
 )
 
@@ -186,6 +190,7 @@ func (s *scraped) Collect(ch chan<- prometheus.Metric) {
 	if s.src.Engine != nil {
 		e := s.src.Engine()
 		counter(descRounds, float64(e.Rounds))
+		counter(descPauses, float64(e.RoundPauses))
 		counter(descSyncs, float64(e.Syncs))
 		counter(descApplied, float64(e.EntriesApplied))
 		counter(descDropped, float64(e.ProposalsDropped))

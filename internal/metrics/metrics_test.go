@@ -13,7 +13,7 @@ import (
 
 func TestMetrics_Handler(t *testing.T) {
 	m := New(Source{
-		Engine:          func() EngineStats { return EngineStats{Rounds: 7, Syncs: 3, SyncNanos: 2e9} },
+		Engine:          func() EngineStats { return EngineStats{Rounds: 7, Syncs: 3, SyncNanos: 2e9, RoundPauses: 5} },
 		Transport:       func() TransportStats { return TransportStats{RaftSent: 11, CallsSent: 5, CallsFailed: 1} },
 		Applied:         func() map[uint64]uint64 { return map[uint64]uint64{0: 4, 3: 42} },
 		UnderReplicated: func() int { return 2 },
@@ -29,6 +29,7 @@ func TestMetrics_Handler(t *testing.T) {
 		`parley_http_requests_total{code="503",route="PUT /api/v1/kv/{key...}"} 1`,
 		`parley_http_request_duration_seconds_count{route="PUT /api/v1/kv/{key...}"} 2`,
 		`parley_raft_rounds_total 7`,
+		`parley_raft_round_pauses_total 5`,
 		`parley_raft_fsyncs_total 3`,
 		`parley_raft_fsync_seconds_total 2`,
 		`parley_partition_applied_index{group="3"} 42`,

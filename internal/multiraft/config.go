@@ -99,6 +99,12 @@ type Config struct {
 	// median synced commit of the last 5 s took longer. 0 means
 	// DefaultSlowSync; negative turns the check off.
 	SlowSync time.Duration
+	// RoundPause is how long the loop waits after a round batch committed
+	// before it takes the next Readies, when at least 4 proposals made on
+	// this node wait for their results (pace.go): the next round then
+	// carries more entries for the same fixed costs. A lone caller never
+	// waits for it. 0 means DefaultRoundPause; negative turns it off.
+	RoundPause time.Duration
 	// ClusterProtocol, if set, returns the internal protocol every node of
 	// the cluster speaks (compat.ClusterProtocol); it is asked on the driver
 	// goroutine, at most once every few seconds per group this node leads,
@@ -126,6 +132,7 @@ func DefaultConfig() Config {
 		MaxSizePerMsg:       1 << 20,
 		MaxInflightMsgs:     256,
 		SlowSync:            DefaultSlowSync,
+		RoundPause:          DefaultRoundPause,
 	}
 }
 
@@ -172,6 +179,9 @@ func (c *Config) withDefaults() error {
 	}
 	if c.SlowSync == 0 {
 		c.SlowSync = d.SlowSync
+	}
+	if c.RoundPause == 0 {
+		c.RoundPause = d.RoundPause
 	}
 	return nil
 }

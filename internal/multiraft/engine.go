@@ -60,6 +60,9 @@ func (e *Engine) ls() *loopState { return &e.loop }
 type Stats struct {
 	// Rounds counts driver rounds that had at least one Ready.
 	Rounds atomic.Uint64
+	// RoundPauses counts the pauses the loop took after a committed round
+	// while proposals waited (Config.RoundPause, pace.go).
+	RoundPauses atomic.Uint64
 	// Syncs counts rounds whose batch was fsynced.
 	Syncs atomic.Uint64
 	// EntriesApplied counts committed entries applied.

@@ -85,6 +85,8 @@ func (e *Engine) run() {
 	defer e.recoverFailedStore()
 	ticker := time.NewTicker(e.cfg.TickInterval)
 	defer ticker.Stop()
+	pauser := time.NewTimer(time.Hour)
+	pauser.Stop()
 	for {
 		tick := false
 		var err error
@@ -100,6 +102,10 @@ func (e *Engine) run() {
 		case <-e.wake:
 		case rb := <-e.commits:
 			err = e.finishRounds(rb)
+			if err == nil && e.shouldPause() && !e.pause(pauser) { // pace.go
+				e.shutdown()
+				return
+			}
 		}
 		if err == nil {
 			err = e.round(tick)

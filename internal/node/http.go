@@ -107,6 +107,7 @@ func (n *Node) newMetrics() *metrics.Metrics {
 			return metrics.EngineStats{
 				Rounds: s.Rounds.Load(), Syncs: s.Syncs.Load(), EntriesApplied: s.EntriesApplied.Load(),
 				ProposalsDropped: s.ProposalsDropped.Load(), CommitNanos: s.CommitNanos.Load(), SyncNanos: s.SyncNanos.Load(),
+				RoundPauses: s.RoundPauses.Load(),
 			}
 		},
 		Transport: func() metrics.TransportStats {

@@ -380,6 +380,10 @@ func (n *Node) engineConfig(db *storage.DB, tr *transport.Transport) multiraft.C
 	ecfg.OnConfChange = n.onConfChange
 	ecfg.ClusterProtocol = n.ClusterProtocol
 	ecfg.PeerCanLead = n.peerCanLead
+	ecfg.RoundPause = n.cfg.RoundPause
+	if ecfg.RoundPause == 0 {
+		ecfg.RoundPause = -1 // off
+	}
 	ecfg.SlowSync = n.cfg.DiskSlowSync
 	if ecfg.SlowSync == 0 {
 		ecfg.SlowSync = -1 // off
