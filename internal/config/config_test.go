@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestValidate_PprofOnlyOnLoopback: profiles have no authentication, so a
@@ -74,6 +75,25 @@ func TestValidate_BaseURLs(t *testing.T) {
 			if !ok && (err == nil || !strings.Contains(err.Error(), flag+" ") || !strings.Contains(err.Error(), tc.wantInRefusal)) {
 				t.Errorf("--%s %q: error %v, want one naming the flag and %q", flag, tc.raw, err, tc.wantInRefusal)
 			}
+		}
+	}
+}
+
+// TestValidate_RoundPause: 0 turns the pause off; a negative one, or one
+// long enough to stall the Raft loop, is refused by name.
+func TestValidate_RoundPause(t *testing.T) {
+	for d, ok := range map[time.Duration]bool{
+		0: true, 150 * time.Microsecond: true, 10 * time.Millisecond: true,
+		-time.Microsecond: false, 11 * time.Millisecond: false, time.Second: false,
+	} {
+		c := Default()
+		c.RoundPause = d
+		err := c.Validate()
+		if ok && err != nil {
+			t.Errorf("round-pause %v refused: %v", d, err)
+		}
+		if !ok && (err == nil || !strings.Contains(err.Error(), "round-pause")) {
+			t.Errorf("round-pause %v accepted (err %v)", d, err)
 		}
 	}
 }
