@@ -13,14 +13,31 @@ func TestValidate_PprofOnlyOnLoopback(t *testing.T) {
 		":6060": true, "127.0.0.1:6060": true, "localhost:6060": true, "[::1]:6060": true,
 		"0.0.0.0:6060": false, "10.0.0.5:6060": false, "[::]:6060": false, "example.org:6060": false, "6060": false,
 	} {
-		c := Default()
-		c.PprofAddr = addr
-		err := c.Validate()
-		if ok && err != nil {
-			t.Errorf("pprof %q refused: %v", addr, err)
-		}
-		if !ok && (err == nil || !strings.Contains(err.Error(), "pprof")) {
-			t.Errorf("pprof %q accepted (err %v)", addr, err)
+		checkValidate(t, ok, func(c *Config) { c.PprofAddr = addr }, "pprof "+addr, "pprof")
+	}
+}
+
+// checkValidate validates the default configuration changed by edit: it
+// must pass when ok, and otherwise fail with an error naming every one of
+// mentions. what names the case in failures.
+func checkValidate(t *testing.T, ok bool, edit func(*Config), what string, mentions ...string) {
+	t.Helper()
+	c := Default()
+	edit(&c)
+	err := c.Validate()
+	if ok && err != nil {
+		t.Errorf("%s refused: %v", what, err)
+	}
+	if ok {
+		return
+	}
+	if err == nil {
+		t.Errorf("%s accepted", what)
+		return
+	}
+	for _, m := range mentions {
+		if !strings.Contains(err.Error(), m) {
+			t.Errorf("%s refused with %q, which does not say %q", what, err, m)
 		}
 	}
 }
@@ -29,15 +46,7 @@ func TestValidate_PprofOnlyOnLoopback(t *testing.T) {
 // otherwise needs a host:port, named in the error.
 func TestValidate_LinksAddress(t *testing.T) {
 	for addr, ok := range map[string]bool{"": true, ":8081": true, "0.0.0.0:8081": true, "8081": false, "example.org": false} {
-		c := Default()
-		c.LinksAddr = addr
-		err := c.Validate()
-		if ok && err != nil {
-			t.Errorf("links %q refused: %v", addr, err)
-		}
-		if !ok && (err == nil || !strings.Contains(err.Error(), "links") || !strings.Contains(err.Error(), "host:port")) {
-			t.Errorf("links %q accepted (err %v)", addr, err)
-		}
+		checkValidate(t, ok, func(c *Config) { c.LinksAddr = addr }, "links "+addr, "links", "host:port")
 	}
 }
 
@@ -86,14 +95,6 @@ func TestValidate_RoundPause(t *testing.T) {
 		0: true, 150 * time.Microsecond: true, 10 * time.Millisecond: true,
 		-time.Microsecond: false, 11 * time.Millisecond: false, time.Second: false,
 	} {
-		c := Default()
-		c.RoundPause = d
-		err := c.Validate()
-		if ok && err != nil {
-			t.Errorf("round-pause %v refused: %v", d, err)
-		}
-		if !ok && (err == nil || !strings.Contains(err.Error(), "round-pause")) {
-			t.Errorf("round-pause %v accepted (err %v)", d, err)
-		}
+		checkValidate(t, ok, func(c *Config) { c.RoundPause = d }, "round-pause "+d.String(), "round-pause")
 	}
 }
