@@ -35,10 +35,16 @@ func (c *Client) Partitions(ctx context.Context) (*PartitionMap, error) {
 // is "" when the map does not know, or names a hash this client does not
 // compute.
 func (m *PartitionMap) LeaderOf(routingKey string) string {
-	if m == nil || m.Hash != partkey.FNV1a64 || m.Partitions < 1 || len(m.Leaders) != m.Partitions {
+	if m == nil || m.Hash != partkey.FNV1a64 || !m.wellFormed() {
 		return ""
 	}
 	return m.Leaders[partkey.Of(routingKey, m.Partitions)-1]
+}
+
+// wellFormed reports whether m names at least one partition and one leader
+// slot for each; a server that knows no cluster yet answers 0 partitions.
+func (m *PartitionMap) wellFormed() bool {
+	return m.Partitions >= 1 && len(m.Leaders) == m.Partitions
 }
 
 // KVRoutingKey returns what places a kv key on a partition: its hash tag

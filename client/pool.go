@@ -74,7 +74,7 @@ func (p *Pool) Refresh(ctx context.Context) error {
 	}
 	var merged *PartitionMap
 	for i, m := range maps {
-		if m == nil || m.Partitions < 1 || len(m.Leaders) != m.Partitions {
+		if m == nil || !m.wellFormed() {
 			continue // no answer, a server that knows no cluster yet, or a malformed map
 		}
 		if merged == nil {

@@ -105,8 +105,9 @@ func (k *KV) Prepare(ctx context.Context, workers int) error {
 				if i >= k.o.Keys {
 					return
 				}
-				if _, err := k.client(w, k.key(i)).KVPut(ctx, k.key(i), k.value, client.PutOptions{}); err != nil {
-					once.Do(func() { first = fmt.Errorf("fill key %s: %w", k.key(i), err); cancel() })
+				key := k.key(i)
+				if _, err := k.client(w, key).KVPut(ctx, key, k.value, client.PutOptions{}); err != nil {
+					once.Do(func() { first = fmt.Errorf("fill key %s: %w", key, err); cancel() })
 					return
 				}
 			}

@@ -20,13 +20,17 @@ func (n *Node) PartitionMap() api.PartitionMap {
 			continue
 		}
 		lead := n.router.LeaderReplica(g.ID)
+		if lead == 0 {
+			continue
+		}
 		for _, r := range g.Replicas {
-			if r.ID != lead || lead == 0 {
+			if r.ID != lead {
 				continue
 			}
 			if nd, ok := m.Node(r.Node); ok {
 				pm.Leaders[g.ID-1] = nd.HTTPAddr
 			}
+			break
 		}
 	}
 	return pm
