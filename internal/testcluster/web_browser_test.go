@@ -148,11 +148,34 @@ func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// waitFor polls a JavaScript expression until it is true.
+// waitFor polls a JavaScript expression until it is true. When it never
+// is, the test fails with what the page showed then.
 func (b *browser) waitFor(what, expr string) {
 	b.t.Helper()
-	b.do(what, chromedp.Poll[chromedp.Void](expr,
+	ctx, cancel := context.WithTimeout(b.ctx, 45*time.Second)
+	defer cancel()
+	err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
 		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(40*time.Second)))
+	if err != nil {
+		b.t.Fatalf("%s: %v\n%s", what, err, b.pageState())
+	}
+}
+
+// pageState describes what the page shows, for a failure's message: the
+// focused element and the end of the page's text.
+func (b *browser) pageState() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const a = document.activeElement;
+		const focus = a ? a.tagName.toLowerCase() + (a.name ? '[name=' + a.name + ']' : '') + (a.disabled ? ' (disabled)' : '') : 'none';
+		const text = document.body ? document.body.innerText : '';
+		return 'location: ' + location.hash + '\nfocus: ' + focus + '\npage text (its end):\n' + text.slice(-1500);
+	})()`))
+	if err != nil {
+		return "page state unknown: " + err.Error()
+	}
+	return state
 }
 
 // tryWaitFor polls a JavaScript expression until it is true, for at most
