@@ -102,6 +102,14 @@ type Config struct {
 	RateLimit int
 	// Limits are the per-user limits, counted across the cluster.
 	Limits Limits
+	// ConnsPerAddress is how many client connections (the API and links
+	// listeners together) one client address may hold open on this node
+	// at once; one more is closed at accept (0: no limit).
+	ConnsPerAddress int
+	// MaxConns caps this node's client connections in all, so that clients
+	// cannot take the file descriptors its store and cluster port need; 0
+	// (the default) takes three quarters of the open-file limit.
+	MaxConns int
 	// PprofAddr, when set, serves Go's profiles (/debug/pprof/) there,
 	// without authentication, so only a loopback address is accepted; a
 	// host:port with an empty host binds to 127.0.0.1. Empty (the
@@ -249,6 +257,7 @@ func Default() Config {
 		CachePolicy:         "lru",
 		RateLimit:           30,
 		Limits:              DefaultLimits(),
+		ConnsPerAddress:     1024,
 		TickInterval:        100 * time.Millisecond,
 		ElectionTicks:       10,
 		CompactionThreshold: 10000,
@@ -326,6 +335,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DiskSlowSync < 0 {
 		errs = append(errs, errors.New("disk-slow-sync: must not be negative (0 turns the check off)"))
+	}
+	if c.ConnsPerAddress < 0 || c.MaxConns < 0 {
+		errs = append(errs, fmt.Errorf("limit-conns-per-address %d, limit-conns %d: must not be negative (0: no limit, or for limit-conns three quarters of the open-file limit)", c.ConnsPerAddress, c.MaxConns))
 	}
 	if c.RoundPause < 0 || c.RoundPause > 10*time.Millisecond {
 		errs = append(errs, fmt.Errorf("round-pause %v: want 0 (off) to 10ms", c.RoundPause))

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +97,12 @@ func TestValidate_RoundPause(t *testing.T) {
 		-time.Microsecond: false, 11 * time.Millisecond: false, time.Second: false,
 	} {
 		checkValidate(t, ok, func(c *Config) { c.RoundPause = d }, "round-pause "+d.String(), "round-pause")
+	}
+}
+
+func TestValidate_ConnLimits(t *testing.T) {
+	for n, ok := range map[int]bool{0: true, 1: true, 1024: true, -1: false} {
+		checkValidate(t, ok, func(c *Config) { c.ConnsPerAddress = n }, fmt.Sprintf("limit-conns-per-address %d", n), "limit-conns-per-address")
+		checkValidate(t, ok, func(c *Config) { c.MaxConns = n }, fmt.Sprintf("limit-conns %d", n), "limit-conns")
 	}
 }

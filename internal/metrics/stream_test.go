@@ -23,3 +23,21 @@ func TestMetrics_RegisterStreams(t *testing.T) {
 		}
 	}
 }
+
+func TestMetrics_RegisterConns(t *testing.T) {
+	m := New(Source{})
+	m.RegisterConns(func() ConnStats { return ConnStats{Open: 7, Limit: 100, RefusedPerAddress: 4, RefusedTotal: 1} })
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		"parley_client_connections 7",
+		"parley_client_connections_limit 100",
+		`parley_client_connections_refused_total{cap="per_address"} 4`,
+		`parley_client_connections_refused_total{cap="total"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

@@ -19,6 +19,8 @@ func (n *Node) startHTTP() error {
 	if err != nil {
 		return fmt.Errorf("listen for HTTP on %s: %w", n.cfg.HTTPAddr, err)
 	}
+	n.conns = n.newConnLimiter()
+	ln = n.conns.Listen(ln)
 	n.httpLn = ln
 	if err := n.listenLinks(); err != nil {
 		_ = ln.Close()
@@ -26,6 +28,7 @@ func (n *Node) startHTTP() error {
 	}
 	n.metrics = n.newMetrics()
 	n.metrics.RegisterStreams(n.streamStats)
+	n.metrics.RegisterConns(n.connStats)
 	n.metrics.RegisterSearch(n.searchStats)
 	limits := n.newLimiter()
 	n.limits.Store(limits)

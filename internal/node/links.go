@@ -30,6 +30,7 @@ func (n *Node) listenLinks() error {
 	if err != nil {
 		return fmt.Errorf("listen for short links on %s: %w", n.cfg.LinksAddr, err)
 	}
+	ln = n.conns.Listen(ln) // counted with the API's, before any TLS handshake
 	if n.cfg.HTTPTLS != nil {
 		cfg := n.cfg.HTTPTLS.Clone()
 		cfg.NextProtos = []string{"http/1.1"} // fasthttp speaks no HTTP/2

@@ -29,6 +29,7 @@ import (
 
 	"github.com/parley-chat/parley/internal/audit"
 	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/connlimit"
 	"github.com/parley-chat/parley/internal/metrics"
 	"github.com/parley-chat/parley/internal/multiraft"
 	"github.com/parley-chat/parley/internal/partition"
@@ -86,6 +87,9 @@ type Node struct {
 	ops     opsState // operator figures: lag, requests, cache (stats.go)
 	httpSrv *http.Server
 	httpLn  net.Listener
+	// conns caps the client connections of httpLn and links together
+	// (conns.go).
+	conns *connlimit.Limiter
 	// links serves short links alone (links.go), when Config.LinksAddr
 	// is set.
 	links linksListener
