@@ -11,7 +11,8 @@
 // carrying the server's status and error code, or a wrapped transport error.
 // A Client is safe for concurrent use.
 //
-// A Client talks to one server, which forwards what it does not lead. A
+// A Client talks to one server, which forwards what it does not lead;
+// WithFallbacks names others it turns to when that one cannot be reached. A
 // Pool of one Client per server sends each kv or queue request to the
 // server leading its partition instead, saving that hop:
 //
@@ -29,12 +30,16 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
-// Client calls one Parley server (any node of a cluster).
+// Client calls one Parley server (any node of a cluster), or the next of
+// its fallbacks while it cannot connect.
 type Client struct {
-	base string
-	hc   *http.Client
+	base  string   // the first server: what a Pool routes by
+	bases []string // base, then WithFallbacks' servers
+	cur   atomic.Int32
+	hc    *http.Client
 
 	mu    sync.RWMutex
 	token string
@@ -58,6 +63,7 @@ func WithToken(token string) Option {
 // "http://localhost:7070"; a trailing slash is ignored.
 func New(baseURL string, opts ...Option) *Client {
 	c := &Client{base: strings.TrimRight(baseURL, "/"), hc: http.DefaultClient}
+	c.bases = []string{c.base}
 	for _, o := range opts {
 		o(c)
 	}
@@ -111,16 +117,26 @@ func (c *Client) expectOK(ctx context.Context, path string) error {
 // do sends a request and returns the response when its status is 2xx, else
 // the decoded *Error. header may be nil.
 func (c *Client) do(ctx context.Context, method, path string, body io.Reader, header http.Header) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	req, err := c.newRequest(ctx, method, path, body)
 	if err != nil {
-		return nil, fmt.Errorf("parley: %s %s: %w", method, path, err)
+		return nil, err
 	}
 	return c.send(req, header)
 }
 
-// send is do for a request built by the caller.
+// newRequest builds a request for path on the server the Client uses now.
+func (c *Client) newRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.current()+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("parley: %s %s: %w", method, path, err)
+	}
+	return req, nil
+}
+
+// send is do for a request built by the caller with newRequest.
 func (c *Client) send(req *http.Request, header http.Header) (*http.Response, error) {
-	ctx, method, path := req.Context(), req.Method, strings.TrimPrefix(req.URL.String(), c.base)
+	base := c.current()
+	ctx, method, path := req.Context(), req.Method, strings.TrimPrefix(req.URL.String(), base)
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
@@ -130,7 +146,7 @@ func (c *Client) send(req *http.Request, header http.Header) (*http.Response, er
 	if token := c.Token(); token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.sendFailover(req, base)
 	if err != nil {
 		return nil, fmt.Errorf("parley: %s %s: %w", method, path, err)
 	}

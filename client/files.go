@@ -32,9 +32,9 @@ type FileInfo struct {
 // WithIdempotencyKey a retried upload stores the file once.
 func (c *Client) UploadFile(ctx context.Context, room, name, contentType string, body io.Reader, size int64) (FileInfo, error) {
 	path := roomPath(room, "/files") + "?" + url.Values{"name": {name}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, body)
+	req, err := c.newRequest(ctx, http.MethodPost, path, body)
 	if err != nil {
-		return FileInfo{}, fmt.Errorf("parley: POST %s: %w", path, err)
+		return FileInfo{}, err
 	}
 	req.ContentLength = size
 	if size == 0 {

@@ -258,7 +258,7 @@ func (c *Client) Resolve(ctx context.Context, code string) (string, error) {
 // 302, 307 or 308).
 func (c *Client) ResolveStatus(ctx context.Context, code string) (string, int, error) {
 	path := "/s/" + url.PathEscape(code)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.current()+path, nil)
 	if err != nil {
 		return "", 0, fmt.Errorf("parley: GET %s: %w", path, err)
 	}

@@ -132,7 +132,7 @@ func (e *StreamClosedError) Is(target error) bool {
 // (bad token, Origin or URL) returns an *Error with the server's status; a
 // refused token also matches ErrSessionEnded.
 func (c *Client) Stream(ctx context.Context, opts StreamOptions) (*Stream, error) {
-	u, err := url.Parse(c.base + "/api/v1/stream")
+	u, err := url.Parse(c.current() + "/api/v1/stream")
 	if err != nil {
 		return nil, fmt.Errorf("parley: stream URL: %w", err)
 	}

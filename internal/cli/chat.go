@@ -137,7 +137,7 @@ func newChatSession(e *Env, co *clientOptions, room string, history int, create 
 	return &chatSession{
 		e: e, screen: newPlainScreen(e.Stdin, e.Stdout), room: room, token: co.Token, timeout: co.Timeout,
 		history: history, create: create, openFeed: newStreamFeed, clientOf: co.clientOf,
-		servers: []string{strings.TrimRight(co.Server, "/")}, c: co.newClient(),
+		servers: append([]string{strings.TrimRight(co.Server, "/")}, co.fallbacks...), c: co.newClient(),
 	}
 }
 

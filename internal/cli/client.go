@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/parley-chat/parley/client"
@@ -34,6 +35,10 @@ type clientOptions struct {
 	// hc is the HTTP client trusting CAFile, made by check; nil means
 	// http.DefaultClient.
 	hc *http.Client
+	// fallbacks are the other servers of Server's cluster: the rest of a
+	// comma-separated --server, then the nodes of the stored login (see
+	// signIn). newClient's Client turns to them when it cannot connect.
+	fallbacks []string
 }
 
 // addClientFlags defines --server (or $PARLEY_SERVER), --timeout,
@@ -48,32 +53,46 @@ func addClientFlags(fs *flagSet, o *clientOptions) {
 // --ca-file (or $PARLEY_CA_FILE) into o: the client flags of commands that
 // do not sign in with a token.
 func addServerFlags(fs *flagSet, o *clientOptions) {
-	fs.StringVar(&o.Server, "server", defaultServer, "base `URL` of any node")
+	fs.StringVar(&o.Server, "server", defaultServer, "base `URL` of any node; several, comma separated, are tried in turn while one cannot be reached (so are the nodes of a stored login)")
 	fs.bindEnv("server", "PARLEY_SERVER")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "give up after this `duration`, retries included")
 	fs.StringVar(&o.CAFile, "ca-file", "", "PEM `file` of the CA certificates an https:// server must be signed by, instead of the system's (a self-signed cluster)")
 	fs.bindEnv("ca-file", "PARLEY_CA_FILE")
 }
 
-// newClient returns a client of the server, signed in with the token.
+// newClient returns a client of the server, signed in with the token,
+// that turns to the fallbacks when it cannot connect.
 func (o *clientOptions) newClient() *client.Client {
-	return o.clientOf(o.Server, o.Token)
+	return client.New(o.Server, append(o.clientOptions(o.Token), client.WithFallbacks(o.fallbacks...))...)
 }
 
 // clientOf returns a client of server signed in with token ("" for none),
 // trusting --ca-file.
 func (o *clientOptions) clientOf(server, token string) *client.Client {
+	return client.New(server, o.clientOptions(token)...)
+}
+
+// clientOptions are the options of a client signed in with token ("" for
+// none), trusting --ca-file.
+func (o *clientOptions) clientOptions(token string) []client.Option {
 	opts := []client.Option{client.WithToken(token)}
 	if o.hc != nil {
 		opts = append(opts, client.WithHTTPClient(o.hc))
 	}
-	return client.New(server, opts...)
+	return opts
 }
 
 // check validates the shared client flags and loads --ca-file.
 func (o *clientOptions) check() error {
-	if err := checkServerURL(o.Server); err != nil {
-		return fmt.Errorf("--server: %w", err)
+	servers := strings.Split(o.Server, ",")
+	for _, s := range servers {
+		if err := checkServerURL(strings.TrimSpace(s)); err != nil {
+			return fmt.Errorf("--server: %w", err)
+		}
+	}
+	o.Server = strings.TrimSpace(servers[0])
+	for _, s := range servers[1:] {
+		o.addFallback(strings.TrimSpace(s))
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %s: must be positive", o.Timeout)
@@ -179,4 +198,18 @@ func randomKey() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return "cli-" + hex.EncodeToString(b)
+}
+
+// addFallback adds server to the fallbacks, unless it is the server or
+// one of them already (spellings compared as the login file does).
+func (o *clientOptions) addFallback(server string) {
+	if loginKey(server) == loginKey(o.Server) {
+		return
+	}
+	for _, f := range o.fallbacks {
+		if loginKey(f) == loginKey(server) {
+			return
+		}
+	}
+	o.fallbacks = append(o.fallbacks, server)
 }

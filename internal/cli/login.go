@@ -327,16 +327,24 @@ type loginHint struct {
 	server, username string
 }
 
-// signIn completes o.Token from the stored login for o.Server when neither
-// --token nor $PARLEY_TOKEN gave one (flag, then variable, then login
-// file), and notes on e what to suggest should the server answer 401.
+// signIn completes o.Token from the stored login for o.Server (else for
+// the first of the rest of a comma-separated --server that has one) when
+// neither --token nor $PARLEY_TOKEN gave one (flag, then variable, then
+// login file), adds the login's nodes to the fallbacks, and notes on e
+// what to suggest should the server answer 401.
 func (o *clientOptions) signIn(e *Env) error {
 	hint := &loginHint{server: o.Server}
 	e.login = hint
 	l, ok, err := lookupLogin(e, o.Server)
+	for _, f := range o.fallbacks { // the rest of a comma-separated --server
+		if err == nil && !ok {
+			l, ok, err = lookupLogin(e, f)
+		}
+	}
 	if o.Token != "" {
 		if err == nil && ok && l.Token == o.Token {
 			hint.username = l.Username
+			o.addFallbacks(l)
 		}
 		return nil // the login file does not matter: not even a damaged one
 	}
@@ -345,8 +353,18 @@ func (o *clientOptions) signIn(e *Env) error {
 	}
 	if ok {
 		o.Token, hint.username = l.Token, l.Username
+		o.addFallbacks(l)
 	}
 	return nil
+}
+
+// addFallbacks adds the nodes the login l was made on to the servers tried
+// when --server cannot be reached: they are the same cluster, and they
+// take its token.
+func (o *clientOptions) addFallbacks(l storedLogin) {
+	for _, s := range l.Servers {
+		o.addFallback(s)
+	}
 }
 
 // advice returns what to append to the error line of err: how to sign

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestClient_CommandsGoOnWhenTheirServerIsDown: a one-shot command whose
+// --server cannot be reached is sent to the next server of a
+// comma-separated --server, or to the other nodes of the stored login, at
+// once, and does what it was asked once.
+func TestClient_CommandsGoOnWhenTheirServerIsDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a node")
+	}
+	url, _ := startServe(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	_ = ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	env := map[string]string{"PARLEY_CONFIG_DIR": dir}
+	mustRunEnv(t, ctx, env, "alice-password\n", "user", "register", "alice", "--password-stdin", "--server", url)
+
+	if got := mustRunEnv(t, ctx, env, "", "kv", "put", "k", "one", "--server", dead+","+url, "--timeout", "5s"); got != "1\n" {
+		t.Fatalf("kv put with --server %s,%s printed %q, want version 1", dead, url, got)
+	}
+
+	// The login is kept for the cluster's nodes: make the dead address one
+	// of them, as a node that has since gone down.
+	path := filepath.Join(dir, "logins.json")
+	logins, err := readLogins(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, l := range logins {
+		l.Servers = append([]string{loginKey(dead)}, l.Servers...)
+		logins[k] = l
+	}
+	if err := writeLogins(path, logins); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRunEnv(t, ctx, env, "", "kv", "put", "k", "two", "--server", dead, "--timeout", "5s"); got != "2\n" {
+		t.Fatalf("kv put on a dead node of the login printed %q, want version 2", got)
+	}
+	if got := mustRunEnv(t, ctx, env, "", "kv", "get", "k", "--server", dead, "--timeout", "5s"); got != "two" {
+		t.Fatalf("kv get on a dead node of the login printed %q, want two", got)
+	}
+
+	// Without a login that names other nodes there is nowhere to go: the
+	// error names the server.
+	b, _ := json.Marshal(map[string]any{})
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(ctx, env, "", "kv", "get", "k", "--server", dead, "--token", "x", "--timeout", "2s")
+	if r.code == 0 || !strings.Contains(r.stderr, strings.TrimPrefix(dead, "http://")) {
+		t.Fatalf("kv get on a dead server alone = %+v, want an error naming it", r)
+	}
+}
