@@ -135,7 +135,7 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body io.Re
 
 // send is do for a request built by the caller with newRequest.
 func (c *Client) send(req *http.Request, header http.Header) (*http.Response, error) {
-	base := c.current()
+	base := c.baseOf(req.URL.String())
 	ctx, method, path := req.Context(), req.Method, strings.TrimPrefix(req.URL.String(), base)
 	for k, vs := range header {
 		req.Header[k] = vs

@@ -37,15 +37,27 @@ func (c *Client) current() string {
 // or the fallback it moved to.
 func (c *Client) Server() string { return c.current() }
 
+// baseOf is the server of the Client that u is on (the longest base URL
+// that starts it), or "" for none.
+func (c *Client) baseOf(u string) string {
+	best := ""
+	for _, b := range c.bases {
+		if len(b) > len(best) && strings.HasPrefix(u, b) && (len(u) == len(b) || u[len(b)] == '/' || u[len(b)] == '?') {
+			best = b
+		}
+	}
+	return best
+}
+
 // sendFailover sends req (built on base) and, while the connection cannot
 // be made, the same request to each other server in turn. It returns the
 // last answer or error.
 func (c *Client) sendFailover(req *http.Request, base string) (*http.Response, error) {
 	resp, err := c.hc.Do(req)
-	if err == nil || len(c.bases) == 1 || !isDialError(err) || (req.Body != nil && req.Body != http.NoBody && req.GetBody == nil) {
+	if err == nil || len(c.bases) == 1 || base == "" || !isDialError(err) || (req.Body != nil && req.Body != http.NoBody && req.GetBody == nil) {
 		return resp, err
 	}
-	at := c.cur.Load()
+	at := int32(slices.Index(c.bases, base))
 	for i := 1; i < len(c.bases); i++ {
 		next := (int(at) + i) % len(c.bases)
 		r, rerr := rebase(req, base, c.bases[next])
