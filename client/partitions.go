@@ -19,6 +19,9 @@ type PartitionMap struct {
 	// Leaders holds, at index i, the advertised HTTP address (host:port)
 	// of the server leading partition i+1; "" when unknown.
 	Leaders []string `json:"leaders"`
+	// Self is the advertised HTTP address of the server that answered, as
+	// Leaders names it ("" from a server that does not say).
+	Self string `json:"self,omitempty"`
 }
 
 // Partitions returns where the server knows each partition to be led.

@@ -25,7 +25,10 @@ const PoolRefresh = time.Second
 // concurrent use.
 type Pool struct {
 	clients []*Client
-	byAddr  map[string]*Client // host:port of each client's base URL
+	// byAddr maps the host:port of each client's base URL, and the
+	// address each server says it advertises (PartitionMap.Self), to its
+	// client; replaced whole by Refresh, read without a lock.
+	byAddr atomic.Pointer[map[string]*Client]
 
 	m          atomic.Pointer[pooledMap]
 	refreshing atomic.Bool
@@ -40,12 +43,14 @@ type pooledMap struct {
 
 // NewPool returns a Pool over clients, one per server of one cluster.
 func NewPool(clients ...*Client) *Pool {
-	p := &Pool{clients: clients, byAddr: map[string]*Client{}}
+	p := &Pool{clients: clients}
+	byAddr := map[string]*Client{}
 	for _, c := range clients {
 		if hp := hostPort(c.base); hp != "" {
-			p.byAddr[hp] = c
+			byAddr[hp] = c
 		}
 	}
+	p.byAddr.Store(&byAddr)
 	return p
 }
 
@@ -63,13 +68,18 @@ func (p *Pool) Refresh(ctx context.Context) error {
 		wg.Go(func() { maps[i], errs[i] = c.Partitions(ctx) })
 	}
 	wg.Wait()
+	byAddr := p.learnNames(maps)
 	// A server of the pool that did not answer is likely down: until a
 	// refresh hears from it again, no partition is routed to it, even
 	// while the others still name it leader (before a new one is elected).
 	down := map[string]bool{}
 	for i, err := range errs {
 		if err != nil {
-			down[hostPort(p.clients[i].base)] = true
+			for addr, c := range byAddr {
+				if c == p.clients[i] {
+					down[addr] = true
+				}
+			}
 		}
 	}
 	var merged *PartitionMap
@@ -83,7 +93,10 @@ func (p *Pool) Refresh(ctx context.Context) error {
 		if m.Hash != merged.Hash || m.Partitions != merged.Partitions {
 			continue // a server of another cluster: not trusted
 		}
-		self := hostPort(p.clients[i].base)
+		self := m.Self
+		if self == "" {
+			self = hostPort(p.clients[i].base)
+		}
 		for j, addr := range m.Leaders {
 			if addr != "" && !down[addr] && (merged.Leaders[j] == "" || addr == self) {
 				merged.Leaders[j] = addr
@@ -100,19 +113,45 @@ func (p *Pool) Refresh(ctx context.Context) error {
 	return nil
 }
 
+// learnNames returns the pool's names with the address each server that
+// answered says it advertises (PartitionMap.Self) added for its client,
+// and stores them: a pool built on other names for the servers
+// ("localhost" for an advertised 127.0.0.1, a DNS alias) routes to them.
+// An address that is the base URL of another client of the pool keeps
+// that client.
+func (p *Pool) learnNames(maps []*PartitionMap) map[string]*Client {
+	old := *p.byAddr.Load()
+	byAddr := make(map[string]*Client, len(old))
+	for addr, c := range old {
+		byAddr[addr] = c
+	}
+	for i, m := range maps {
+		if m == nil || m.Self == "" {
+			continue
+		}
+		if c, ok := byAddr[m.Self]; ok && hostPort(c.base) == m.Self {
+			continue
+		}
+		byAddr[m.Self] = p.clients[i]
+	}
+	p.byAddr.Store(&byAddr)
+	return byAddr
+}
+
 // Reach returns how many partitions the current map names a leader of
 // that is one of the pool's servers, and how many partitions there are
 // (0, 0 before the pool has a map). Servers are matched by the host:port
-// they advertise: a pool built on other names for them (a load balancer,
-// "localhost" for an advertised 127.0.0.1) reaches none, and every request
-// goes to the caller's fallback.
+// they advertise, learnt from their answers, or by their base URL's: a
+// pool of servers that never answered, or built on a load balancer,
+// reaches none, and every request goes to the caller's fallback.
 func (p *Pool) Reach() (led, partitions int) {
 	pm := p.m.Load()
 	if pm == nil {
 		return 0, 0
 	}
+	byAddr := *p.byAddr.Load()
 	for _, addr := range pm.m.Leaders {
-		if _, ok := p.byAddr[addr]; ok {
+		if _, ok := byAddr[addr]; ok {
 			led++
 		}
 	}
@@ -150,7 +189,7 @@ func (p *Pool) pick(routingKey string, fallback *Client) *Client {
 	if pm == nil {
 		return fallback
 	}
-	if c, ok := p.byAddr[pm.m.LeaderOf(routingKey)]; ok {
+	if c, ok := (*p.byAddr.Load())[pm.m.LeaderOf(routingKey)]; ok {
 		return c
 	}
 	return fallback

@@ -227,3 +227,44 @@ func TestPool_RoutesNothingToAServerThatDoesNotAnswer(t *testing.T) {
 		t.Errorf("Reach() = %d partitions after the leader's server went down, want 0", led)
 	}
 }
+
+// TestPool_LearnsTheNamesServersAdvertise: a pool built on other names for
+// its servers (here "localhost" for the advertised 127.0.0.1) learns each
+// server's advertised address from its answer and routes to it.
+func TestPool_LearnsTheNamesServersAdvertise(t *testing.T) {
+	var maps [2]atomic.Pointer[client.PartitionMap]
+	var asked atomic.Int64
+	var srvs [2]*httptest.Server
+	var clients [2]*client.Client
+	for i := range srvs {
+		srvs[i] = mapServer(t, &maps[i], &asked)
+		clients[i] = client.New(strings.Replace(srvs[i].URL, "127.0.0.1", "localhost", 1))
+	}
+	addr := func(i int) string { return strings.TrimPrefix(srvs[i].URL, "http://") }
+	leaders := []string{addr(0), addr(1), addr(1), ""}
+	for i := range maps {
+		maps[i].Store(&client.PartitionMap{Hash: "fnv1a-64", Partitions: 4, Leaders: leaders, Self: addr(i)})
+	}
+	pool := client.NewPool(clients[:]...)
+	if err := pool.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if led, parts := pool.Reach(); led != 3 || parts != 4 {
+		t.Errorf("Reach() = %d, %d; want 3 of 4 partitions led by a server of the pool", led, parts)
+	}
+	fallback := client.New("http://fallback.invalid")
+	for p, want := range map[uint64]*client.Client{1: clients[0], 2: clients[1], 3: clients[1], 4: fallback} {
+		if got := pool.ForKV(keyOn(t, p), fallback); got != want {
+			t.Errorf("partition %d: picked %p, want %p", p, got, want)
+		}
+	}
+
+	// A server that stops answering is routed nothing, under either name.
+	srvs[1].Close()
+	if err := pool.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := pool.ForKV(keyOn(t, 2), fallback); got != fallback {
+		t.Errorf("partition 2 of a server that is down: picked %p, want the fallback", got)
+	}
+}

@@ -18,6 +18,10 @@ type PartitionMap struct {
 	// when it knows none (no leader, or a partition it holds no replica of
 	// and heard nothing about).
 	Leaders []string `json:"leaders"`
+	// Self is the advertised HTTP address of the answering node, as
+	// Leaders names it, so that a client that reached it under another
+	// name knows which leader it is ("" before the node is in the map).
+	Self string `json:"self,omitempty"`
 }
 
 // partitions serves GET /api/v1/partitions: any signed-in caller may

@@ -15,6 +15,9 @@ func (n *Node) PartitionMap() api.PartitionMap {
 		return api.PartitionMap{Hash: placement.HashFNV1a64, Leaders: []string{}}
 	}
 	pm := api.PartitionMap{Hash: m.Hash, Partitions: m.Partitions, Leaders: make([]string, m.Partitions)}
+	if nd, ok := m.Node(n.cfg.ID); ok {
+		pm.Self = nd.HTTPAddr
+	}
 	for _, g := range m.Groups {
 		if g.ID == placement.MetaGroup || g.ID > uint64(m.Partitions) {
 			continue

@@ -3,6 +3,7 @@ package testcluster_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,20 @@ func TestCluster_PoolSendsEachRequestToItsLeader(t *testing.T) {
 	if led, parts := pool.Reach(); led != partitions || parts != partitions {
 		t.Errorf("Reach() = %d of %d partitions, want every one of %d led by a node of the pool", led, parts, partitions)
 	}
+	// The same pool over "localhost" for the advertised 127.0.0.1 learns
+	// the advertised names from the nodes' answers and routes as well.
+	aliases := make([]*client.Client, len(clients))
+	for i, cl := range clients {
+		aliases[i] = client.New(strings.Replace(cl.Server(), "127.0.0.1", "localhost", 1), client.WithToken(cl.Token()))
+	}
+	aliased := client.NewPool(aliases...)
+	if err := aliased.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if led, parts := aliased.Reach(); led != partitions || parts != partitions {
+		t.Errorf("a pool over localhost: Reach() = %d of %d partitions, want every one of %d", led, parts, partitions)
+	}
+
 	keys := make([]string, 48)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("route/%d", i)
