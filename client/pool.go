@@ -142,8 +142,10 @@ func (p *Pool) learnNames(maps []*PartitionMap) map[string]*Client {
 // that is one of the pool's servers, and how many partitions there are
 // (0, 0 before the pool has a map). Servers are matched by the host:port
 // they advertise, learnt from their answers, or by their base URL's: a
-// pool of servers that never answered, or built on a load balancer,
-// reaches none, and every request goes to the caller's fallback.
+// pool of servers that never answered reaches none, and every request
+// goes to the caller's fallback. (A Client on a load balancer is taken for
+// whichever node answered it: its requests still reach some node, which
+// forwards them, so that costs the hop, never a wrong answer.)
 func (p *Pool) Reach() (led, partitions int) {
 	pm := p.m.Load()
 	if pm == nil {

@@ -63,18 +63,18 @@ func addServerFlags(fs *flagSet, o *clientOptions) {
 // newClient returns a client of the server, signed in with the token,
 // that turns to the fallbacks when it cannot connect.
 func (o *clientOptions) newClient() *client.Client {
-	return client.New(o.Server, append(o.clientOptions(o.Token), client.WithFallbacks(o.fallbacks...))...)
+	return client.New(o.Server, append(o.options(o.Token), client.WithFallbacks(o.fallbacks...))...)
 }
 
 // clientOf returns a client of server signed in with token ("" for none),
 // trusting --ca-file.
 func (o *clientOptions) clientOf(server, token string) *client.Client {
-	return client.New(server, o.clientOptions(token)...)
+	return client.New(server, o.options(token)...)
 }
 
-// clientOptions are the options of a client signed in with token ("" for
+// options are the options of a client signed in with token ("" for
 // none), trusting --ca-file.
-func (o *clientOptions) clientOptions(token string) []client.Option {
+func (o *clientOptions) options(token string) []client.Option {
 	opts := []client.Option{client.WithToken(token)}
 	if o.hc != nil {
 		opts = append(opts, client.WithHTTPClient(o.hc))
