@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/parley-chat/parley/internal/partkey"
 )
 
 // PoolRefresh is how old a Pool's partition map may grow before the next
@@ -170,6 +172,12 @@ func (p *Pool) ForKV(key string, fallback *Client) *Client {
 // fallback.
 func (p *Pool) ForQueue(queue string, fallback *Client) *Client {
 	return p.pick(queue, fallback)
+}
+
+// ForRoom returns the Client of the server leading chat room's partition,
+// or fallback.
+func (p *Pool) ForRoom(room string, fallback *Client) *Client {
+	return p.pick(partkey.Room(room), fallback)
 }
 
 // pick looks routingKey up in the current map, and starts a refresh in

@@ -28,6 +28,9 @@ type ChatOptions struct {
 	// RoomPrefix starts every room name; a random run id follows, so that
 	// runs never share rooms.
 	RoomPrefix string
+	// Pool, when not nil, sends each post to the client of the server
+	// leading its room's partition (Clients[worker] when it knows none).
+	Pool *client.Pool
 }
 
 // Chat is the chat-post workload: durable posts to rooms the user has
@@ -89,9 +92,12 @@ func (c *Chat) Prepare(ctx context.Context, workers int) error {
 // Op implements Workload: one post, with an idempotency key unique to the
 // run and the operation (across the warm-up and the measured phase).
 func (c *Chat) Op(ctx context.Context, worker, i int) error {
-	cl := c.o.Clients[worker%len(c.o.Clients)]
+	cl, room := c.o.Clients[worker%len(c.o.Clients)], c.rooms[i%len(c.rooms)]
+	if c.o.Pool != nil {
+		cl = c.o.Pool.ForRoom(room, cl)
+	}
 	ctx = client.WithIdempotencyKey(ctx, c.run+"-"+strconv.FormatInt(c.ops.Add(1), 10))
-	_, err := cl.Post(ctx, c.rooms[i%len(c.rooms)], c.text, client.PostOptions{})
+	_, err := cl.Post(ctx, room, c.text, client.PostOptions{})
 	return OpError("post", err)
 }
 

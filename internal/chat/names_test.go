@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/parley-chat/parley/internal/errs"
+	"github.com/parley-chat/parley/internal/partkey"
 )
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
@@ -49,5 +50,19 @@ func TestCanonicalRoom(t *testing.T) {
 	}
 	if isCanonicalRoom("General") {
 		t.Fatal(`"General" is canonical`)
+	}
+}
+
+// TestCanonicalRoom_IsThePartkeyRoutingKey: the Go client routes a room
+// by partkey.Room, so it must be the name the server places the room by.
+func TestCanonicalRoom_IsThePartkeyRoutingKey(t *testing.T) {
+	for _, name := range []string{"general", "General", "TOWN-hall_2.0", "a", "Zz"} {
+		c, err := CanonicalRoom(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := partkey.Room(name); got != c {
+			t.Errorf("partkey.Room(%q) = %q, the server places it as %q", name, got, c)
+		}
 	}
 }

@@ -38,8 +38,8 @@ type BenchOptions struct {
 	// Token is the bearer token the clients sign in with.
 	Token string
 	// Route sends each request to the server leading its partition when
-	// that server is one of Servers (client.Pool); only the kv and queue
-	// workloads route.
+	// that server is one of Servers (client.Pool); the kv, queue and
+	// chat-post workloads route.
 	Route bool
 }
 
@@ -62,7 +62,7 @@ func addBenchFlags(fs *flagSet, o *BenchOptions, getenv func(string) string) {
 	if s := getenv("PARLEY_SERVER"); s != "" {
 		def = s
 	}
-	fs.Var(newListValue(&o.Servers, []string{def}), "servers", "base `URLs` of the target nodes, comma separated; clients are spread over them round-robin (kv and queue: see --route) (default $PARLEY_SERVER or "+defaultServer+")")
+	fs.Var(newListValue(&o.Servers, []string{def}), "servers", "base `URLs` of the target nodes, comma separated; clients are spread over them round-robin (kv, queue and chat-post: see --route) (default $PARLEY_SERVER or "+defaultServer+")")
 	fs.IntVar(&o.Clients, "clients", 16, "concurrent `clients`")
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long to measure (ignored when only --requests is given)")
 	fs.IntVar(&o.Requests, "requests", 0, "stop after this many `operations` (0: run for --duration)")
@@ -76,7 +76,7 @@ func addBenchFlags(fs *flagSet, o *BenchOptions, getenv func(string) string) {
 }
 
 // addRouteFlag defines --route, for the workloads whose requests have a
-// partition (kv and queue).
+// partition (kv, queue and chat-post).
 func addRouteFlag(fs *flagSet, o *BenchOptions) {
 	fs.BoolVar(&o.Route, "route", true, "send each request to the server of --servers that leads its partition, as GET /api/v1/partitions says (--route=false: round-robin, each server forwarding to the leader)")
 }

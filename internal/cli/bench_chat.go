@@ -42,6 +42,7 @@ The signed-in user first creates --rooms rooms (and so joins them); every
 post carries its own idempotency key, as a client that retries safely sends
 it, and is acknowledged once committed on a majority.`)
 	addBenchFlags(fs, &o.BenchOptions, orNoEnv(getenv))
+	addRouteFlag(fs, &o.BenchOptions)
 	addRoomFlags(fs, &o)
 	if err := parseBench(fs, path, args, getenv, &o.BenchOptions); err != nil {
 		return o, err
@@ -103,14 +104,18 @@ func BenchChat(ctx context.Context, o BenchChatOptions, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	w, err := bench.NewChat(bench.ChatOptions{Clients: clients, Rooms: o.Rooms, Size: o.Size, RoomPrefix: o.RoomPrefix})
-	if err != nil {
-		return err
-	}
 	params := map[string]string{
 		"servers": strings.Join(o.Servers, ","),
 		"rooms":   strconv.Itoa(o.Rooms),
 		"size":    strconv.Itoa(o.Size) + " characters",
+	}
+	pool, err := o.pool(ctx, clients, params)
+	if err != nil {
+		return err
+	}
+	w, err := bench.NewChat(bench.ChatOptions{Clients: clients, Rooms: o.Rooms, Size: o.Size, RoomPrefix: o.RoomPrefix, Pool: pool})
+	if err != nil {
+		return err
 	}
 	return runBench(ctx, w, o.BenchOptions, params, stdout, stderr)
 }

@@ -35,3 +35,16 @@ func KV(key string) string {
 	}
 	return key[open+1 : open+1+n]
 }
+
+// Room returns what places a chat room on a partition: its name with
+// ASCII letters in lower case, as the server folds room names
+// (chat.CanonicalRoom), so "General" and "general" are one room in one
+// place.
+func Room(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + ('a' - 'A')
+		}
+		return r
+	}, name)
+}

@@ -61,6 +61,14 @@ func TestCluster_PoolSendsEachRequestToItsLeader(t *testing.T) {
 		}
 	}
 
+	for _, room := range []string{"general", "General", "town-hall", "Ops.2"} {
+		part := partkey.Of(strings.ToLower(room), partitions) // the server folds room names
+		leader := c.LeaderOf(part)
+		if got := pool.ForRoom(room, nil); leader < 0 || got != clients[leader] {
+			t.Errorf("ForRoom(%q) = %v, want the client of node %d, the leader of partition %d", room, got, leader, part)
+		}
+	}
+
 	// Puts through the pool make (almost) no internal calls; the same puts
 	// spread round-robin make one for each put a node does not lead.
 	calls := func() (n uint64) {
