@@ -36,8 +36,7 @@ import (
 // Client calls one Parley server (any node of a cluster), or the next of
 // its fallbacks while it cannot connect.
 type Client struct {
-	base  string   // the first server: what a Pool routes by
-	bases []string // base, then WithFallbacks' servers
+	bases []string // the first server (what a Pool routes by), then WithFallbacks'
 	cur   atomic.Int32
 	hc    *http.Client
 
@@ -62,8 +61,7 @@ func WithToken(token string) Option {
 // New returns a Client for the server at baseURL, e.g.
 // "http://localhost:7070"; a trailing slash is ignored.
 func New(baseURL string, opts ...Option) *Client {
-	c := &Client{base: strings.TrimRight(baseURL, "/"), hc: http.DefaultClient}
-	c.bases = []string{c.base}
+	c := &Client{bases: []string{strings.TrimRight(baseURL, "/")}, hc: http.DefaultClient}
 	for _, o := range opts {
 		o(c)
 	}

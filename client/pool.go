@@ -48,7 +48,7 @@ func NewPool(clients ...*Client) *Pool {
 	p := &Pool{clients: clients}
 	byAddr := map[string]*Client{}
 	for _, c := range clients {
-		if hp := hostPort(c.base); hp != "" {
+		if hp := hostPort(c.bases[0]); hp != "" {
 			byAddr[hp] = c
 		}
 	}
@@ -97,7 +97,7 @@ func (p *Pool) Refresh(ctx context.Context) error {
 		}
 		self := m.Self
 		if self == "" {
-			self = hostPort(p.clients[i].base)
+			self = hostPort(p.clients[i].bases[0])
 		}
 		for j, addr := range m.Leaders {
 			if addr != "" && !down[addr] && (merged.Leaders[j] == "" || addr == self) {
@@ -131,7 +131,7 @@ func (p *Pool) learnNames(maps []*PartitionMap) map[string]*Client {
 		if m == nil || m.Self == "" {
 			continue
 		}
-		if c, ok := byAddr[m.Self]; ok && hostPort(c.base) == m.Self {
+		if c, ok := byAddr[m.Self]; ok && hostPort(c.bases[0]) == m.Self {
 			continue
 		}
 		byAddr[m.Self] = p.clients[i]

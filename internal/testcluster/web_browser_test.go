@@ -141,20 +141,23 @@ func watch(ctx context.Context, t *testing.T, what string) *browser {
 // do runs steps with a generous deadline, failing the test on error.
 func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 45*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
+	if err := b.try(steps...); err != nil {
 		b.t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// try runs steps with do's deadline and returns their error.
+func (b *browser) try(steps ...chromedp.Action[chromedp.Void]) error {
+	ctx, cancel := context.WithTimeout(b.ctx, 45*time.Second)
+	defer cancel()
+	return chromedp.Do(ctx, steps...)
 }
 
 // waitFor polls a JavaScript expression until it is true. When it never
 // is, the test fails with what the page showed then.
 func (b *browser) waitFor(what, expr string) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 45*time.Second)
-	defer cancel()
-	err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
+	err := b.try(chromedp.Poll[chromedp.Void](expr,
 		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(40*time.Second)))
 	if err != nil {
 		b.t.Fatalf("%s: %v\n%s", what, err, b.pageState())
