@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -112,6 +113,28 @@ func waitReady(t *testing.T, c *client.Client, within time.Duration, logs ...*os
 	}
 }
 
+// waitReplicated waits until the node behind c (a client of an admin)
+// reports every partition fully replicated: the state a fault test must
+// start from, since a partition still growing from one replica to three
+// passes through two voters and then cannot lose either of them.
+func waitReplicated(t *testing.T, c *client.Client, within time.Duration) {
+	t.Helper()
+	poll.Until(t, within, "every partition fully replicated", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		st, err := c.Cluster(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range st.Partitions {
+			if p.UnderReplicated {
+				return fmt.Errorf("partition %d under-replicated", p.ID)
+			}
+		}
+		return nil
+	})
+}
+
 // startProcs starts a cluster of n `parley serve` processes of bin, 8
 // partitions each, in a temporary directory: n1 creates it, the others
 // join it with its token (the last four arguments). Each is killed when the
@@ -166,6 +189,9 @@ func TestProcess_Kill9AndRestartLosesNothing(t *testing.T) {
 	for i, p := range procs {
 		clients[i] = client.New("http://"+p.http, client.WithToken(session.Token))
 	}
+	// The kill must find every partition on three voters: one still on
+	// two (growing as the nodes joined) cannot lose either.
+	waitReplicated(t, clients[0], time.Minute)
 
 	var mu sync.Mutex
 	acked := map[string]string{}
