@@ -1,11 +1,17 @@
 package connlimit
 
 import (
+	"log/slog"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 )
+
+// warnEvery is the least time between two warnings of refused
+// connections: a flood logs a line a minute, not a line a connection.
+const warnEvery = time.Minute
 
 // Limits are a Limiter's caps; 0 means no cap.
 type Limits struct {
@@ -20,6 +26,7 @@ type Limits struct {
 // concurrent use.
 type Limiter struct {
 	limits Limits
+	log    *slog.Logger // nil: refusals are only counted
 
 	mu     sync.Mutex
 	byAddr map[netip.Addr]int // open connections per address; no zero entries
@@ -27,11 +34,19 @@ type Limiter struct {
 
 	refusedAddr  atomic.Uint64
 	refusedTotal atomic.Uint64
+
+	nextWarn   atomic.Int64  // unix nanoseconds before which no warning is logged
+	unreported atomic.Uint64 // refusals since the last warning
 }
 
-// New returns a Limiter with limits.
-func New(limits Limits) *Limiter {
-	return &Limiter{limits: limits, byAddr: map[netip.Addr]int{}}
+// New returns a Limiter with limits. When log is not nil, refused
+// connections are also logged as a warning naming the cap, its flag and
+// the last refused address, at most once a minute with the number refused
+// since the previous warning: a refused client gets no HTTP answer, so
+// the log is where an operator learns why (a proxy or NAT sending every
+// client from one address, for instance).
+func New(limits Limits, log *slog.Logger) *Limiter {
+	return &Limiter{limits: limits, log: log, byAddr: map[netip.Addr]int{}}
 }
 
 // Stats are a Limiter's counters.
@@ -51,22 +66,47 @@ func (l *Limiter) Stats() Stats {
 	return Stats{Open: open, RefusedPerAddress: l.refusedAddr.Load(), RefusedTotal: l.refusedTotal.Load()}
 }
 
-// acquire counts a connection from addr, or reports false (counting the
-// refusal) when a cap is reached.
-func (l *Limiter) acquire(addr netip.Addr) bool {
+// The caps a connection can be refused by, as the refusal metric labels
+// them.
+const (
+	capPerAddress = "per_address"
+	capTotal      = "total"
+)
+
+// acquire counts a connection from addr, or returns the cap that refuses
+// it ("" when it is counted).
+func (l *Limiter) acquire(addr netip.Addr) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.limits.Total > 0 && l.open >= l.limits.Total {
 		l.refusedTotal.Add(1)
-		return false
+		return capTotal
 	}
 	if l.limits.PerAddress > 0 && l.byAddr[addr] >= l.limits.PerAddress {
 		l.refusedAddr.Add(1)
-		return false
+		return capPerAddress
 	}
 	l.byAddr[addr]++
 	l.open++
-	return true
+	return ""
+}
+
+// warnRefused logs a refusal by cap of a connection from addr, unless a
+// warning was logged less than warnEvery ago (the refusal is then counted
+// in the next one).
+func (l *Limiter) warnRefused(addr netip.Addr, cap string, now time.Time) {
+	n := l.unreported.Add(1)
+	next := l.nextWarn.Load()
+	if l.log == nil || now.UnixNano() < next || !l.nextWarn.CompareAndSwap(next, now.Add(warnEvery).UnixNano()) {
+		return
+	}
+	n = l.unreported.Swap(0)
+	limit, flag := l.limits.PerAddress, "--limit-conns-per-address"
+	if cap == capTotal {
+		limit, flag = l.limits.Total, "--limit-conns"
+	}
+	l.log.Warn("client connections refused at accept: a connection cap is reached",
+		"cap", cap, "limit", limit, "flag", flag, "last_address", addr.String(), "refused_since_last_warning", n)
 }
 
 // release uncounts a connection acquire counted.
@@ -101,7 +141,8 @@ func (ln *listener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		addr := addrOf(c)
-		if !ln.l.acquire(addr) {
+		if cap := ln.l.acquire(addr); cap != "" {
+			ln.l.warnRefused(addr, cap, time.Now())
 			_ = c.Close()
 			continue
 		}

@@ -1,9 +1,14 @@
 package connlimit
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"net/netip"
+	"sync"
 	"testing"
 	"time"
 )
@@ -59,7 +64,7 @@ func listen(t *testing.T, l *Limiter) (string, chan net.Conn) {
 }
 
 func TestLimiter_PerAddressCapClosesTheExtraConnection(t *testing.T) {
-	l := New(Limits{PerAddress: 2})
+	l := New(Limits{PerAddress: 2}, nil)
 	addr, accepted := listen(t, l)
 	var held []net.Conn
 	for i := range 2 {
@@ -89,7 +94,7 @@ func TestLimiter_PerAddressCapClosesTheExtraConnection(t *testing.T) {
 }
 
 func TestLimiter_TotalCapCountsEveryListener(t *testing.T) {
-	l := New(Limits{Total: 2})
+	l := New(Limits{Total: 2}, nil)
 	a1, _ := listen(t, l)
 	a2, _ := listen(t, l)
 	if _, ok := dial(t, a1); !ok {
@@ -107,7 +112,7 @@ func TestLimiter_TotalCapCountsEveryListener(t *testing.T) {
 }
 
 func TestLimiter_ZeroLimitsCapNothing(t *testing.T) {
-	l := New(Limits{})
+	l := New(Limits{}, nil)
 	addr, _ := listen(t, l)
 	for i := range 20 {
 		if _, ok := dial(t, addr); !ok {
@@ -117,7 +122,7 @@ func TestLimiter_ZeroLimitsCapNothing(t *testing.T) {
 }
 
 func TestConn_CloseTwiceReleasesOnce(t *testing.T) {
-	l := New(Limits{PerAddress: 1})
+	l := New(Limits{PerAddress: 1}, nil)
 	addr, accepted := listen(t, l)
 	if _, ok := dial(t, addr); !ok {
 		t.Fatal("refused")
@@ -127,5 +132,75 @@ func TestConn_CloseTwiceReleasesOnce(t *testing.T) {
 	_ = c.Close()
 	if s := l.Stats(); s.Open != 0 {
 		t.Fatalf("open = %d after two closes of one connection, want 0", s.Open)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the accept goroutine's writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) lines() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(s.b.Bytes()), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(line, &rec); err == nil {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// A refused client gets no answer, so the operator learns of refusals from
+// the log: the first at once, naming the cap, its flag and the address,
+// then at most one line a minute counting those refused since.
+func TestLimiter_RefusalsAreLoggedOnceAMinute(t *testing.T) {
+	var buf syncBuffer
+	l := New(Limits{PerAddress: 1}, slog.New(slog.NewJSONHandler(&buf, nil)))
+	addr, _ := listen(t, l)
+	if _, ok := dial(t, addr); !ok {
+		t.Fatal("first connection refused")
+	}
+	if _, ok := dial(t, addr); ok {
+		t.Fatal("a second connection from one address was served past a cap of 1")
+	}
+	recs := buf.lines()
+	if len(recs) != 1 {
+		t.Fatalf("logged %d lines after one refusal, want 1: %v", len(recs), recs)
+	}
+	r := recs[0]
+	if r["level"] != "WARN" || r["cap"] != "per_address" || r["flag"] != "--limit-conns-per-address" ||
+		r["last_address"] != "127.0.0.1" || r["limit"] != 1.0 || r["refused_since_last_warning"] != 1.0 {
+		t.Fatalf("warning = %v, want the per-address cap of 1, its flag, 127.0.0.1 and 1 refused", r)
+	}
+
+	// Within the minute the refusals are counted, not logged; the next
+	// warning after it reports them all.
+	now := time.Now()
+	a := netip.MustParseAddr("192.0.2.7")
+	l.warnRefused(a, capPerAddress, now)
+	l.warnRefused(a, capTotal, now.Add(30*time.Second))
+	if n := len(buf.lines()); n != 1 {
+		t.Fatalf("%d lines within a minute of the first warning, want 1", n)
+	}
+	l.warnRefused(a, capTotal, now.Add(warnEvery+time.Second))
+	recs = buf.lines()
+	if len(recs) != 2 {
+		t.Fatalf("%d lines a minute later, want 2", len(recs))
+	}
+	if r := recs[1]; r["cap"] != "total" || r["flag"] != "--limit-conns" || r["last_address"] != "192.0.2.7" || r["refused_since_last_warning"] != 3.0 {
+		t.Fatalf("second warning = %v, want the total cap, 192.0.2.7 and the 3 refusals since the first", r)
 	}
 }

@@ -16,7 +16,7 @@ func (n *Node) newConnLimiter() *connlimit.Limiter {
 	if total == 0 {
 		total = defaultMaxConns()
 	}
-	return connlimit.New(connlimit.Limits{PerAddress: n.cfg.ConnsPerAddress, Total: total})
+	return connlimit.New(connlimit.Limits{PerAddress: n.cfg.ConnsPerAddress, Total: total}, n.log)
 }
 
 // defaultMaxConns is three quarters of the process's open-file limit (Go
