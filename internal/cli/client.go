@@ -39,6 +39,9 @@ type clientOptions struct {
 	// comma-separated --server, then the nodes of the stored login (see
 	// signIn). newClient's Client turns to them when it cannot connect.
 	fallbacks []string
+	// hint is where signIn notes what a 401 answer should advise; newClient
+	// hands it the client, so the advice names the server that answered.
+	hint *loginHint
 }
 
 // addClientFlags defines --server (or $PARLEY_SERVER), --timeout,
@@ -63,7 +66,11 @@ func addServerFlags(fs *flagSet, o *clientOptions) {
 // newClient returns a client of the server, signed in with the token,
 // that turns to the fallbacks when it cannot connect.
 func (o *clientOptions) newClient() *client.Client {
-	return client.New(o.Server, append(o.options(o.Token), client.WithFallbacks(o.fallbacks...))...)
+	c := client.New(o.Server, append(o.options(o.Token), client.WithFallbacks(o.fallbacks...))...)
+	if o.hint != nil {
+		o.hint.client = c
+	}
+	return c
 }
 
 // clientOf returns a client of server signed in with token ("" for none),

@@ -57,13 +57,20 @@ func TestClient_CommandsGoOnWhenTheirServerIsDown(t *testing.T) {
 		t.Fatalf("kv get on a dead node of the login printed %q, want two", got)
 	}
 
+	// A session refused by the node that answered: the advice names that
+	// node, not the dead one the command was first sent to.
+	r := run(ctx, env, "", "kv", "get", "k", "--server", dead+","+url, "--token", "not-a-session", "--timeout", "5s")
+	if r.code == 0 || !strings.Contains(r.stderr, "--server "+url) || strings.Contains(r.stderr, "--server "+dead) {
+		t.Fatalf("kv get with a refused token via a fallback = %+v, want login advice naming %s", r, url)
+	}
+
 	// Without a login that names other nodes there is nowhere to go: the
 	// error names the server.
 	b, _ := json.Marshal(map[string]any{})
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := run(ctx, env, "", "kv", "get", "k", "--server", dead, "--token", "x", "--timeout", "2s")
+	r = run(ctx, env, "", "kv", "get", "k", "--server", dead, "--token", "x", "--timeout", "2s")
 	if r.code == 0 || !strings.Contains(r.stderr, strings.TrimPrefix(dead, "http://")) {
 		t.Fatalf("kv get on a dead server alone = %+v, want an error naming it", r)
 	}

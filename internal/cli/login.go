@@ -325,6 +325,9 @@ func clusterServers(base string, st *client.ClusterStatus, resolve func(host str
 // signed in as ("" when unknown), for the advice printed with a 401.
 type loginHint struct {
 	server, username string
+	// client is the command's client, when it made one: its Server is the
+	// node that answered, which a fallback makes another than server.
+	client *client.Client
 }
 
 // signIn completes o.Token from the stored login for o.Server (else for
@@ -334,7 +337,7 @@ type loginHint struct {
 // what to suggest should the server answer 401.
 func (o *clientOptions) signIn(e *Env) error {
 	hint := &loginHint{server: o.Server}
-	e.login = hint
+	e.login, o.hint = hint, hint
 	l, ok, err := lookupLogin(e, o.Server)
 	for _, f := range o.fallbacks { // the rest of a comma-separated --server
 		if err == nil && !ok {
@@ -378,7 +381,11 @@ func (h *loginHint) advice(err error) string {
 	if user == "" {
 		user = "USERNAME"
 	}
-	return fmt.Sprintf("; run: parley user login %s --server %s", user, h.server)
+	server := h.server
+	if h.client != nil {
+		server = h.client.Server()
+	}
+	return fmt.Sprintf("; run: parley user login %s --server %s", user, server)
 }
 
 // signIn completes o.Token, when neither --token nor $PARLEY_TOKEN gave
