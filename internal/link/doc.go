@@ -52,7 +52,8 @@
 // A link may expire (checked on every redirect against the serving node's
 // clock), be disabled, stop after MaxVisits visits, and redirect with 301,
 // 302, 307 or 308; its owner edits these and its URL with Update. A long
-// URL that leads back to /s/ on this cluster is refused (selfloop.go).
+// URL that leads back to /s/ on this cluster, or anywhere on its short
+// domain or a node's links listener, is refused (selfloop.go).
 //
 // MaxVisits is enforced approximately: exact enforcement would need a Raft
 // round per redirect. A node stops a link when the visits of its cached

@@ -160,7 +160,7 @@ func TestCheckLoop(t *testing.T) {
 		{"http://127.0.0.1:7072/s/x", false},
 		{"https://par.ly.evil.example/s/x", false},
 	} {
-		err := checkLoop(tc.url, self, "")
+		err := checkLoop(tc.url, self, "", nil)
 		if (err != nil) != tc.loop {
 			t.Errorf("checkLoop(%q) = %v, want loop %v", tc.url, err, tc.loop)
 		}
@@ -181,12 +181,41 @@ func TestCheckLoop_ShortDomain(t *testing.T) {
 		{"http://localhost:8081", "http://127.0.0.1:8081/abc", true},
 		{"http://localhost:8081", "http://127.0.0.1:8082/abc", false},
 	} {
-		err := checkLoop(tc.url, nil, tc.root)
+		err := checkLoop(tc.url, nil, tc.root, nil)
 		if (err != nil) != tc.loop {
 			t.Errorf("root %s: checkLoop(%q) = %v, want loop %v", tc.root, tc.url, err, tc.loop)
 		}
 		if err != nil && !strings.Contains(err.Error(), "url points at this server's short link domain") {
 			t.Errorf("root %s: checkLoop(%q) = %v", tc.root, tc.url, err)
+		}
+	}
+}
+
+// TestCheckLoop_LinksListeners: a node's links listener (--links) serves
+// a code at every path, so any URL on its host and port loops; the same
+// host on another port does not.
+func TestCheckLoop_LinksListeners(t *testing.T) {
+	listeners := []string{"10.0.0.3:8080", "localhost:8081"}
+	for _, tc := range []struct {
+		url  string
+		loop bool
+	}{
+		{"http://10.0.0.3:8080/abc", true},
+		{"https://10.0.0.3:8080/docs/page?x=1", true},
+		{"http://10.0.0.3:8080/", true},
+		{"http://10.0.0.3:8081/abc", false},
+		{"http://10.0.0.4:8080/abc", false},
+		{"http://127.0.0.1:8081/abc", true},
+		{"http://[::1]:8081/x", true},
+		{"http://127.0.0.1:8082/abc", false},
+		{"http://example.org/abc", false},
+	} {
+		err := checkLoop(tc.url, nil, "", listeners)
+		if (err != nil) != tc.loop {
+			t.Errorf("checkLoop(%q) = %v, want loop %v", tc.url, err, tc.loop)
+		}
+		if err != nil && !strings.Contains(err.Error(), "short link listener of this cluster") {
+			t.Errorf("checkLoop(%q) = %v, want it to name a links listener", tc.url, err)
 		}
 	}
 }

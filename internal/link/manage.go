@@ -21,11 +21,17 @@ func (s *Service) checkTarget(url string) error {
 	if err := CheckURL(url, s.cfg.MaxURL); err != nil {
 		return err
 	}
-	var self []string
+	var self, roots []string
 	if s.cfg.SelfURLs != nil {
 		self = s.cfg.SelfURLs()
 	}
-	return checkLoop(url, self, s.cfg.RootURL)
+	if s.cfg.RootURL != "" {
+		roots = append(roots, s.cfg.RootURL)
+	}
+	if s.cfg.SelfRoots != nil {
+		roots = append(roots, s.cfg.SelfRoots()...)
+	}
+	return checkLoop(url, self, roots)
 }
 
 // Patch names the fields Update changes; nil fields keep their values.

@@ -11,25 +11,34 @@ import (
 )
 
 // checkLoop refuses a long URL that would send a visitor back to a short
-// link of this cluster: a path under /s/ (any case, after percent-decoding
-// and resolving dot segments and repeated slashes) on a host the cluster
-// serves. self lists those hosts as the Service's Config.SelfURLs returns
-// them: the public URL ("https://par.ly", whose host name matches on any
-// port and scheme) and the members' HTTP addresses ("10.0.0.3:7070" or
-// with a scheme, matching that port; a port-less one matches the default
-// ports). Loopback names (localhost, 127.0.0.0/8, ::1, 0.0.0.0, in any
-// of the spellings browsers accept, such as 2130706433 or 0x7f.1) stand
-// for one another. root, when set, is a short domain's base (Config.RootURL)
-// whose every path is a short link: any URL on its host (any port and
-// scheme unless root names a port) is refused. Errors name the field "url".
-func checkLoop(raw string, self []string, root string) error {
+// link of this cluster.
+//
+// self lists the bases that serve short links under /s/ (Config.SelfURLs):
+// the public URL ("https://par.ly", whose host name matches on any port
+// and scheme) and the members' HTTP addresses ("10.0.0.3:7070" or with a
+// scheme, matching that port; a port-less one matches the default ports).
+// A URL on one of them is refused when its path is under /s/ (any case,
+// after percent-decoding and resolving dot segments and repeated slashes).
+//
+// roots lists the bases where every path is a short link: the short
+// domain (Config.RootURL, "https://s.example", matching any port and
+// scheme unless it names a port) and the nodes' links listeners
+// (Config.SelfRoots, "10.0.0.3:8080", matching that port). A URL on one
+// of them is refused whatever its path.
+//
+// Loopback names (localhost, 127.0.0.0/8, ::1, 0.0.0.0, in any of the
+// spellings browsers accept, such as 2130706433 or 0x7f.1) stand for one
+// another. Errors name the field "url".
+func checkLoop(raw string, self, roots []string) error {
 	u, err := url.Parse(raw)
-	if err != nil || (len(self) == 0 && root == "") {
+	if err != nil || (len(self) == 0 && len(roots) == 0) {
 		return nil // CheckURL refuses what does not parse
 	}
 	host, port := splitHostPort(u)
-	if root != "" && selfHost(root, host, port) {
-		return errs.New(errs.Invalid, "url points at this server's short link domain (%s), where every path is a short link; a link to it would loop", u.Host)
+	for _, r := range roots {
+		if selfHost(r, host, port) {
+			return errs.New(errs.Invalid, "url points at %s, which serves this cluster's short links at every path (its short link domain or a node's links listener); a link to it would loop", u.Host)
+		}
 	}
 	if !shortPath(u.Path) {
 		return nil

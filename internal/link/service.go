@@ -73,6 +73,11 @@ type Config struct {
 	// at its root ("https://s.example", --links-url): a long URL anywhere
 	// on its host is refused (it would loop).
 	RootURL string
+	// SelfRoots returns the bases where every path is a short link: the
+	// members' links listeners ("10.0.0.3:8080", --links), each matching
+	// its port only. A long URL anywhere on one of them is refused (it
+	// would loop). Nil: none.
+	SelfRoots func() []string
 	// FlushRetention caps the hit-count commands kept for retry after failed
 	// flushes (256); past it the oldest are dropped with their hits.
 	FlushRetention int

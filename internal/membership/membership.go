@@ -67,8 +67,12 @@ type Meta struct {
 	ID          string `json:"id"`
 	ClusterAddr string `json:"cluster_addr,omitempty"`
 	HTTPAddr    string `json:"http_addr,omitempty"`
-	Zone        string `json:"zone,omitempty"`
-	Standby     bool   `json:"standby,omitempty"`
+	// LinksAddr is the member's advertised links listener (--links),
+	// where every path is a short link; "" when it has none (or runs a
+	// build from before it was gossiped).
+	LinksAddr string `json:"links_addr,omitempty"`
+	Zone      string `json:"zone,omitempty"`
+	Standby   bool   `json:"standby,omitempty"`
 	// Build and Protocol say what binary the member runs (compat.Build)
 	// and the newest internal protocol it speaks (compat.Protocol); a
 	// build from before they were gossiped leaves them out.

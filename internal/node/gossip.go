@@ -108,7 +108,7 @@ func (n *Node) startGossip() error {
 		BindAddr:      bind,
 		AdvertiseAddr: adv,
 		Meta: membership.Meta{
-			ClusterAddr: n.self(), HTTPAddr: n.httpAdvertise(), Zone: n.cfg.Zone, Standby: n.cfg.Standby,
+			ClusterAddr: n.self(), HTTPAddr: n.httpAdvertise(), LinksAddr: n.linksAdvertise(), Zone: n.cfg.Zone, Standby: n.cfg.Standby,
 			Build: compat.Build(), Protocol: compat.Protocol, NoSearch: n.cfg.NoSearchIndex,
 		},
 		Logger:        n.log,

@@ -90,6 +90,24 @@ func (n *Node) LinksAddr() string {
 	return n.links.ln.Addr().String()
 }
 
+// linksAdvertise is the address other nodes and the loop check know the
+// links listener by: its address, with the host of the advertised HTTP
+// address when it listens on every interface (":8080", "0.0.0.0:8080");
+// "" when there is no links listener.
+func (n *Node) linksAdvertise() string {
+	addr := n.LinksAddr()
+	if addr == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err == nil && (host == "" || (ip != nil && ip.IsUnspecified())) {
+		if httpHost, _, err := net.SplitHostPort(n.httpAdvertise()); err == nil {
+			return net.JoinHostPort(httpHost, port)
+		}
+	}
+	return addr
+}
+
 // fasthttpLogger takes fasthttp's messages (a connection that failed, a
 // request it could not parse) at debug level: a client's fault, not the
 // node's.

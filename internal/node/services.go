@@ -73,6 +73,7 @@ func (n *Node) newServices(limits account.Limiter) (*services, error) {
 		CachePolicy: policy,
 		Logger:      n.log,
 		SelfURLs:    n.linkSelfURLs,
+		SelfRoots:   n.linkSelfRoots,
 		RootURL:     n.cfg.LinksURL,
 		Now:         n.clock.Now,
 	})
@@ -207,6 +208,23 @@ func (n *Node) linkSelfURLs() []string {
 		for _, nd := range m.Nodes {
 			if nd.HTTPAddr != "" {
 				out = append(out, nd.HTTPAddr)
+			}
+		}
+	}
+	return out
+}
+
+// linkSelfRoots are the cluster's links listeners, where every path is a
+// short link: this node's, and each gossip member's that says it has one.
+func (n *Node) linkSelfRoots() []string {
+	var out []string
+	if a := n.linksAdvertise(); a != "" {
+		out = append(out, a)
+	}
+	if ml := n.heal.gossip.Load(); ml != nil {
+		for _, m := range ml.Members() {
+			if m.Meta.LinksAddr != "" {
+				out = append(out, m.Meta.LinksAddr)
 			}
 		}
 	}

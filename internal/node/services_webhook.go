@@ -25,8 +25,8 @@ func (n *Node) newWebhookGuard() (*webhook.Guard, error) {
 }
 
 // ownAddrs are the addresses the cluster's nodes listen on: every member's
-// HTTP, internal and gossip address, and this node's own listeners
-// (pprof's too).
+// HTTP, internal and gossip address and links listener, and this node's
+// own listeners (pprof's too).
 func (n *Node) ownAddrs() []string {
 	out := []string{n.cfg.HTTPAddr, n.self()}
 	if n.httpLn != nil {
@@ -40,7 +40,7 @@ func (n *Node) ownAddrs() []string {
 			out = append(out, nd.Addr, nd.HTTPAddr, gossipAddrOf(nd))
 		}
 	}
-	return out
+	return append(out, n.linkSelfRoots()...) // the links listeners
 }
 
 // startWebhooks delivers the outgoing webhooks of the partitions this node

@@ -225,6 +225,30 @@ func TestAPI_LinksOnAShortDomain(t *testing.T) {
 			t.Errorf("a link to %s: %v", loop, err)
 		}
 	}
+	// Every node's links listener serves a code at every path, whatever
+	// the public URL: a link to one, its own or a member's, would loop.
+	// n1 learns the others' listeners by gossip.
+	poll.Until(t, 10*time.Second, "n1 knows every member's links listener", func() error {
+		known := 0
+		for _, m := range c.Node(0).Gossip().Members() {
+			if m.Meta.LinksAddr != "" {
+				known++
+			}
+		}
+		if known < c.Len() {
+			return fmt.Errorf("%d of %d links listeners gossiped", known, c.Len())
+		}
+		return nil
+	})
+	for i := range c.Len() {
+		for _, loop := range []string{"http://" + c.Node(i).LinksAddr() + "/docs", "http://" + c.Node(i).LinksAddr() + "/any/path?q=1"} {
+			_, err := as(c, 0, lena).CreateLink(ctx, loop, client.LinkOptions{Code: "loop"})
+			mustStatus(t, err, http.StatusBadRequest, "invalid")
+			if err == nil || !strings.Contains(err.Error(), "short link listener of this cluster") {
+				t.Errorf("a link to n%d's links listener %s: %v", i+1, loop, err)
+			}
+		}
+	}
 	_, err = as(c, 0, lena).LinkInfo(ctx, "loop")
 	mustStatus(t, err, http.StatusNotFound, "not_found")
 }
