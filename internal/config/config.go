@@ -108,7 +108,8 @@ type Config struct {
 	ConnsPerAddress int
 	// MaxConns caps this node's client connections in all, so that clients
 	// cannot take the file descriptors its store and cluster port need; 0
-	// (the default) takes three quarters of the open-file limit.
+	// (the default) takes three quarters of the open-file limit, and -1
+	// sets no cap.
 	MaxConns int
 	// PprofAddr, when set, serves Go's profiles (/debug/pprof/) there,
 	// without authentication, so only a loopback address is accepted; a
@@ -336,8 +337,11 @@ func (c *Config) Validate() error {
 	if c.DiskSlowSync < 0 {
 		errs = append(errs, errors.New("disk-slow-sync: must not be negative (0 turns the check off)"))
 	}
-	if c.ConnsPerAddress < 0 || c.MaxConns < 0 {
-		errs = append(errs, fmt.Errorf("limit-conns-per-address %d, limit-conns %d: must not be negative (0: no limit, or for limit-conns three quarters of the open-file limit)", c.ConnsPerAddress, c.MaxConns))
+	if c.ConnsPerAddress < 0 {
+		errs = append(errs, fmt.Errorf("limit-conns-per-address %d: must not be negative (0: no limit)", c.ConnsPerAddress))
+	}
+	if c.MaxConns < -1 {
+		errs = append(errs, fmt.Errorf("limit-conns %d: want a count, 0 for three quarters of the open-file limit, or -1 for no limit", c.MaxConns))
 	}
 	if c.RoundPause < 0 || c.RoundPause > 10*time.Millisecond {
 		errs = append(errs, fmt.Errorf("round-pause %v: want 0 (off) to 10ms", c.RoundPause))
