@@ -2,6 +2,7 @@ package link
 
 import (
 	"fmt"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -160,7 +161,7 @@ func TestCheckLoop(t *testing.T) {
 		{"http://127.0.0.1:7072/s/x", false},
 		{"https://par.ly.evil.example/s/x", false},
 	} {
-		err := checkLoop(tc.url, self, "", nil)
+		err := checkLoop(tc.url, self, nil)
 		if (err != nil) != tc.loop {
 			t.Errorf("checkLoop(%q) = %v, want loop %v", tc.url, err, tc.loop)
 		}
@@ -181,21 +182,23 @@ func TestCheckLoop_ShortDomain(t *testing.T) {
 		{"http://localhost:8081", "http://127.0.0.1:8081/abc", true},
 		{"http://localhost:8081", "http://127.0.0.1:8082/abc", false},
 	} {
-		err := checkLoop(tc.url, nil, tc.root, nil)
+		err := checkLoop(tc.url, nil, []string{tc.root})
 		if (err != nil) != tc.loop {
 			t.Errorf("root %s: checkLoop(%q) = %v, want loop %v", tc.root, tc.url, err, tc.loop)
 		}
-		if err != nil && !strings.Contains(err.Error(), "url points at this server's short link domain") {
+		if err != nil && !strings.Contains(err.Error(), "serves this cluster's short links at every path") {
 			t.Errorf("root %s: checkLoop(%q) = %v", tc.root, tc.url, err)
 		}
 	}
 }
 
 // TestCheckLoop_LinksListeners: a node's links listener (--links) serves
-// a code at every path, so any URL on its host and port loops; the same
-// host on another port does not.
+// a code at every path, so any URL on its host and port loops, named in
+// the error; the same host on another port does not, and /s/ on the
+// members' HTTP addresses still does.
 func TestCheckLoop_LinksListeners(t *testing.T) {
-	listeners := []string{"10.0.0.3:8080", "localhost:8081"}
+	self := []string{"https://par.ly", "10.0.0.3:7070"}
+	roots := []string{"10.0.0.3:8080", "localhost:8081", "[::1]:8082"}
 	for _, tc := range []struct {
 		url  string
 		loop bool
@@ -203,19 +206,36 @@ func TestCheckLoop_LinksListeners(t *testing.T) {
 		{"http://10.0.0.3:8080/abc", true},
 		{"https://10.0.0.3:8080/docs/page?x=1", true},
 		{"http://10.0.0.3:8080/", true},
+		{"http://10.0.0.3:8080", true},
+		{"http://10.0.0.3:8080/s/abc", true},
 		{"http://10.0.0.3:8081/abc", false},
+		{"http://10.0.0.3:7070/abc", false},
+		{"http://10.0.0.3:7070/s/abc", true},
 		{"http://10.0.0.4:8080/abc", false},
 		{"http://127.0.0.1:8081/abc", true},
+		{"http://LOCALHOST:8081/abc", true},
 		{"http://[::1]:8081/x", true},
-		{"http://127.0.0.1:8082/abc", false},
+		{"http://2130706433:8081/x", true},
+		{"http://0.0.0.0:8081/x", true},
+		{"http://127.0.0.1:8082/abc", true},
+		{"http://localhost:8082/abc", true},
+		{"http://127.0.0.1:8083/abc", false},
+		{"http://localhost/abc", false},
 		{"http://example.org/abc", false},
 	} {
-		err := checkLoop(tc.url, nil, "", listeners)
+		err := checkLoop(tc.url, self, roots)
 		if (err != nil) != tc.loop {
 			t.Errorf("checkLoop(%q) = %v, want loop %v", tc.url, err, tc.loop)
 		}
-		if err != nil && !strings.Contains(err.Error(), "short link listener of this cluster") {
-			t.Errorf("checkLoop(%q) = %v, want it to name a links listener", tc.url, err)
+		if err == nil || strings.Contains(tc.url, ":7070") {
+			continue
+		}
+		u, _ := url.Parse(tc.url)
+		if msg := err.Error(); !strings.Contains(msg, u.Host) || !strings.Contains(msg, "links listener") || !strings.Contains(msg, "would loop") {
+			t.Errorf("checkLoop(%q) = %v, want it to name %s, a links listener and the loop", tc.url, err, u.Host)
+		}
+		if !errs.Is(err, errs.Invalid) {
+			t.Errorf("checkLoop(%q) = %v, want errs.Invalid", tc.url, err)
 		}
 	}
 }

@@ -90,22 +90,26 @@ func (n *Node) LinksAddr() string {
 	return n.links.ln.Addr().String()
 }
 
-// linksAdvertise is the address other nodes and the loop check know the
-// links listener by: its address, with the host of the advertised HTTP
-// address when it listens on every interface (":8080", "0.0.0.0:8080");
-// "" when there is no links listener.
+// linksAdvertise returns the address other nodes and the links' loop
+// check know this node's links listener by, as gossiped in its
+// membership.Meta: the listener's actual address (so --links with port 0
+// gives the port picked), with the host of the advertised HTTP address
+// (httpAdvertise) in place of an unspecified one (":8080", "0.0.0.0:8080",
+// "[::]:8080"). It is "" when there is no links listener.
 func (n *Node) linksAdvertise() string {
 	addr := n.LinksAddr()
-	if addr == "" {
-		return ""
-	}
 	host, port, err := net.SplitHostPort(addr)
-	if ip := net.ParseIP(host); err == nil && (host == "" || (ip != nil && ip.IsUnspecified())) {
-		if httpHost, _, err := net.SplitHostPort(n.httpAdvertise()); err == nil {
-			return net.JoinHostPort(httpHost, port)
-		}
+	if err != nil {
+		return "" // no links listener
 	}
-	return addr
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return addr
+	}
+	httpHost, _, err := net.SplitHostPort(n.httpAdvertise())
+	if err != nil {
+		return addr
+	}
+	return net.JoinHostPort(httpHost, port)
 }
 
 // fasthttpLogger takes fasthttp's messages (a connection that failed, a

@@ -214,8 +214,11 @@ func (n *Node) linkSelfURLs() []string {
 	return out
 }
 
-// linkSelfRoots are the cluster's links listeners, where every path is a
-// short link: this node's, and each gossip member's that says it has one.
+// linkSelfRoots are the bases where every path is a short link, which a
+// link may point nowhere on: the links listeners (--links) of this node
+// and of every gossip member that advertises one. A member that is down
+// still counts until it is forgotten: its listener loops again when it is
+// back.
 func (n *Node) linkSelfRoots() []string {
 	var out []string
 	if a := n.linksAdvertise(); a != "" {
@@ -223,7 +226,7 @@ func (n *Node) linkSelfRoots() []string {
 	}
 	if ml := n.heal.gossip.Load(); ml != nil {
 		for _, m := range ml.Members() {
-			if m.Meta.LinksAddr != "" {
+			if m.Meta.LinksAddr != "" && m.ID != n.cfg.ID {
 				out = append(out, m.Meta.LinksAddr)
 			}
 		}
