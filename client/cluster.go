@@ -53,6 +53,19 @@ func (st *ClusterStatus) AliveAddrs() []string {
 	return out
 }
 
+// UnderReplicated returns the ids of the partitions flagged
+// under-replicated, in the status's order: none once the cluster is whole
+// (what `parley cluster wait --replicated` waits for).
+func (st *ClusterStatus) UnderReplicated() []uint64 {
+	var ids []uint64
+	for _, p := range st.Partitions {
+		if p.UnderReplicated {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
+}
+
 // PartitionStatus describes one partition.
 type PartitionStatus struct {
 	ID       uint64          `json:"id"`

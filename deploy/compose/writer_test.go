@@ -118,10 +118,8 @@ func (w *writer) waitReplicated(ctx context.Context, t *testing.T, url string) {
 		if err != nil {
 			return err
 		}
-		for _, p := range st.Partitions {
-			if p.UnderReplicated {
-				return fmt.Errorf("partition %d under-replicated", p.ID)
-			}
+		if under := st.UnderReplicated(); len(under) > 0 {
+			return fmt.Errorf("partitions %v under-replicated", under)
 		}
 		return nil
 	})

@@ -56,7 +56,7 @@ func waitReplicated(ctx context.Context, e *Env, co *clientOptions, interval tim
 		})
 		switch {
 		case err == nil:
-			under := underReplicated(st)
+			under := st.UnderReplicated()
 			if len(st.Partitions) > 0 && len(under) == 0 {
 				fmt.Fprintf(e.Stdout, "all %s fully replicated\n", plural(len(st.Partitions), "partition"))
 				return nil
@@ -81,15 +81,4 @@ func waitReplicated(ctx context.Context, e *Env, co *clientOptions, interval tim
 		case <-time.After(interval):
 		}
 	}
-}
-
-// underReplicated lists the ids of st's under-replicated partitions.
-func underReplicated(st *client.ClusterStatus) []uint64 {
-	var ids []uint64
-	for _, p := range st.Partitions {
-		if p.UnderReplicated {
-			ids = append(ids, p.ID)
-		}
-	}
-	return ids
 }

@@ -1,13 +1,13 @@
 package connlimit
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -135,40 +135,40 @@ func TestConn_CloseTwiceReleasesOnce(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the accept goroutine's writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// records is a slog.Handler that keeps each record's attributes, for the
+// accept goroutine's warnings.
+type records struct {
+	mu   sync.Mutex
+	recs []map[string]any
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+func (h *records) Enabled(context.Context, slog.Level) bool { return true }
+func (h *records) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *records) WithGroup(string) slog.Handler            { return h }
+func (h *records) Handle(_ context.Context, r slog.Record) error {
+	rec := map[string]any{"level": r.Level.String()}
+	r.Attrs(func(a slog.Attr) bool {
+		rec[a.Key] = a.Value.Any()
+		return true
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recs = append(h.recs, rec)
+	return nil
 }
 
-func (s *syncBuffer) lines() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, line := range bytes.Split(bytes.TrimSpace(s.b.Bytes()), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var rec map[string]any
-		if err := json.Unmarshal(line, &rec); err == nil {
-			out = append(out, rec)
-		}
-	}
-	return out
+func (h *records) lines() []map[string]any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.recs)
 }
 
 // A refused client gets no answer, so the operator learns of refusals from
 // the log: the first at once, naming the cap, its flag and the address,
 // then at most one line a minute counting those refused since.
 func TestLimiter_RefusalsAreLoggedOnceAMinute(t *testing.T) {
-	var buf syncBuffer
-	l := New(Limits{PerAddress: 1}, slog.New(slog.NewJSONHandler(&buf, nil)))
+	var buf records
+	l := New(Limits{PerAddress: 1}, slog.New(&buf))
 	addr, _ := listen(t, l)
 	if _, ok := dial(t, addr); !ok {
 		t.Fatal("first connection refused")
@@ -182,7 +182,7 @@ func TestLimiter_RefusalsAreLoggedOnceAMinute(t *testing.T) {
 	}
 	r := recs[0]
 	if r["level"] != "WARN" || r["cap"] != "per_address" || r["flag"] != "--limit-conns-per-address" ||
-		r["last_address"] != "127.0.0.1" || r["limit"] != 1.0 || r["refused_since_last_warning"] != 1.0 {
+		r["last_address"] != "127.0.0.1" || r["limit"] != int64(1) || r["refused_since_last_warning"] != uint64(1) {
 		t.Fatalf("warning = %v, want the per-address cap of 1, its flag, 127.0.0.1 and 1 refused", r)
 	}
 
@@ -200,7 +200,7 @@ func TestLimiter_RefusalsAreLoggedOnceAMinute(t *testing.T) {
 	if len(recs) != 2 {
 		t.Fatalf("%d lines a minute later, want 2", len(recs))
 	}
-	if r := recs[1]; r["cap"] != "total" || r["flag"] != "--limit-conns" || r["last_address"] != "192.0.2.7" || r["refused_since_last_warning"] != 3.0 {
+	if r := recs[1]; r["cap"] != "total" || r["flag"] != "--limit-conns" || r["last_address"] != "192.0.2.7" || r["refused_since_last_warning"] != uint64(3) {
 		t.Fatalf("second warning = %v, want the total cap, 192.0.2.7 and the 3 refusals since the first", r)
 	}
 }

@@ -126,10 +126,8 @@ func waitReplicated(t *testing.T, c *client.Client, within time.Duration) {
 		if err != nil {
 			return err
 		}
-		for _, p := range st.Partitions {
-			if p.UnderReplicated {
-				return fmt.Errorf("partition %d under-replicated", p.ID)
-			}
+		if under := st.UnderReplicated(); len(under) > 0 {
+			return fmt.Errorf("partitions %v under-replicated", under)
 		}
 		return nil
 	})
