@@ -68,7 +68,7 @@ func addServerFlags(fs *flagSet, o *clientOptions) {
 func (o *clientOptions) newClient() *client.Client {
 	c := client.New(o.Server, append(o.options(o.Token), client.WithFallbacks(o.fallbacks...))...)
 	if o.hint != nil {
-		o.hint.client = c
+		o.hint.client.Store(c) // commands may make clients on several goroutines
 	}
 	return c
 }

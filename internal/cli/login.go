@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/parley-chat/parley/client"
@@ -325,9 +326,10 @@ func clusterServers(base string, st *client.ClusterStatus, resolve func(host str
 // signed in as ("" when unknown), for the advice printed with a 401.
 type loginHint struct {
 	server, username string
-	// client is the command's client, when it made one: its Server is the
-	// node that answered, which a fallback makes another than server.
-	client *client.Client
+	// client is the command's client, when it made one (the last made):
+	// its Server is the node that answered, which a fallback makes another
+	// than server.
+	client atomic.Pointer[client.Client]
 }
 
 // signIn completes o.Token from the stored login for o.Server (else for
@@ -382,8 +384,8 @@ func (h *loginHint) advice(err error) string {
 		user = "USERNAME"
 	}
 	server := h.server
-	if h.client != nil {
-		server = h.client.Server()
+	if c := h.client.Load(); c != nil {
+		server = c.Server()
 	}
 	return fmt.Sprintf("; run: parley user login %s --server %s", user, server)
 }
