@@ -64,25 +64,33 @@ const fillerName = "nemesis-filler"
 
 // FillDisk fills n's tmpfs with one file until only leave bytes are free,
 // as another program filling the disk would, and returns the file's size.
-// FreeDisk removes it.
+// FreeDisk removes it. The node keeps writing meanwhile, so the free space
+// read before the allocation may be gone by then: an allocation refused
+// for want of space is tried again on a fresh reading, a few times.
 func (n *Node) FillDisk(leave int64) (int64, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(n.DataDir, &st); err != nil {
-		return 0, err
-	}
-	size := int64(st.Bavail)*st.Bsize - leave
-	if size <= 0 {
-		return 0, nil
-	}
 	f, err := os.OpenFile(filepath.Join(filepath.Dir(n.DataDir), fillerName), os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
-		return 0, fmt.Errorf("fill the disk of %s: %w", n.ID, err)
+	for attempt := 1; ; attempt++ {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(n.DataDir, &st); err != nil {
+			return 0, err
+		}
+		size := int64(st.Bavail)*st.Bsize - leave
+		if size <= 0 {
+			return 0, nil
+		}
+		// tmpfs gives back what a failed fallocate took.
+		err := syscall.Fallocate(int(f.Fd()), 0, 0, size)
+		if err == nil {
+			return size, nil
+		}
+		if !errors.Is(err, syscall.ENOSPC) || attempt == 10 {
+			return 0, fmt.Errorf("fill the disk of %s (%d bytes, attempt %d): %w", n.ID, size, attempt, err)
+		}
 	}
-	return size, nil
 }
 
 // FreeDisk removes what FillDisk wrote.
