@@ -95,12 +95,12 @@ func (l *Limiter) acquire(addr netip.Addr) string {
 // warning was logged less than warnEvery ago (the refusal is then counted
 // in the next one).
 func (l *Limiter) warnRefused(addr netip.Addr, cap string, now time.Time) {
-	n := l.unreported.Add(1)
+	l.unreported.Add(1)
 	next := l.nextWarn.Load()
 	if l.log == nil || now.UnixNano() < next || !l.nextWarn.CompareAndSwap(next, now.Add(warnEvery).UnixNano()) {
 		return
 	}
-	n = l.unreported.Swap(0)
+	n := l.unreported.Swap(0)
 	limit, flag := l.limits.PerAddress, "--limit-conns-per-address"
 	if cap == capTotal {
 		limit, flag = l.limits.Total, "--limit-conns"
