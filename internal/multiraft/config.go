@@ -61,7 +61,11 @@ type Config struct {
 	// caller retries with the same id.
 	ProposalAttempt time.Duration
 	// ReadRetry is how long a ReadIndex request may wait for an answer before
-	// it is sent again with a fresh request context.
+	// it is sent again with a fresh request context: half the election
+	// timeout by default, as etcd re-sends after 500 ms of its 1 s. A
+	// request lost on the way (a dropped connection, a leader that stepped
+	// down without this replica hearing of it) costs the reads behind it
+	// that long.
 	ReadRetry time.Duration
 	// CompactionThreshold is how many applied entries a group keeps in its log
 	// before compacting it.
@@ -127,7 +131,7 @@ func DefaultConfig() Config {
 		HeartbeatTicks:      1,
 		DedupWindow:         2 * time.Minute,
 		ProposalAttempt:     3 * time.Second,
-		ReadRetry:           time.Second,
+		ReadRetry:           500 * time.Millisecond,
 		CompactionThreshold: 10000,
 		MaxSizePerMsg:       1 << 20,
 		MaxInflightMsgs:     256,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -209,6 +210,36 @@ func TestEngine_ReadIndexFollowsANewLeader(t *testing.T) {
 	}
 	if l, _ := tn.net.engines[reader].Leader(1); l == 0 || l == old.group(1).replica {
 		t.Fatalf("%s confirmed a read with leader %d, the cut-off one or none", reader, l)
+	}
+}
+
+// A ReadIndex request lost on the way to the leader (the message dropped
+// once, the leader unchanged) is sent again after ReadRetry with a fresh
+// context, and the read completes: nothing else would ever answer it.
+func TestEngine_LostReadIndexIsSentAgain(t *testing.T) {
+	tn := newTestNet(t, 3, 0)
+	tn.propose(NewProposalID(), 1)
+	lead := tn.leader()
+	var reader string
+	for name, e := range tn.net.engines {
+		if e != lead {
+			reader = name
+			break
+		}
+	}
+	var dropped atomic.Int32
+	tn.net.mu.Lock()
+	tn.net.filter = func(from, _ string, m *raftpb.Message) bool {
+		return !(from == reader && m.Type == raftpb.MsgReadIndex && dropped.CompareAndSwap(0, 1))
+	}
+	tn.net.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tn.net.engines[reader].ReadIndex(ctx, 1); err != nil {
+		t.Fatalf("%s: read whose first request was dropped: %v", reader, err)
+	}
+	if dropped.Load() != 1 {
+		t.Fatal("the read went through without its request being dropped: the test tested nothing")
 	}
 }
 

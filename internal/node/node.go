@@ -378,7 +378,7 @@ func (n *Node) engineConfig(db *storage.DB, tr *transport.Transport) multiraft.C
 	ecfg.DedupWindow = n.cfg.DedupWindow
 	ecfg.Now = n.clock.Now
 	ecfg.CompactionThreshold = n.cfg.CompactionThreshold
-	ecfg.ReadRetry = n.cfg.TickInterval * time.Duration(n.cfg.ElectionTicks)
+	ecfg.ReadRetry = n.cfg.TickInterval * time.Duration(n.cfg.ElectionTicks) / 2 // half the election timeout, as etcd
 	ecfg.Accept = n.accept
 	ecfg.OnApplied = n.onApplied
 	ecfg.OnConfChange = n.onConfChange
