@@ -12,7 +12,9 @@
 // A Client is safe for concurrent use.
 //
 // A Client talks to one server, which forwards what it does not lead;
-// WithFallbacks names others it turns to when that one cannot be reached. A
+// WithFallbacks names others it turns to when that one fails it (cannot be
+// reached; for a request that may be sent again, also a broken connection
+// or, with WithAttemptTimeout, no answer in time). A
 // Pool of one Client per server sends each kv or queue request to the
 // server leading its partition instead, saving that hop:
 //
@@ -31,14 +33,16 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Client calls one Parley server (any node of a cluster), or the next of
-// its fallbacks while it cannot connect.
+// its fallbacks when that one fails it (WithFallbacks).
 type Client struct {
-	bases []string // the first server (what a Pool routes by), then WithFallbacks'
-	cur   atomic.Int32
-	hc    *http.Client
+	bases          []string // the first server (what a Pool routes by), then WithFallbacks'
+	cur            atomic.Int32
+	hc             *http.Client
+	attemptTimeout time.Duration // WithAttemptTimeout
 
 	mu    sync.RWMutex
 	token string

@@ -200,7 +200,7 @@ func (c *Client) Peek(ctx context.Context, queue, from string) (msg QueueMessage
 // Receive takes the oldest message for the caller or for anyone; found is
 // false when none came (within opts.Wait).
 func (c *Client) Receive(ctx context.Context, queue string, opts ReceiveOptions) (msg QueueMessage, found bool, err error) {
-	status, err := c.sendJSON(ctx, http.MethodPost, queuePath(queue, "/receive"), receiveRequestOf(opts, nil), &msg)
+	status, err := c.sendJSON(withAttemptExtra(ctx, opts.Wait), http.MethodPost, queuePath(queue, "/receive"), receiveRequestOf(opts, nil), &msg)
 	return msg, err == nil && status == http.StatusOK, err
 }
 

@@ -86,7 +86,7 @@ func (c *Client) ReceiveMany(ctx context.Context, queue string, max int, opts Re
 	var out struct {
 		Messages []QueueMessage `json:"messages"`
 	}
-	_, err := c.sendJSON(ctx, http.MethodPost, queuePath(queue, "/receive"), in, &out)
+	_, err := c.sendJSON(withAttemptExtra(ctx, opts.Wait), http.MethodPost, queuePath(queue, "/receive"), in, &out)
 	return out.Messages, err
 }
 

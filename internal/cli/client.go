@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -56,7 +57,7 @@ func addClientFlags(fs *flagSet, o *clientOptions) {
 // --ca-file (or $PARLEY_CA_FILE) into o: the client flags of commands that
 // do not sign in with a token.
 func addServerFlags(fs *flagSet, o *clientOptions) {
-	fs.StringVar(&o.Server, "server", defaultServer, "base `URL` of any node; several, comma separated, are tried in turn while one cannot be reached (so are the nodes of a stored login)")
+	fs.StringVar(&o.Server, "server", defaultServer, "base `URL` of any node; several, comma separated, are tried in turn while one cannot be reached or hangs (so are the nodes of a stored login)")
 	fs.bindEnv("server", "PARLEY_SERVER")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "give up after this `duration`, retries included")
 	fs.StringVar(&o.CAFile, "ca-file", "", "PEM `file` of the CA certificates an https:// server must be signed by, instead of the system's (a self-signed cluster)")
@@ -66,7 +67,7 @@ func addServerFlags(fs *flagSet, o *clientOptions) {
 // newClient returns a client of the server, signed in with the token,
 // that turns to the fallbacks when it cannot connect.
 func (o *clientOptions) newClient() *client.Client {
-	c := client.New(o.Server, append(o.options(o.Token), client.WithFallbacks(o.fallbacks...))...)
+	c := client.New(o.Server, append(o.options(o.Token), client.WithFallbacks(o.fallbacks...), client.WithAttemptTimeout(attemptTimeout))...)
 	if o.hint != nil {
 		o.hint.client.Store(c) // commands may make clients on several goroutines
 	}
@@ -104,17 +105,31 @@ func (o *clientOptions) check() error {
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %s: must be positive", o.Timeout)
 	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
 	if o.CAFile != "" {
 		pool, err := loadCAFile(o.CAFile)
 		if err != nil {
 			return fmt.Errorf("--ca-file: %w", err)
 		}
-		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-		o.hc = &http.Client{Transport: tr}
 	}
+	o.hc = &http.Client{Transport: tr}
 	return nil
 }
+
+const (
+	// dialTimeout bounds a connection to one server (etcdctl's
+	// --dial-timeout is 2 s): a node whose address drops packets (cut off,
+	// powered off) is a dial error after it, and the next --server is tried.
+	dialTimeout = 3 * time.Second
+	// attemptTimeout is how long a server may take to start answering a
+	// request that may be sent again before the client asks it for
+	// /healthz, and leaves it for the next server when that goes
+	// unanswered too (client.WithAttemptTimeout): a node that accepts
+	// connections and then hangs.
+	attemptTimeout = 3 * time.Second
+)
 
 // loadCAFile reads the PEM certificates of file into a new pool.
 func loadCAFile(file string) (*x509.CertPool, error) {

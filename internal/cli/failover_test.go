@@ -36,6 +36,17 @@ func TestClient_CommandsGoOnWhenTheirServerIsDown(t *testing.T) {
 		t.Fatalf("kv put with --server %s,%s printed %q, want version 1", dead, url, got)
 	}
 
+	// A node that accepts connections and never answers (stopped, wedged):
+	// the write and the read leave it for the next server well within
+	// --timeout, and the write applies once.
+	hung := hangingServer(t)
+	if got := mustRunEnv(t, ctx, env, "", "kv", "put", "k", "hung", "--server", hung+","+url, "--timeout", "20s"); got != "2\n" {
+		t.Fatalf("kv put with --server %s,%s (the first hangs) printed %q, want version 2", hung, url, got)
+	}
+	if got := mustRunEnv(t, ctx, env, "", "kv", "get", "k", "--server", hung+","+url, "--timeout", "20s"); got != "hung" {
+		t.Fatalf("kv get with a hung first server printed %q, want hung", got)
+	}
+
 	// The login is kept for the cluster's nodes: make the dead address one
 	// of them, as a node that has since gone down.
 	path := filepath.Join(dir, "logins.json")
@@ -50,8 +61,8 @@ func TestClient_CommandsGoOnWhenTheirServerIsDown(t *testing.T) {
 	if err := writeLogins(path, logins); err != nil {
 		t.Fatal(err)
 	}
-	if got := mustRunEnv(t, ctx, env, "", "kv", "put", "k", "two", "--server", dead, "--timeout", "5s"); got != "2\n" {
-		t.Fatalf("kv put on a dead node of the login printed %q, want version 2", got)
+	if got := mustRunEnv(t, ctx, env, "", "kv", "put", "k", "two", "--server", dead, "--timeout", "5s"); got != "3\n" {
+		t.Fatalf("kv put on a dead node of the login printed %q, want version 3", got)
 	}
 	if got := mustRunEnv(t, ctx, env, "", "kv", "get", "k", "--server", dead, "--timeout", "5s"); got != "two" {
 		t.Fatalf("kv get on a dead node of the login printed %q, want two", got)
@@ -74,4 +85,31 @@ func TestClient_CommandsGoOnWhenTheirServerIsDown(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, strings.TrimPrefix(dead, "http://")) {
 		t.Fatalf("kv get on a dead server alone = %+v, want an error naming it", r)
 	}
+}
+
+// hangingServer is the base URL of a server that accepts connections and
+// never answers, until the test ends.
+func hangingServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var held []net.Conn
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				for _, c := range held {
+					_ = c.Close()
+				}
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close(); <-done })
+	return "http://" + ln.Addr().String()
 }

@@ -36,8 +36,8 @@ names the node's public address, not localhost.`)
 	}
 	if !given(fs, "server") {
 		co.Server = localNodeURL(e.getenv)
-		if co.hc == nil && e.getenv("PARLEY_TLS_CERT") != "" {
-			tr := http.DefaultTransport.(*http.Transport).Clone()
+		if co.CAFile == "" && e.getenv("PARLEY_TLS_CERT") != "" {
+			tr := co.hc.Transport.(*http.Transport).Clone()
 			tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} // #nosec G402 -- the local node, whose certificate names its public address
 			co.hc = &http.Client{Transport: tr}
 		}
