@@ -170,7 +170,7 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 // (docs/LIMITS.md), each counted across the cluster. A rate is N/PERIOD:
 // bursts of up to N, refilled at N every PERIOD.
 func defineLimitFlags(fs *flagSet, c *config.Config, d config.Config) {
-	fs.IntVar(&c.ConnsPerAddress, "limit-conns-per-address", d.ConnsPerAddress, "client connections (API and --links together) one client address may hold open on this node at once; one more is closed at accept: a `count` (0: no limit)")
+	fs.IntVar(&c.ConnsPerAddress, "limit-conns-per-address", d.ConnsPerAddress, "client connections (API and --links together) one client address may hold open on this node at once; one more is closed at accept: a `count` (-1 or 0: no limit)")
 	fs.IntVar(&c.MaxConns, "limit-conns", d.MaxConns, "client connections this node holds open in all, so that clients cannot take the file descriptors its store and peers need: a `count` (0: three quarters of the open-file limit; -1: no limit)")
 	fs.IntVar(&c.RateLimit, "rate-limit", d.RateLimit, "login and registration `attempts` per minute per client address, across the cluster (0: no limit)")
 	l := &c.Limits

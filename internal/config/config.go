@@ -337,8 +337,8 @@ func (c *Config) Validate() error {
 	if c.DiskSlowSync < 0 {
 		errs = append(errs, errors.New("disk-slow-sync: must not be negative (0 turns the check off)"))
 	}
-	if c.ConnsPerAddress < 0 {
-		errs = append(errs, fmt.Errorf("limit-conns-per-address %d: must not be negative (0: no limit)", c.ConnsPerAddress))
+	if c.ConnsPerAddress < -1 {
+		errs = append(errs, fmt.Errorf("limit-conns-per-address %d: want a count, or -1 (or 0) for no limit", c.ConnsPerAddress))
 	}
 	if c.MaxConns < -1 {
 		errs = append(errs, fmt.Errorf("limit-conns %d: want a count, 0 for three quarters of the open-file limit, or -1 for no limit", c.MaxConns))

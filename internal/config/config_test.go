@@ -101,7 +101,9 @@ func TestValidate_RoundPause(t *testing.T) {
 }
 
 func TestValidate_ConnLimits(t *testing.T) {
-	for n, ok := range map[int]bool{0: true, 1: true, 1024: true, -1: false} {
+	// -1 turns the per-address cap off, as on --limit-conns; 0 does too
+	// (what it always meant there).
+	for n, ok := range map[int]bool{0: true, 1: true, 1024: true, -1: true, -2: false} {
 		checkValidate(t, ok, func(c *Config) { c.ConnsPerAddress = n }, fmt.Sprintf("limit-conns-per-address %d", n), "limit-conns-per-address")
 	}
 	// -1 turns the total cap off (0 is the automatic one).

@@ -8,18 +8,18 @@ import (
 )
 
 // newConnLimiter makes the limiter the node's client listeners share:
-// --limit-conns-per-address, and --limit-conns or, when it is 0, three
-// quarters of the open-file limit (the rest is the store's, the cluster
-// port's and the outgoing calls'); -1 sets no total cap.
+// --limit-conns-per-address (-1 or 0: none), and --limit-conns or, when it
+// is 0, three quarters of the open-file limit (the rest is the store's, the
+// cluster port's and the outgoing calls'); -1 sets no total cap.
 func (n *Node) newConnLimiter() *connlimit.Limiter {
-	total := n.cfg.MaxConns
+	total, perAddress := n.cfg.MaxConns, max(n.cfg.ConnsPerAddress, 0)
 	switch total {
 	case 0:
 		total = defaultMaxConns()
 	case -1:
 		total = 0 // connlimit's "no cap"
 	}
-	return connlimit.New(connlimit.Limits{PerAddress: n.cfg.ConnsPerAddress, Total: total}, n.log)
+	return connlimit.New(connlimit.Limits{PerAddress: perAddress, Total: total}, n.log)
 }
 
 // defaultMaxConns is three quarters of the process's open-file limit (Go

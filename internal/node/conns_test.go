@@ -17,6 +17,12 @@ func TestNewConnLimiter_TotalCap(t *testing.T) {
 			t.Errorf("--limit-conns %d: limits %+v, want a total of %d and 7 per address", maxConns, l, want)
 		}
 	}
+	for perAddress, want := range map[int]int{-1: 0, 0: 0, 5: 5} {
+		n := &Node{cfg: config.Config{MaxConns: 100, ConnsPerAddress: perAddress}, log: slog.New(slog.DiscardHandler)}
+		if l := n.newConnLimiter().Limits(); l.PerAddress != want || l.Total != 100 {
+			t.Errorf("--limit-conns-per-address %d: limits %+v, want %d per address (0: none)", perAddress, l, want)
+		}
+	}
 	if defaultMaxConns() == 0 {
 		t.Log("the open-file limit is unlimited here: 0 also sets no cap")
 	}
