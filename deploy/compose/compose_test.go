@@ -226,9 +226,9 @@ func TestCompose_KillAndRestart(t *testing.T) {
 	p.waitHealthy("parley1")
 	urls["parley1"] = p.url("parley1") // a new loopback port after the restart
 	w.setNodes(urls["parley1"], urls["parley2"], urls["parley3"])
-	w.waitReplicated(ctx, t, urls["parley2"])
+	w.waitReplicated(t, urls["parley2"])
 	w.writeRound(ctx, t, "after", 4)
-	w.waitReplicated(ctx, t, urls["parley3"])
+	w.waitReplicated(t, urls["parley3"])
 
 	if p.proxy {
 		services = append(services, "haproxy")

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
-	"github.com/parley-chat/parley/internal/poll"
+	"github.com/parley-chat/parley/internal/testcluster"
 )
 
 // The room and queue every round writes to.
@@ -110,19 +110,9 @@ func (w *writer) writeRound(ctx context.Context, t *testing.T, phase string, n i
 
 // waitReplicated waits until the node at url reports no partition
 // under-replicated: the restarted node has caught up.
-func (w *writer) waitReplicated(ctx context.Context, t *testing.T, url string) {
+func (w *writer) waitReplicated(t *testing.T, url string) {
 	t.Helper()
-	c := client.New(url, client.WithToken(w.token))
-	poll.Until(t, 2*time.Minute, "every partition fully replicated", func() error {
-		st, err := c.Cluster(ctx)
-		if err != nil {
-			return err
-		}
-		if under := st.UnderReplicated(); len(under) > 0 {
-			return fmt.Errorf("partitions %v under-replicated", under)
-		}
-		return nil
-	})
+	testcluster.WaitReplicated(t, client.New(url, client.WithToken(w.token)), 2*time.Minute)
 }
 
 // check reads every acknowledged write through c: each key's value, the

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/client"
-	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -113,26 +112,6 @@ func waitReady(t *testing.T, c *client.Client, within time.Duration, logs ...*os
 	}
 }
 
-// waitReplicated waits until the node behind c (a client of an admin)
-// reports every partition fully replicated: the state a fault test must
-// start from, since a partition still growing from one replica to three
-// passes through two voters and then cannot lose either of them.
-func waitReplicated(t *testing.T, c *client.Client, within time.Duration) {
-	t.Helper()
-	poll.Until(t, within, "every partition fully replicated", func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		st, err := c.Cluster(ctx)
-		if err != nil {
-			return err
-		}
-		if under := st.UnderReplicated(); len(under) > 0 {
-			return fmt.Errorf("partitions %v under-replicated", under)
-		}
-		return nil
-	})
-}
-
 // startProcs starts a cluster of n `parley serve` processes of bin, 8
 // partitions each, in a temporary directory: n1 creates it, the others
 // join it with its token (the last four arguments). Each is killed when the
@@ -189,7 +168,7 @@ func TestProcess_Kill9AndRestartLosesNothing(t *testing.T) {
 	}
 	// The kill must find every partition on three voters: one still on
 	// two (growing as the nodes joined) cannot lose either.
-	waitReplicated(t, clients[0], time.Minute)
+	testcluster.WaitReplicated(t, clients[0], time.Minute)
 
 	var mu sync.Mutex
 	acked := map[string]string{}
