@@ -135,6 +135,7 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.BoolVar(&c.Insecure, "insecure", false, "run the cluster port and gossip without authentication or encryption: anyone who reaches them owns the cluster (a warning is logged on every start)")
 	fs.StringVar(&c.Zone, "zone", "", "availability `zone` of this node, used to spread replicas")
 	fs.BoolVar(&c.Standby, "standby", false, "hold no replicas until one is needed")
+	fs.BoolVar(&c.RebuildQuarantined, "rebuild-quarantined", false, "when the data directory was quarantined (its store failed a checksum), set its contents aside in a quarantined-TIME subdirectory and join again through --join under the same --id, copying this node's replicas from its peers, instead of refusing to start (needs --join and a join token)")
 	fs.StringVar(&c.SearchDir, "search-dir", "", "`directory` of the chat search indexes, a cache emptied at every start (default: search in --data-dir; a memory file system such as /dev/shm keeps their writes off the Raft log's disk)")
 	fs.IntVar(&c.SearchReplicas, "search-replicas", d.SearchReplicas, "`count` of the replicas of each partition that keep a chat search index (each costs CPU and disk writes on every post; with 1, a search of a partition whose indexing node died waits for the next replica to rebuild its index)")
 	fs.BoolVar(&c.NoSearchIndex, "no-search-index", false, "keep no chat search index on this node: its searches ask the nodes that keep one")

@@ -21,9 +21,11 @@ const joinTokenPoll = 500 * time.Millisecond
 // that will join: with an empty data directory it waits until the file
 // exists and holds a token (the first node may still be creating the
 // cluster, the secret may not be mounted yet) or ctx ends. A node with data
-// resumes without a token and does not wait.
+// resumes without a token and does not wait; with --rebuild-quarantined it
+// reads a token that is there, since a quarantined data directory makes
+// even the initial node join.
 func (o *ServeOptions) readJoinTokenFile(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	if o.JoinTokenFile == "" || cfg.MayCreate() {
+	if o.JoinTokenFile == "" || cfg.MayCreate() && !cfg.RebuildQuarantined {
 		return nil
 	}
 	fresh, err := emptyDir(cfg.DataDir)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-chat/parley/internal/config"
 	"github.com/parley-chat/parley/internal/poll"
 )
 
@@ -67,5 +69,30 @@ func TestServe_JoinTokenFlagsExclusive(t *testing.T) {
 	r = run(context.Background(), nil, "", "serve", "--id", "b", "--initial-node", "a")
 	if r.code != 2 || !strings.Contains(r.stderr, `node "b" does not create the cluster, so it needs --join`) {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// The initial node never reads the token file, since it creates the cluster
+// on an empty directory; with --rebuild-quarantined it joins when it
+// rebuilds, so it reads a token the file holds (without waiting for one).
+func TestServe_RebuildingInitialNodeReadsTheTokenFile(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "join-token")
+	if err := os.WriteFile(tokenFile, []byte("PRLY1.pin.id.secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "QUARANTINED"), []byte("corrupt\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, rebuild := range []bool{false, true} {
+		o := ServeOptions{JoinTokenFile: tokenFile}
+		cfg := config.Default()
+		cfg.ID, cfg.InitialNode, cfg.Join, cfg.DataDir, cfg.RebuildQuarantined = "a", "a", []string{"b:7071"}, dir, rebuild
+		if err := o.readJoinTokenFile(context.Background(), &cfg, slog.New(slog.DiscardHandler)); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]string{false: "", true: "PRLY1.pin.id.secret"}[rebuild]; cfg.JoinToken != want {
+			t.Errorf("--rebuild-quarantined=%v: join token %q, want %q", rebuild, cfg.JoinToken, want)
+		}
 	}
 }

@@ -55,6 +55,11 @@ type Config struct {
 	Zone string
 	// Standby nodes hold no replicas until one is needed.
 	Standby bool
+	// RebuildQuarantined makes a start on a quarantined data directory
+	// set its contents aside (in a quarantined-TIME subdirectory) and join
+	// again through Join under the same ID, copying the node's replicas
+	// from its peers, instead of refusing to start.
+	RebuildQuarantined bool
 	// Partitions is P, used only when this node creates the cluster.
 	Partitions int
 	// ReplicationFactor is RF, used only when this node creates the cluster.
@@ -289,6 +294,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir: must not be empty"))
+	}
+	if c.RebuildQuarantined && len(c.Join) == 0 {
+		errs = append(errs, errors.New("rebuild-quarantined: a node rebuilds by joining again, so it needs --join"))
 	}
 	for name, addr := range map[string]string{"http": c.HTTPAddr, "cluster": c.ClusterAddr} {
 		if _, _, err := net.SplitHostPort(addr); err != nil {

@@ -111,3 +111,8 @@ func TestValidate_ConnLimits(t *testing.T) {
 		checkValidate(t, ok, func(c *Config) { c.MaxConns = n }, fmt.Sprintf("limit-conns %d", n), "limit-conns")
 	}
 }
+
+func TestValidate_RebuildQuarantinedNeedsJoin(t *testing.T) {
+	checkValidate(t, false, func(c *Config) { c.RebuildQuarantined = true }, "rebuild-quarantined without join", "rebuild-quarantined", "--join")
+	checkValidate(t, true, func(c *Config) { c.RebuildQuarantined, c.Join = true, []string{"n1:7071"} }, "rebuild-quarantined with join")
+}

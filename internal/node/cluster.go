@@ -23,7 +23,7 @@ func (n *Node) openCluster(ctx context.Context) error {
 		if err := n.resume(ctx, rec); err != nil {
 			return err
 		}
-	case n.cfg.MayCreate():
+	case n.cfg.MayCreate() && !n.rebuilding: // a rebuilt node's cluster exists
 		if err := n.create(ctx); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/x509"
@@ -27,6 +28,10 @@ type joinRequest struct {
 	Secret  string `json:"secret,omitempty"`
 	// CSR asks for the node's certificate and proves it holds the key.
 	CSR []byte `json:"csr,omitempty"`
+	// Rebuild says the node set a quarantined data directory aside and
+	// joins again under its id (--rebuild-quarantined): its old self,
+	// once the cluster sees it dead, is removed first (replaceForRebuild).
+	Rebuild bool `json:"rebuild,omitempty"`
 }
 
 // joinReply is the Result of a successful "join" call.
@@ -46,7 +51,7 @@ var errJoinRefused = errors.New("join refused")
 // joinRequest builds the join request and, with the cluster's own PKI, the
 // node's new key.
 func (n *Node) joinRequest(rec *nodeRecord) (joinRequest, *ecdsa.PrivateKey, error) {
-	req := joinRequest{Node: *n.nodeInfo(rec)}
+	req := joinRequest{Node: *n.nodeInfo(rec), Rebuild: n.rebuilding}
 	if !n.clusterPKI() {
 		return req, nil, nil
 	}
@@ -156,6 +161,11 @@ func (n *Node) handleJoin(ctx context.Context, from string, body []byte) partiti
 		return partition.ReplyOf(nil, errs.Wrap(errs.Unavailable, err, "cannot read the cluster map"))
 	}
 	if !sec.hasCA {
+		if sec.existing != nil && req.Rebuild && sec.existing.Incarnation != req.Node.Incarnation {
+			if err := n.replaceForRebuild(ctx, req.Node.ID, from); err != nil {
+				return partition.ReplyOf(nil, err)
+			}
+		}
 		return n.proposeJoin(ctx, req, nil, sec)
 	}
 	if from != "" {
@@ -175,7 +185,12 @@ func (n *Node) handleJoin(ctx context.Context, from string, body []byte) partiti
 		if sec.existing.Incarnation == req.Node.Incarnation && pki.SameKey(sec.oldCert, pub) {
 			return n.proposeJoin(ctx, req, sec.oldCert, sec)
 		}
-		return n.refuseJoin(req.Node.ID, from, errs.Conflict, placement.ReasonNodeIDTaken)
+		if !req.Rebuild {
+			return n.refuseJoin(req.Node.ID, from, errs.Conflict, placement.ReasonNodeIDTaken)
+		}
+		if err := n.replaceForRebuild(ctx, req.Node.ID, from); err != nil {
+			return partition.ReplyOf(nil, err)
+		}
 	}
 	ca, err := pki.ParseCA(sec.ca.Cert, sec.ca.Key)
 	if err != nil {
@@ -243,4 +258,22 @@ func (n *Node) proposeJoin(ctx context.Context, req joinRequest, cert []byte, se
 func (n *Node) refuseJoin(node, from string, code errs.Code, why string) partition.Reply {
 	n.audit.Record(audit.Event{Kind: audit.KindJoin, Outcome: audit.Refused, Actor: from, Target: node, Detail: why})
 	return partition.Reply{Code: code, Message: why}
+}
+
+// replaceForRebuild removes the old member id before it joins again with a
+// rebuilt data directory (joinRequest.Rebuild), as an operator's parley
+// cluster remove would: only once this node sees it dead or gone, so a
+// rebuild never evicts a member that still serves. Until then it answers
+// Unavailable, which the joining node retries.
+func (n *Node) replaceForRebuild(ctx context.Context, id, from string) error {
+	switch st := n.MemberState(id); st {
+	case "dead", "left", "unknown":
+	default:
+		return errs.New(errs.Unavailable, "node %s joins again with a rebuilt data dir, but its old self is %s here: waiting until the cluster sees it dead", id, cmp.Or(st, "not yet known"))
+	}
+	if err := n.RemoveNode(ctx, id); err != nil && !errs.Is(err, errs.NotFound) {
+		return err
+	}
+	n.audit.Record(audit.Event{Kind: audit.KindJoin, Actor: from, Target: id, Detail: "removed its old self to join again with a rebuilt data dir (--rebuild-quarantined)"})
+	return nil
 }

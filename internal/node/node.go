@@ -77,6 +77,10 @@ type Node struct {
 	rec   atomic.Pointer[nodeRecord]
 	cmap  atomic.Pointer[mapView]
 	ready atomic.Bool
+	// rebuilding is set when this start set a quarantined data directory
+	// aside (quarantine.go): the node joins under its old id, never
+	// creates a cluster.
+	rebuilding bool
 
 	fs vfs.FS // nil: the operating system's
 	// hashParams are the argon2id costs of new password hashes (zero:
@@ -281,6 +285,11 @@ func (n *Node) Start(ctx context.Context) error {
 		}
 	}
 	db, err := storage.Open(n.cfg.DataDir, storage.Options{NoSync: n.cfg.NoSync, FS: n.fs, Logger: n.log})
+	if errors.Is(err, storage.ErrQuarantined) && n.cfg.RebuildQuarantined {
+		if err = n.setAsideQuarantined(err); err == nil {
+			db, err = storage.Open(n.cfg.DataDir, storage.Options{NoSync: n.cfg.NoSync, FS: n.fs, Logger: n.log})
+		}
+	}
 	if err != nil {
 		return n.storeOpenError(err)
 	}

@@ -3,7 +3,10 @@ package node
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/parley-chat/parley/internal/storage"
 )
@@ -17,7 +20,7 @@ const scrubEvery = time.Hour
 func (n *Node) storeOpenError(err error) error {
 	if errors.Is(err, storage.ErrQuarantined) {
 		return fmt.Errorf("data dir %s holds corrupt data and is quarantined (%w); "+
-			"move it away (keep it to investigate), remove this node from the cluster (parley cluster remove %s, once the cluster sees it dead) and start it on an empty data dir with --join and --join-token: it joins again and copies its replicas from its peers",
+			"start it with --rebuild-quarantined to have it set aside and rejoin; or move it away (keep it to investigate), remove this node from the cluster (parley cluster remove %s, once the cluster sees it dead) and start it on an empty data dir with --join and --join-token: it joins again and copies its replicas from its peers",
 			n.cfg.DataDir, err, n.cfg.ID)
 	}
 	return fmt.Errorf("open store in %s: %w", n.cfg.DataDir, err)
@@ -49,4 +52,50 @@ func (n *Node) watchStore() {
 			scrub.Reset(scrubEvery)
 		}
 	}
+}
+
+// quarantinedPrefix starts the name of the subdirectory a rebuild sets a
+// quarantined data directory's contents aside in.
+const quarantinedPrefix = "quarantined-"
+
+// setAsideQuarantined moves the contents of the quarantined data directory
+// (why: the store's refusal) into a new subdirectory of it,
+// quarantined-TIME, kept for investigation, and marks this start a rebuild:
+// the node joins again under its id (--rebuild-quarantined). Moving within
+// the directory works where it is a mount point (a Kubernetes volume);
+// sets aside earlier stay where they are. It returns nil once the
+// directory holds nothing else.
+func (n *Node) setAsideQuarantined(why error) error {
+	fs := n.fs
+	if fs == nil {
+		fs = vfs.Default
+	}
+	dir := n.cfg.DataDir
+	names, err := fs.List(dir)
+	if err != nil {
+		return fmt.Errorf("%w; set it aside: %w", why, err)
+	}
+	aside := fs.PathJoin(dir, quarantinedPrefix+time.Now().UTC().Format("20060102T150405.000Z"))
+	if err := fs.MkdirAll(aside, 0o750); err != nil {
+		return fmt.Errorf("%w; set it aside: %w", why, err)
+	}
+	for _, name := range names {
+		if strings.HasPrefix(name, quarantinedPrefix) {
+			continue
+		}
+		if err := fs.Rename(fs.PathJoin(dir, name), fs.PathJoin(aside, name)); err != nil {
+			return fmt.Errorf("%w; set it aside: %w", why, err)
+		}
+	}
+	if d, err := fs.OpenDir(dir); err == nil {
+		err = d.Sync()
+		_ = d.Close()
+		if err != nil {
+			return fmt.Errorf("%w; set it aside: sync %s: %w", why, dir, err)
+		}
+	}
+	n.rebuilding = true
+	n.log.Warn("the data dir was quarantined: its contents are set aside and this node joins again under its id, copying its replicas from its peers (--rebuild-quarantined)",
+		"reason", why, "set_aside_in", aside)
+	return nil
 }

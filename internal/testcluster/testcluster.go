@@ -362,6 +362,32 @@ func (c *Cluster) Restart(i int) {
 	c.start(i)
 }
 
+// RestartEdited starts a killed node again from its data directory with
+// edit applied to its configuration (kept for later restarts), and returns
+// why it could not start. edit runs under the cluster's lock: it must not
+// call the Cluster's methods.
+func (c *Cluster) RestartEdited(i int, edit func(*config.Config)) error {
+	c.mu.Lock()
+	edit(&c.cfgs[i])
+	c.mu.Unlock()
+	return c.startErr(i)
+}
+
+// DataDir returns node i's data directory.
+func (c *Cluster) DataDir(i int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cfgs[i].DataDir
+}
+
+// ClusterAddr returns node i's cluster (internal) address, what --join
+// names.
+func (c *Cluster) ClusterAddr(i int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cfgs[i].ClusterAddr
+}
+
 // Isolate cuts node i off from every other node, both directions.
 func (c *Cluster) Isolate(i int) {
 	c.forEachPair(i, func(self, other *node.Node) {

@@ -1,0 +1,83 @@
+package testcluster_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/client"
+	"github.com/parley-chat/parley/internal/config"
+	"github.com/parley-chat/parley/internal/storage"
+	"github.com/parley-chat/parley/internal/testcluster"
+)
+
+// A node whose data directory was quarantined refuses to start, naming
+// --rebuild-quarantined; started with it, the node sets the contents aside
+// (kept, marker and all), joins again under its id and gets its replicas
+// back from its peers: every acknowledged write is on it again, its
+// replicas agree with the others', and the cluster lists it once.
+func TestCluster_RebuildQuarantinedNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, ReplicationFactor: 3, Partitions: 4, Tick: 20 * time.Millisecond})
+	admin := c.Client(0)
+	testcluster.WaitReplicated(t, admin, time.Minute)
+	want := map[string]string{}
+	for i := range 20 {
+		k, v := fmt.Sprintf("key-%d", i), fmt.Sprintf("value-%d", i)
+		testcluster.MustPut(t, admin, k, v, client.PutOptions{})
+		want[k] = v
+	}
+
+	c.Kill(2)
+	dir := c.DataDir(2)
+	reason := "storage: the store holds corrupt data and is quarantined: block checksum mismatch (file 000007.sst)"
+	if err := os.WriteFile(filepath.Join(dir, storage.QuarantineFile), []byte(reason+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := c.RestartEdited(2, func(cfg *config.Config) { cfg.Join = nil })
+	if err == nil || !strings.Contains(err.Error(), "quarantined") || !strings.Contains(err.Error(), "--rebuild-quarantined") {
+		t.Fatalf("start on a quarantined data dir = %v, want a refusal naming --rebuild-quarantined", err)
+	}
+
+	join, token := c.ClusterAddr(0), c.JoinToken()
+	if err := c.RestartEdited(2, func(cfg *config.Config) {
+		cfg.Join, cfg.JoinToken, cfg.RebuildQuarantined = []string{join}, token, true
+	}); err != nil {
+		t.Fatalf("start with --rebuild-quarantined: %v", err)
+	}
+	aside, _ := filepath.Glob(filepath.Join(dir, "quarantined-*", storage.QuarantineFile))
+	if len(aside) != 1 {
+		t.Fatalf("set-aside markers %v, want the one marker moved into a quarantined-* subdirectory", aside)
+	}
+	if b, err := os.ReadFile(aside[0]); err != nil || !strings.Contains(string(b), "000007.sst") {
+		t.Fatalf("the set-aside marker reads %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, storage.QuarantineFile)); !os.IsNotExist(err) {
+		t.Fatalf("the data dir still holds the marker at its top: %v", err)
+	}
+
+	testcluster.WaitReplicated(t, admin, 2*time.Minute)
+	c.VerifyReplicas(time.Minute)
+	rebuilt := c.Client(2)
+	for k, v := range want {
+		if got, _ := testcluster.MustGet(t, rebuilt, k, client.GetOptions{Stale: true}); got != v {
+			t.Fatalf("%s on the rebuilt node = %q, want %q", k, got, v)
+		}
+	}
+	st, err := admin.Cluster(testcluster.StepContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, n := range st.Nodes {
+		ids = append(ids, n.ID)
+	}
+	if strings.Count(strings.Join(ids, ","), "n3") != 1 {
+		t.Fatalf("cluster nodes %v, want n3 listed once", ids)
+	}
+}
