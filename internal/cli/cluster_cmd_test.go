@@ -40,6 +40,9 @@ func TestClusterCommands_ThreeNodes(t *testing.T) {
 	url0 := "http://" + tc.Node(0).HTTPAddr()
 
 	t.Run("lag under load", func(t *testing.T) {
+		// Each node must follow some partition to report a follower's lag:
+		// one that leads all four (a loaded machine's elections) has none.
+		tc.WaitLeadersBalanced(60 * time.Second)
 		out := mustRun(t, ctx, "cluster", "lag", "--duration", "1s", "--interval", "50ms", "--load", "2", "--json", "--server", url0, "--token", c0.Token())
 		var rep lagReport
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
