@@ -20,8 +20,19 @@ const quarantineWithin = 30 * time.Second
 // checksum), stop, and refuse its directory; the heal rebuilds it from its
 // peers on an empty data directory, as an operator would.
 func BitFlip() Fault {
+	return bitFlip(false)
+}
+
+// BitFlipRebuild is BitFlip healed by the node itself: restarted with
+// --rebuild-quarantined, it sets its quarantined directory aside and joins
+// again under its id, with no operator's removal.
+func BitFlipRebuild() Fault {
+	return bitFlip(true)
+}
+
+func bitFlip(self bool) Fault {
 	var victim *nemesis.Node
-	return Fault{
+	f := Fault{
 		Name:    "a bit flipped in a table file of a follower",
 		Promise: "a node whose store fails a checksum is quarantined: it stops, marks its data directory so that no start uses it again, never serves what it read, and is rebuilt from its peers; the others serve on",
 		Inject: func(c *nemesis.Cluster) (string, error) {
@@ -52,7 +63,22 @@ func BitFlip() Fault {
 			if !waitExit(victim, quarantineWithin) {
 				return fmt.Errorf("%s started again on its quarantined data directory", victim.ID)
 			}
-			return c.Rebuild(victim)
+			if !self {
+				return c.Rebuild(victim)
+			}
+			if err := c.RebuildSelf(victim); err != nil {
+				return err
+			}
+			c.WaitReady(victim, 2*time.Minute)
+			if log := victim.Log(20000); !strings.Contains(log, "its contents are set aside") {
+				return fmt.Errorf("%s serves again, but its log does not say it set its quarantined directory aside:\n%s", victim.ID, log)
+			}
+			return nil
 		},
 	}
+	if self {
+		f.Name = "a bit flipped in a table file of a follower, which rebuilds itself"
+		f.Promise = "a node whose store fails a checksum is quarantined and stops; started again with --rebuild-quarantined it sets the directory aside and rejoins under its id with no operator's removal, and gets its replicas back from its peers; the others serve on"
+	}
+	return f
 }

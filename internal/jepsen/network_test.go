@@ -37,6 +37,7 @@ func TestNemesis_KV(t *testing.T) {
 		{"kv-clock-backward-leader", jepsen.ClockJump(-10 * time.Minute)},
 		{"kv-clock-ahead-restart", jepsen.ClockAheadRestart(10 * time.Minute)},
 		{"kv-bitflip-follower", jepsen.BitFlip()},
+		{"kv-bitflip-rebuild", jepsen.BitFlipRebuild()},
 	}
 	var rows []jepsen.Row
 	for _, f := range faults {

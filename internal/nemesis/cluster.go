@@ -194,6 +194,15 @@ func (c *Cluster) Rebuild(n *Node) error {
 	return n.start([]string{"PARLEY_JOIN_TOKEN=" + c.JoinToken}, "--join", via.ClusterAddr())
 }
 
+// RebuildSelf restarts n, whose data directory is quarantined, with
+// --rebuild-quarantined: the node sets the directory's contents aside and
+// joins again through another node under its id; nothing is done for it.
+func (c *Cluster) RebuildSelf(n *Node) error {
+	n.Kill()
+	via := c.Nodes[(c.index(n)+1)%len(c.Nodes)]
+	return n.start([]string{"PARLEY_JOIN_TOKEN=" + c.JoinToken}, "--join", via.ClusterAddr(), "--rebuild-quarantined")
+}
+
 // stopAll kills every node; when the test failed, or
 // PARLEY_NEMESIS_KEEP_LOGS is set, it keeps their logs.
 func (c *Cluster) stopAll() {
