@@ -22,7 +22,8 @@ const reconcileInterval = 250 * time.Millisecond
 const orphanSweepEvery = 2 * time.Second
 
 // reconcileLoop makes the Raft configuration of every group this node leads
-// follow the cluster map, one change at a time (placement.NextConfChange),
+// follow the cluster map, one change at a time (placement.NextConfChange;
+// learners caught up together are promoted in one joint change),
 // and deletes local replicas that were removed while the node was away.
 // Placement itself is decided by the controller (controller.go) on the
 // metadata leader.
@@ -64,7 +65,7 @@ func (n *Node) reconcileOnce() {
 			if err := n.engine.ProposeConfChange(ctx, st.Group, raftConfChange(cc)); err != nil {
 				n.log.Debug("raft configuration change failed", "group", st.Group, "err", err)
 			} else {
-				n.log.Info("raft configuration changed", "group", st.Group, "change", string(cc.Kind), "replica", cc.Replica)
+				n.log.Info("raft configuration changed", "group", st.Group, "change", string(cc.Kind), "replica", cc.Replica, "also", cc.Also)
 			}
 		} else if to, ok := placement.LeaderHandOff(v, g); ok {
 			_ = n.engine.TransferLeader(ctx, st.Group, to)
@@ -93,7 +94,10 @@ func groupView(st multiraft.GroupStatus) placement.GroupView {
 	return v
 }
 
-// raftConfChange is the Raft form of a configuration change.
+// raftConfChange is the Raft form of a configuration change. A promotion
+// of several learners is one ConfChangeV2 of several changes, which Raft
+// carries out through a joint configuration it leaves by itself
+// (ConfChangeTransitionAuto).
 func raftConfChange(c placement.ConfChange) raftpb.ConfChangeV2 {
 	t := raftpb.ConfChangeAddLearnerNode // add a learner, or demote a voter
 	switch c.Kind {
@@ -102,7 +106,11 @@ func raftConfChange(c placement.ConfChange) raftpb.ConfChangeV2 {
 	case placement.ConfRemove:
 		t = raftpb.ConfChangeRemoveNode
 	}
-	return raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: t, NodeID: c.Replica}}}
+	cc := raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: t, NodeID: c.Replica}}}
+	for _, id := range c.Also {
+		cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: t, NodeID: id})
+	}
+	return cc
 }
 
 // sweepOrphans deletes local partition replicas the map no longer assigns
