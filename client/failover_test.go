@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/hangserver"
 )
 
 // deadURL is the base URL of a port nothing listens on.
@@ -88,40 +90,11 @@ func TestClient_WithoutFallbacksReportsTheDialError(t *testing.T) {
 	}
 }
 
-// hangingURL is the base URL of a server that accepts connections and never
-// answers (a node stopped with SIGSTOP, or wedged). It counts connections.
-func hangingURL(t *testing.T) (string, *atomic.Int32) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns atomic.Int32
-	var held []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				for _, c := range held {
-					_ = c.Close()
-				}
-				return
-			}
-			conns.Add(1)
-			held = append(held, c)
-		}
-	}()
-	t.Cleanup(func() { _ = ln.Close(); <-done })
-	return "http://" + ln.Addr().String(), &conns
-}
-
 // A GET, and a write with an idempotency key, that a server accepts and
 // never answers go to the next server after the attempt timeout; a write
 // without a key stays with the server that has it, whatever the wait.
 func TestClient_MovesOnFromAServerThatDoesNotAnswer(t *testing.T) {
-	hung, conns := hangingURL(t)
+	hung, conns := hangserver.Start(t)
 	srv, bodies := recorder(t)
 	newClient := func() *Client {
 		return New(hung, WithFallbacks(srv.URL), WithAttemptTimeout(100*time.Millisecond))

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/hangserver"
 )
 
 // TestClient_CommandsGoOnWhenTheirServerIsDown: a one-shot command whose
@@ -39,7 +41,7 @@ func TestClient_CommandsGoOnWhenTheirServerIsDown(t *testing.T) {
 	// A node that accepts connections and never answers (stopped, wedged):
 	// the write and the read leave it for the next server well within
 	// --timeout, and the write applies once.
-	hung := hangingServer(t)
+	hung, _ := hangserver.Start(t)
 	if got := mustRunEnv(t, ctx, env, "", "kv", "put", "k", "hung", "--server", hung+","+url, "--timeout", "20s"); got != "2\n" {
 		t.Fatalf("kv put with --server %s,%s (the first hangs) printed %q, want version 2", hung, url, got)
 	}
@@ -85,31 +87,4 @@ func TestClient_CommandsGoOnWhenTheirServerIsDown(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, strings.TrimPrefix(dead, "http://")) {
 		t.Fatalf("kv get on a dead server alone = %+v, want an error naming it", r)
 	}
-}
-
-// hangingServer is the base URL of a server that accepts connections and
-// never answers, until the test ends.
-func hangingServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var held []net.Conn
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				for _, c := range held {
-					_ = c.Close()
-				}
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	t.Cleanup(func() { _ = ln.Close(); <-done })
-	return "http://" + ln.Addr().String()
 }
