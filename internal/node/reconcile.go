@@ -22,8 +22,7 @@ const reconcileInterval = 250 * time.Millisecond
 const orphanSweepEvery = 2 * time.Second
 
 // reconcileLoop makes the Raft configuration of every group this node leads
-// follow the cluster map, one change at a time (placement.NextConfChange;
-// learners caught up together are promoted in one joint change),
+// follow the cluster map, one change at a time (placement.NextConfChange),
 // and deletes local replicas that were removed while the node was away.
 // Placement itself is decided by the controller (controller.go) on the
 // metadata leader.
@@ -65,7 +64,7 @@ func (n *Node) reconcileOnce() {
 			if err := n.engine.ProposeConfChange(ctx, st.Group, raftConfChange(cc)); err != nil {
 				n.log.Debug("raft configuration change failed", "group", st.Group, "err", err)
 			} else {
-				n.log.Info("raft configuration changed", "group", st.Group, "change", string(cc.Kind), "replica", cc.Replica, "also", cc.Also)
+				n.log.Info("raft configuration changed", "group", st.Group, "change", string(cc.Kind), "replica", cc.Replica)
 			}
 		} else if to, ok := placement.LeaderHandOff(v, g); ok {
 			_ = n.engine.TransferLeader(ctx, st.Group, to)
@@ -94,10 +93,7 @@ func groupView(st multiraft.GroupStatus) placement.GroupView {
 	return v
 }
 
-// raftConfChange is the Raft form of a configuration change. A promotion
-// of several learners is one ConfChangeV2 of several changes, which Raft
-// carries out through a joint configuration it leaves by itself
-// (ConfChangeTransitionAuto).
+// raftConfChange is the Raft form of a configuration change.
 func raftConfChange(c placement.ConfChange) raftpb.ConfChangeV2 {
 	t := raftpb.ConfChangeAddLearnerNode // add a learner, or demote a voter
 	switch c.Kind {
@@ -106,11 +102,7 @@ func raftConfChange(c placement.ConfChange) raftpb.ConfChangeV2 {
 	case placement.ConfRemove:
 		t = raftpb.ConfChangeRemoveNode
 	}
-	cc := raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: t, NodeID: c.Replica}}}
-	for _, id := range c.Also {
-		cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: t, NodeID: id})
-	}
-	return cc
+	return raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: t, NodeID: c.Replica}}}
 }
 
 // sweepOrphans deletes local partition replicas the map no longer assigns

@@ -25,17 +25,11 @@ const (
 type ConfChange struct {
 	Kind    ConfChangeKind
 	Replica uint64
-	// Also are further learners a ConfPromote promotes in the same change:
-	// one joint configuration (Raft thesis §4.3) takes a group from one
-	// voter to three without passing through two, which a single death
-	// would stop.
-	Also []uint64
 }
 
 // NextConfChange returns the next change that makes a group's Raft
 // configuration follow the map: add missing replicas as learners, promote
-// learners the map wants as voters once they have caught up (every one
-// caught up at once, in one joint change), demote voters
+// learners the map wants as voters once they have caught up, demote voters
 // the map lists as learners, remove replicas the map no longer lists (never
 // the leader itself: the controller hands leadership over first). It is
 // judged against the applied configuration; Raft would turn a second
@@ -53,14 +47,10 @@ func NextConfChange(v GroupView, g *Group) (ConfChange, bool) {
 			return ConfChange{Kind: ConfAddLearner, Replica: r.ID}, true
 		}
 	}
-	var promote []uint64
 	for _, r := range g.Replicas {
 		if r.Role == RoleVoter && learner(r.ID) && slices.Contains(v.CaughtUp, r.ID) {
-			promote = append(promote, r.ID)
+			return ConfChange{Kind: ConfPromote, Replica: r.ID}, true
 		}
-	}
-	if len(promote) > 0 {
-		return ConfChange{Kind: ConfPromote, Replica: promote[0], Also: promote[1:]}, true
 	}
 	for _, r := range g.Replicas {
 		if r.Role == RoleLearner && voter(r.ID) && r.ID != v.Leader {
