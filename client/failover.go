@@ -153,21 +153,29 @@ func (c *Client) attempt(req *http.Request, base string, limited bool) (*http.Re
 		resp, err := c.hc.Do(req.WithContext(ctx))
 		got <- answer{resp, err}
 	}()
+	take := func(a answer) (*http.Response, error) {
+		if a.err != nil {
+			cancel(nil)
+			return nil, a.err
+		}
+		a.resp.Body = &cancelOnClose{ReadCloser: a.resp.Body, cancel: cancel}
+		return a.resp, nil
+	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for {
 		select {
 		case a := <-got:
-			if a.err != nil {
-				cancel(nil)
-				return nil, a.err
-			}
-			a.resp.Body = &cancelOnClose{ReadCloser: a.resp.Body, cancel: cancel}
-			return a.resp, nil
+			return take(a)
 		case <-timer.C:
 			if c.alive(req.Context(), base) {
 				timer.Reset(c.attemptTimeout)
 				continue
+			}
+			select {
+			case a := <-got: // the answer came while the probe waited
+				return take(a)
+			default:
 			}
 			cancel(errNoAnswer)
 			if a := <-got; a.err == nil {

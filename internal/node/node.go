@@ -300,6 +300,7 @@ func (n *Node) Start(ctx context.Context) error {
 		n.Close()
 		return err
 	}
+	n.resumeRebuild()
 	if err := n.countBoot(); err != nil {
 		n.Close()
 		return err

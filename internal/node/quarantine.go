@@ -99,3 +99,26 @@ func (n *Node) setAsideQuarantined(why error) error {
 		"reason", why, "set_aside_in", aside)
 	return nil
 }
+
+// resumeRebuild marks this start a rebuild when an earlier one set a
+// quarantined directory aside but never finished joining (no node record
+// yet, a quarantined-* subdirectory there): started again, the node must
+// join as the rebuild it is, and an --initial-node must not take the
+// now-empty directory for a new cluster's.
+func (n *Node) resumeRebuild() {
+	if n.rebuilding || n.rec.Load() != nil || len(n.cfg.Join) == 0 {
+		return
+	}
+	fs := n.fs
+	if fs == nil {
+		fs = vfs.Default
+	}
+	names, _ := fs.List(n.cfg.DataDir)
+	for _, name := range names {
+		if strings.HasPrefix(name, quarantinedPrefix) {
+			n.rebuilding = true
+			n.log.Warn("an earlier start set this quarantined data dir aside and did not finish joining: joining again under this id", "set_aside_in", fs.PathJoin(n.cfg.DataDir, name))
+			return
+		}
+	}
+}

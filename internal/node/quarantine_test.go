@@ -1,0 +1,40 @@
+package node
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/parley-chat/parley/internal/config"
+)
+
+// A start after one that set a quarantined directory aside but never
+// joined is a rebuild too: with the set-aside copy there and no node
+// record, the node joins under its id and, being the --initial-node, does
+// not create a cluster on the emptied directory. Without --join, or with a
+// record, nothing changes.
+func TestNode_ResumeRebuild(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, quarantinedPrefix+"20261128T100000.000Z"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		join   []string
+		record bool
+		want   bool
+	}{{[]string{"n2:7071"}, false, true}, {nil, false, false}, {[]string{"n2:7071"}, true, false}} {
+		n := &Node{cfg: config.Config{ID: "n1", InitialNode: "n1", DataDir: dir, Join: tc.join}, log: slog.New(slog.DiscardHandler)}
+		if tc.record {
+			n.rec.Store(&nodeRecord{ID: "n1"})
+		}
+		n.resumeRebuild()
+		if n.rebuilding != tc.want {
+			t.Errorf("join %v, record %v: rebuilding %v, want %v", tc.join, tc.record, n.rebuilding, tc.want)
+		}
+	}
+	empty := &Node{cfg: config.Config{ID: "n1", DataDir: t.TempDir(), Join: []string{"n2:7071"}}, log: slog.New(slog.DiscardHandler)}
+	if empty.resumeRebuild(); empty.rebuilding {
+		t.Error("an empty data dir without a set-aside copy was taken for a rebuild")
+	}
+}
