@@ -219,14 +219,7 @@ func TestEngine_ReadIndexFollowsANewLeader(t *testing.T) {
 func TestEngine_LostReadIndexIsSentAgain(t *testing.T) {
 	tn := newTestNet(t, 3, 0)
 	tn.propose(NewProposalID(), 1)
-	lead := tn.leader()
-	var reader string
-	for name, e := range tn.net.engines {
-		if e != lead {
-			reader = name
-			break
-		}
-	}
+	reader := tn.follower()
 	var dropped atomic.Int32
 	tn.net.mu.Lock()
 	tn.net.filter = func(from, _ string, m *raftpb.Message) bool {
@@ -261,14 +254,7 @@ func TestEngine_ReadIndexWithoutQuorumFails(t *testing.T) {
 // A replica that fell behind a compacted log catches up by snapshot.
 func TestEngine_LaggingReplicaCatchesUpBySnapshot(t *testing.T) {
 	tn := newTestNet(t, 3, 10)
-	lead := tn.leader()
-	var victim string
-	for name, e := range tn.net.engines {
-		if e != lead {
-			victim = name
-			break
-		}
-	}
+	victim := tn.follower()
 	tn.net.mu.Lock()
 	tn.net.down[victim] = true
 	tn.net.mu.Unlock()

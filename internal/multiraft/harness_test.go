@@ -276,6 +276,19 @@ func (tn *testNet) leader() *Engine {
 }
 
 // propose proposes through the current leader, retrying across elections.
+// follower returns the name of an engine that does not lead group 1 now.
+func (tn *testNet) follower() string {
+	tn.t.Helper()
+	lead := tn.leader()
+	for name, e := range tn.net.engines {
+		if e != lead {
+			return name
+		}
+	}
+	tn.t.Fatal("no follower: every engine leads")
+	return ""
+}
+
 func (tn *testNet) propose(id []byte, add byte) uint64 {
 	tn.t.Helper()
 	total, err := tn.proposeAt(id, add)
