@@ -126,3 +126,51 @@ func TestEngine_DestroyedReplicaIsNotRecreated(t *testing.T) {
 		t.Fatalf("opening a newer replica of the group: %v", err)
 	}
 }
+
+// Two learners promoted in one change (as the reconciler promotes learners
+// that caught up together) take a group from one voter to three through a
+// joint configuration that Raft leaves by itself, never through two voters:
+// afterwards the group commits with either new voter cut off.
+func TestEngine_TwoLearnersPromotedTogether(t *testing.T) {
+	tn := newTestNet(t, 1, 0)
+	tn.propose(NewProposalID(), 1)
+	n2 := tn.addEngine(2, 0, nil)
+	n3 := tn.addEngine(3, 0, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	tn.proposeConfChange(ctx, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddLearnerNode, NodeID: 2})
+	tn.proposeConfChange(ctx, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddLearnerNode, NodeID: 3})
+	tn.propose(NewProposalID(), 1)
+	applied := tn.leader().Applied(1)
+	for (n2.Applied(1) < applied || n3.Applied(1) < applied) && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	both := raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{
+		{Type: raftpb.ConfChangeAddNode, NodeID: 2}, {Type: raftpb.ConfChangeAddNode, NodeID: 3},
+	}}
+	if err := tn.leader().ProposeConfChange(ctx, 1, both); err != nil {
+		t.Fatal(err)
+	}
+	var cs raftpb.ConfState
+	for ctx.Err() == nil {
+		sts, err := tn.leader().Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs = sts[0].ConfState; len(cs.Voters) == 3 && len(cs.VotersOutgoing) == 0 && len(cs.Learners) == 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(cs.Voters) != 3 || len(cs.VotersOutgoing) != 0 {
+		t.Fatalf("membership after promoting both learners: %+v, want voters 1, 2, 3 and the joint configuration left", cs)
+	}
+	for _, cut := range []string{"n2", "n3"} {
+		tn.net.mu.Lock()
+		tn.net.down = map[string]bool{cut: true}
+		tn.net.mu.Unlock()
+		if _, err := tn.proposeAt(NewProposalID(), 1); err != nil {
+			t.Fatalf("write with %s cut off: %v", cut, err)
+		}
+	}
+}

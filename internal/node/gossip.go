@@ -23,6 +23,9 @@ type healState struct {
 	ctlMu       sync.Mutex
 	nodeStates  map[string]string // node states of the map the controller last saw
 	lastOrphans time.Time         // last sweep for replicas removed while away
+	// promoteHeld is when each group's lone promotion first waited for a
+	// second learner (reconcile.go; the reconcile goroutine's alone).
+	promoteHeld map[uint64]time.Time
 
 	// gossipRefusals and callRefusals throttle the audit of refused gossip
 	// and refused cluster-port connections (gossipkeys.go).

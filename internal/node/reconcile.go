@@ -22,7 +22,8 @@ const reconcileInterval = 250 * time.Millisecond
 const orphanSweepEvery = 2 * time.Second
 
 // reconcileLoop makes the Raft configuration of every group this node leads
-// follow the cluster map, one change at a time (placement.NextConfChange),
+// follow the cluster map, one change at a time (placement.NextConfChange;
+// learners caught up together are promoted in one joint change),
 // and deletes local replicas that were removed while the node was away.
 // Placement itself is decided by the controller (controller.go) on the
 // metadata leader.
@@ -61,10 +62,14 @@ func (n *Node) reconcileOnce() {
 		}
 		v := groupView(st)
 		if cc, ok := placement.NextConfChange(v, g); ok {
+			if placement.LonePromotionWaits(v, g, cc) && n.holdPromotion(st.Group) {
+				continue
+			}
+			delete(n.heal.promoteHeld, st.Group)
 			if err := n.engine.ProposeConfChange(ctx, st.Group, raftConfChange(cc)); err != nil {
 				n.log.Debug("raft configuration change failed", "group", st.Group, "err", err)
 			} else {
-				n.log.Info("raft configuration changed", "group", st.Group, "change", string(cc.Kind), "replica", cc.Replica)
+				n.log.Info("raft configuration changed", "group", st.Group, "change", string(cc.Kind), "replica", cc.Replica, "also", cc.Also)
 			}
 		} else if to, ok := placement.LeaderHandOff(v, g); ok {
 			_ = n.engine.TransferLeader(ctx, st.Group, to)
@@ -74,6 +79,27 @@ func (n *Node) reconcileOnce() {
 		n.heal.lastOrphans = time.Now()
 		n.sweepOrphans(ctx, m, sts)
 	}
+}
+
+// promoteHold bounds how long a lone promotion waits for a second learner
+// to catch up (placement.LonePromotionWaits): on a new cluster both catch
+// up within a second; a learner still behind after that (a slow or dead
+// node) is not waited for.
+const promoteHold = 2 * time.Second
+
+// holdPromotion reports whether group's lone promotion should wait this
+// pass: for up to promoteHold since it first waited. Reconcile goroutine
+// only.
+func (n *Node) holdPromotion(group uint64) bool {
+	if n.heal.promoteHeld == nil {
+		n.heal.promoteHeld = map[uint64]time.Time{}
+	}
+	since, ok := n.heal.promoteHeld[group]
+	if !ok {
+		n.heal.promoteHeld[group] = time.Now()
+		return true
+	}
+	return time.Since(since) < promoteHold
 }
 
 // groupView is the applied state of a group as its leader reports it, for
@@ -93,7 +119,10 @@ func groupView(st multiraft.GroupStatus) placement.GroupView {
 	return v
 }
 
-// raftConfChange is the Raft form of a configuration change.
+// raftConfChange is the Raft form of a configuration change. A promotion
+// of several learners is one ConfChangeV2 of several changes, which Raft
+// carries out through a joint configuration it leaves by itself
+// (ConfChangeTransitionAuto).
 func raftConfChange(c placement.ConfChange) raftpb.ConfChangeV2 {
 	t := raftpb.ConfChangeAddLearnerNode // add a learner, or demote a voter
 	switch c.Kind {
@@ -102,7 +131,11 @@ func raftConfChange(c placement.ConfChange) raftpb.ConfChangeV2 {
 	case placement.ConfRemove:
 		t = raftpb.ConfChangeRemoveNode
 	}
-	return raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: t, NodeID: c.Replica}}}
+	cc := raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: t, NodeID: c.Replica}}}
+	for _, id := range c.Also {
+		cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: t, NodeID: id})
+	}
+	return cc
 }
 
 // sweepOrphans deletes local partition replicas the map no longer assigns

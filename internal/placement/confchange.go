@@ -25,11 +25,17 @@ const (
 type ConfChange struct {
 	Kind    ConfChangeKind
 	Replica uint64
+	// Also are further learners a ConfPromote promotes in the same change:
+	// one joint configuration (Raft thesis §4.3) takes a group from one
+	// voter to three without passing through two, which a single death
+	// would stop.
+	Also []uint64
 }
 
 // NextConfChange returns the next change that makes a group's Raft
 // configuration follow the map: add missing replicas as learners, promote
-// learners the map wants as voters once they have caught up, demote voters
+// learners the map wants as voters once they have caught up (every one
+// caught up at once, in one joint change), demote voters
 // the map lists as learners, remove replicas the map no longer lists (never
 // the leader itself: the controller hands leadership over first). It is
 // judged against the applied configuration; Raft would turn a second
@@ -47,10 +53,14 @@ func NextConfChange(v GroupView, g *Group) (ConfChange, bool) {
 			return ConfChange{Kind: ConfAddLearner, Replica: r.ID}, true
 		}
 	}
+	var promote []uint64
 	for _, r := range g.Replicas {
 		if r.Role == RoleVoter && learner(r.ID) && slices.Contains(v.CaughtUp, r.ID) {
-			return ConfChange{Kind: ConfPromote, Replica: r.ID}, true
+			promote = append(promote, r.ID)
 		}
+	}
+	if len(promote) > 0 {
+		return ConfChange{Kind: ConfPromote, Replica: promote[0], Also: promote[1:]}, true
 	}
 	for _, r := range g.Replicas {
 		if r.Role == RoleLearner && voter(r.ID) && r.ID != v.Leader {
@@ -63,6 +73,30 @@ func NextConfChange(v GroupView, g *Group) (ConfChange, bool) {
 		}
 	}
 	return ConfChange{}, false
+}
+
+// LonePromotionWaits reports whether cc, the promotion of one learner,
+// had better wait for another learner of the group: one the map also wants
+// as a voter that is still catching up, or, in a partition, one the map
+// still lists as a learner (the planner promotes a partition's two new
+// replicas in one plan, and the map may show the first before the second).
+// Promoted alone, it would take the group from one voter to two, which stop
+// if either dies; promoted together (Also), the two take it to three. The
+// caller bounds the wait: a learner that never catches up (its node died)
+// must not keep the group on one voter.
+func LonePromotionWaits(v GroupView, g *Group, cc ConfChange) bool {
+	if cc.Kind != ConfPromote || len(cc.Also) > 0 || len(v.Voters) != 1 {
+		return false
+	}
+	for _, r := range g.Replicas {
+		if r.ID == cc.Replica || !slices.Contains(v.Learners, r.ID) {
+			continue
+		}
+		if r.Role == RoleVoter && !slices.Contains(v.CaughtUp, r.ID) || r.Role == RoleLearner && g.ID != MetaGroup {
+			return true
+		}
+	}
+	return false
 }
 
 // LeaderHandOff returns the replica a group's leader should hand leadership

@@ -1,6 +1,9 @@
 package placement
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // leaderView is a leader's view of a group: replica 1 leads; voters and
 // learners as given; every replica caught up unless listed in behind.
@@ -34,17 +37,21 @@ func TestNextConfChange_FollowsTheMapOneStepAtATime(t *testing.T) {
 		none bool
 	}{
 		{"new replica joins as a learner", leaderView([]uint64{1, 2}, nil), testGroup(voterOn(1), voterOn(2), voterOn(3)),
-			ConfChange{ConfAddLearner, 3}, false},
+			ConfChange{ConfAddLearner, 3, nil}, false},
 		{"caught-up learner promoted", leaderView([]uint64{1, 2}, []uint64{3}), testGroup(voterOn(1), voterOn(2), voterOn(3)),
-			ConfChange{ConfPromote, 3}, false},
+			ConfChange{ConfPromote, 3, []uint64{}}, false},
+		{"learners caught up together promoted together", leaderView([]uint64{1}, []uint64{2, 3}), testGroup(voterOn(1), voterOn(2), voterOn(3)),
+			ConfChange{ConfPromote, 2, []uint64{3}}, false},
+		{"a learner behind is not waited for", leaderView([]uint64{1}, []uint64{2, 3}, 2), testGroup(voterOn(1), voterOn(2), voterOn(3)),
+			ConfChange{ConfPromote, 3, []uint64{}}, false},
 		{"learner far behind waits", leaderView([]uint64{1, 2}, []uint64{3}, 3), testGroup(voterOn(1), voterOn(2), voterOn(3)),
 			ConfChange{}, true},
 		{"voter the map lists as learner demoted", leaderView([]uint64{1, 2, 3}, nil), testGroup(voterOn(1), voterOn(2), learnerOn(3)),
-			ConfChange{ConfDemote, 3}, false},
+			ConfChange{ConfDemote, 3, nil}, false},
 		{"the leader is never demoted", leaderView([]uint64{1, 2, 3}, nil), testGroup(learnerOn(1), voterOn(2), voterOn(3)),
 			ConfChange{}, true},
 		{"replica the map dropped removed", leaderView([]uint64{1, 2, 3, 4}, nil), testGroup(voterOn(1), voterOn(2), voterOn(3)),
-			ConfChange{ConfRemove, 4}, false},
+			ConfChange{ConfRemove, 4, nil}, false},
 		{"the leader never removes itself", leaderView([]uint64{1, 2, 3}, nil), testGroup(voterOn(2), voterOn(3)),
 			ConfChange{}, true},
 		{"nothing during a joint change", joint, testGroup(voterOn(1), voterOn(2)), ConfChange{}, true},
@@ -52,7 +59,7 @@ func TestNextConfChange_FollowsTheMapOneStepAtATime(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := NextConfChange(tc.v, tc.g)
-			if ok == tc.none || got != tc.want {
+			if ok == tc.none || !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v (%v), want %+v (change: %v)", got, ok, tc.want, !tc.none)
 			}
 		})
@@ -89,5 +96,35 @@ func TestCaughtUp(t *testing.T) {
 		if got := CaughtUp(tc.p, tc.commit); got != tc.want {
 			t.Errorf("CaughtUp(%+v, %d) = %v, want %v", tc.p, tc.commit, got, tc.want)
 		}
+	}
+}
+
+// A lone promotion from one voter waits for a second learner the map wants
+// as a voter while it catches up; with two voters already, with both
+// caught up (one joint change), or with no second learner, it does not.
+func TestLonePromotionWaits(t *testing.T) {
+	three := testGroup(voterOn(1), voterOn(2), voterOn(3))
+	for _, tc := range []struct {
+		name string
+		v    GroupView
+		g    *Group
+		want bool
+	}{
+		{"one voter, the other learner behind", leaderView([]uint64{1}, []uint64{2, 3}, 3), three, true},
+		{"one voter, both learners caught up", leaderView([]uint64{1}, []uint64{2, 3}), three, false},
+		{"two voters already", leaderView([]uint64{1, 2}, []uint64{3}), three, false},
+		{"no second learner wanted", leaderView([]uint64{1}, []uint64{2}), testGroup(voterOn(1), voterOn(2)), false},
+		{"the second learner not yet promoted in the map", leaderView([]uint64{1}, []uint64{2, 3}), testGroup(voterOn(1), voterOn(2), learnerOn(3)), true},
+		{"a metadata learner stays one", leaderView([]uint64{1}, []uint64{2, 3}), &Group{ID: MetaGroup, Replicas: []Replica{voterOn(1), voterOn(2), learnerOn(3)}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cc, ok := NextConfChange(tc.v, tc.g)
+			if !ok {
+				t.Fatal("no change")
+			}
+			if got := LonePromotionWaits(tc.v, tc.g, cc); got != tc.want {
+				t.Fatalf("change %+v waits %v, want %v", cc, got, tc.want)
+			}
+		})
 	}
 }

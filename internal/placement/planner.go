@@ -175,10 +175,14 @@ func Plan(v View) ([]Step, error) {
 	}
 	slices.SortStableFunc(adds, func(a, b *groupState) int { return cmp.Compare(a.prio, b.prio) })
 	for _, st := range adds {
-		if p.moves >= p.maxMoves {
-			break
-		}
-		if n := p.pickAdd(st, st.zoneFix); n != "" {
+		for range p.addsFor(st) {
+			if p.moves >= p.maxMoves {
+				break
+			}
+			n := p.pickAdd(st, st.zoneFix)
+			if n == "" {
+				break
+			}
 			reason := "under-replicated"
 			if st.zoneFix {
 				reason = "zone spread"
@@ -186,6 +190,8 @@ func Plan(v View) ([]Step, error) {
 			p.add(Step{Kind: StepAddReplica, Group: st.g.ID, Node: n, Reason: reason})
 			p.counts[n]++
 			p.moves++
+			st.adding = append(st.adding, n)
+			st.zoneGood[p.node(n).zone]++
 		}
 	}
 	p.balanceReplicas(settled)

@@ -162,6 +162,7 @@ type groupState struct {
 	newest   uint64 // the highest replica id
 	prio     int
 	zoneFix  bool
+	adding   []string // nodes this plan adds a replica on
 }
 
 func (p *planner) state(g *Group) *groupState {
@@ -230,7 +231,22 @@ func (st *groupState) zoneOver() bool {
 }
 
 func (st *groupState) holds(node string) bool {
-	return slices.ContainsFunc(st.g.Replicas, func(r Replica) bool { return r.Node == node })
+	return slices.Contains(st.adding, node) || slices.ContainsFunc(st.g.Replicas, func(r Replica) bool { return r.Node == node })
+}
+
+// addsFor is how many replicas one plan adds to an under-replicated group:
+// two to a group on one voter that wants three (the default replication
+// factor), so that its leader adds both as learners before it promotes
+// either and promotes them together, in one joint change (NextConfChange):
+// one voter becomes three without passing through two, which a single death
+// would stop. Otherwise one. (Other targets keep one: with five nodes, RF 4
+// and three zones, two adds at once led the planner simulation's
+// rebalancing into a cycle.)
+func (p *planner) addsFor(st *groupState) []struct{} {
+	if !st.zoneFix && len(st.good) == 1 && st.target == 3 {
+		return make([]struct{}, 2)
+	}
+	return make([]struct{}, 1)
 }
 
 func majority(n int) int { return n/2 + 1 }

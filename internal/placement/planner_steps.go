@@ -192,6 +192,19 @@ func (p *planner) partitionStep(st *groupState) bool {
 			p.add(Step{Kind: StepRemoveReplica, Group: st.g.ID, Node: l.Node, Replica: l.ID, Reason: "learner's node no longer usable"})
 		case p.safeToPromote(st, l):
 			p.add(Step{Kind: StepPromote, Group: st.g.ID, Node: l.Node, Replica: l.ID, Reason: "learner caught up"})
+			// From one voter, a second learner caught up as well is promoted
+			// in the same plan: the group's leader then promotes both in one
+			// joint change (NextConfChange), and the group goes from one
+			// voter to three without passing through two, which a single
+			// death would stop.
+			if len(st.voters) == 1 {
+				for _, o := range st.learners[1:] {
+					if st.pool.in[o.Node] && !p.node(o.Node).dead && p.safeToPromote(st, o) {
+						p.add(Step{Kind: StepPromote, Group: st.g.ID, Node: o.Node, Replica: o.ID, Reason: "learner caught up, with another"})
+						break
+					}
+				}
+			}
 		}
 		return true
 	}

@@ -349,3 +349,52 @@ func TestPlan_NoLeadershipToSilentNode(t *testing.T) {
 		t.Fatalf("%d leaderships moved while a group's leader was unknown", n)
 	}
 }
+
+// A partition on one voter in a cluster of three nodes gets both missing
+// replicas in one plan, and once both caught up, both promotions in one
+// plan, so that its leader promotes them in one joint change: the group
+// never runs on two voters, which a single death would stop.
+func TestPlan_OneVoterGetsBothReplicasAtOnce(t *testing.T) {
+	nodes := testNodes(3, 0, false)
+	s := newSim(t, 2, 3, 3, 4, nodes[0])
+	for _, n := range nodes[1:] {
+		s.addNode(n)
+	}
+	steps, _ := Plan(s.view())
+	adds := map[uint64][]string{}
+	for _, st := range steps {
+		if st.Kind == StepAddReplica && st.Group != MetaGroup {
+			adds[st.Group] = append(adds[st.Group], st.Node)
+		}
+	}
+	for g := uint64(1); g <= 2; g++ {
+		if len(adds[g]) != 2 || adds[g][0] == adds[g][1] {
+			t.Errorf("group %d: the first plan adds replicas on %v, want two distinct nodes (steps %v)", g, adds[g], steps)
+		}
+	}
+	// Both learners caught up: the next plan promotes both.
+	for _, st := range steps {
+		s.apply(st)
+	}
+	for g := uint64(1); g <= 2; g++ {
+		for _, r := range s.m.Groups[g].Replicas {
+			if sg := s.groups[g]; !sg.voters[r.ID] {
+				sg.learners[r.ID], sg.caught[r.ID] = true, true
+			}
+		}
+	}
+	steps, _ = Plan(s.view())
+	promotes := map[uint64]int{}
+	for _, st := range steps {
+		if st.Kind == StepPromote {
+			promotes[st.Group]++
+		}
+	}
+	for g := uint64(1); g <= 2; g++ {
+		if promotes[g] != 2 {
+			t.Errorf("group %d: %d promotions in the plan after both learners caught up, want 2 (steps %v)", g, promotes[g], steps)
+		}
+	}
+	s.settle()
+	s.checkLayout()
+}
