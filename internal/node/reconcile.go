@@ -52,6 +52,8 @@ func (n *Node) reconcileOnce() {
 	if err != nil {
 		return
 	}
+	held := n.heal.promoteHeld
+	n.heal.promoteHeld = map[uint64]time.Time{} // only the groups that wait this pass stay
 	for _, st := range sts {
 		if !st.IsLeader {
 			continue
@@ -62,10 +64,9 @@ func (n *Node) reconcileOnce() {
 		}
 		v := groupView(st)
 		if cc, ok := placement.NextConfChange(v, g); ok {
-			if placement.LonePromotionWaits(v, g, cc) && n.holdPromotion(st.Group) {
+			if placement.LonePromotionWaits(v, g, cc) && n.holdPromotion(held, st.Group) {
 				continue
 			}
-			delete(n.heal.promoteHeld, st.Group)
 			if err := n.engine.ProposeConfChange(ctx, st.Group, raftConfChange(cc)); err != nil {
 				n.log.Debug("raft configuration change failed", "group", st.Group, "err", err)
 			} else {
@@ -88,18 +89,19 @@ func (n *Node) reconcileOnce() {
 const promoteHold = 2 * time.Second
 
 // holdPromotion reports whether group's lone promotion should wait this
-// pass: for up to promoteHold since it first waited. Reconcile goroutine
-// only.
-func (n *Node) holdPromotion(group uint64) bool {
-	if n.heal.promoteHeld == nil {
-		n.heal.promoteHeld = map[uint64]time.Time{}
-	}
-	since, ok := n.heal.promoteHeld[group]
+// pass: for up to promoteHold since it first waited (held, the previous
+// pass's waits). A group that waits is kept in n.heal.promoteHeld for the
+// next pass. Reconcile goroutine only.
+func (n *Node) holdPromotion(held map[uint64]time.Time, group uint64) bool {
+	since, ok := held[group]
 	if !ok {
-		n.heal.promoteHeld[group] = time.Now()
-		return true
+		since = time.Now()
 	}
-	return time.Since(since) < promoteHold
+	if time.Since(since) >= promoteHold {
+		return false
+	}
+	n.heal.promoteHeld[group] = since
+	return true
 }
 
 // groupView is the applied state of a group as its leader reports it, for

@@ -3,6 +3,7 @@ package node
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 
@@ -39,5 +40,28 @@ func TestRaftConfChange(t *testing.T) {
 		if len(cc.Changes) != 1 || cc.Changes[0].Type != tc.want || cc.Changes[0].NodeID != 7 {
 			t.Errorf("%s: %v", tc.kind, cc)
 		}
+	}
+}
+
+// A lone promotion waits from the pass it first would have run, for at most
+// promoteHold; a group that stops waiting is forgotten.
+func TestHoldPromotion(t *testing.T) {
+	n := &Node{}
+	n.heal.promoteHeld = map[uint64]time.Time{}
+	if !n.holdPromotion(nil, 1) {
+		t.Fatal("the first pass does not wait")
+	}
+	first := n.heal.promoteHeld[1]
+	held := n.heal.promoteHeld
+	n.heal.promoteHeld = map[uint64]time.Time{}
+	if !n.holdPromotion(held, 1) || !n.heal.promoteHeld[1].Equal(first) {
+		t.Fatalf("the second pass waits since %v, want since %v", n.heal.promoteHeld[1], first)
+	}
+	n.heal.promoteHeld = map[uint64]time.Time{}
+	if n.holdPromotion(map[uint64]time.Time{1: time.Now().Add(-promoteHold)}, 1) {
+		t.Fatal("waited past promoteHold")
+	}
+	if _, ok := n.heal.promoteHeld[1]; ok {
+		t.Fatal("a group past its wait is still kept")
 	}
 }

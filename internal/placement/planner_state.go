@@ -242,11 +242,11 @@ func (st *groupState) holds(node string) bool {
 // would stop. Otherwise one. (Other targets keep one: with five nodes, RF 4
 // and three zones, two adds at once led the planner simulation's
 // rebalancing into a cycle.)
-func (p *planner) addsFor(st *groupState) []struct{} {
+func (p *planner) addsFor(st *groupState) int {
 	if !st.zoneFix && len(st.good) == 1 && st.target == 3 {
-		return make([]struct{}, 2)
+		return 2
 	}
-	return make([]struct{}, 1)
+	return 1
 }
 
 func majority(n int) int { return n/2 + 1 }
