@@ -159,7 +159,7 @@ func (c *Cluster) start() {
 	for _, n := range c.Nodes[1:] {
 		// The token goes by environment, not on the command line where
 		// any local user could read it.
-		if err := n.start([]string{"PARLEY_JOIN_TOKEN=" + c.JoinToken}, "--join", first.ClusterAddr()); err != nil {
+		if err := c.startJoining(n, first); err != nil {
 			t.Fatal(err)
 		}
 		c.WaitReady(n, time.Minute)
@@ -191,7 +191,7 @@ func (c *Cluster) Rebuild(n *Node) error {
 		}
 		time.Sleep(time.Second)
 	}
-	return n.start([]string{"PARLEY_JOIN_TOKEN=" + c.JoinToken}, "--join", via.ClusterAddr())
+	return c.startJoining(n, via)
 }
 
 // RebuildSelf restarts n, whose data directory is quarantined, with
@@ -199,8 +199,13 @@ func (c *Cluster) Rebuild(n *Node) error {
 // joins again through another node under its id; nothing is done for it.
 func (c *Cluster) RebuildSelf(n *Node) error {
 	n.Kill()
-	via := c.Nodes[(c.index(n)+1)%len(c.Nodes)]
-	return n.start([]string{"PARLEY_JOIN_TOKEN=" + c.JoinToken}, "--join", via.ClusterAddr(), "--rebuild-quarantined")
+	return c.startJoining(n, c.Nodes[(c.index(n)+1)%len(c.Nodes)], "--rebuild-quarantined")
+}
+
+// startJoining starts n with the join token and --join via, then extra
+// flags.
+func (c *Cluster) startJoining(n, via *Node, extra ...string) error {
+	return n.start([]string{"PARLEY_JOIN_TOKEN=" + c.JoinToken}, append([]string{"--join", via.ClusterAddr()}, extra...)...)
 }
 
 // stopAll kills every node; when the test failed, or

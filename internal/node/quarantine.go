@@ -66,10 +66,7 @@ const quarantinedPrefix = "quarantined-"
 // sets aside earlier stay where they are. It returns nil once the
 // directory holds nothing else.
 func (n *Node) setAsideQuarantined(why error) error {
-	fs := n.fs
-	if fs == nil {
-		fs = vfs.Default
-	}
+	fs := n.dataFS()
 	dir := n.cfg.DataDir
 	names, err := fs.List(dir)
 	if err != nil {
@@ -109,10 +106,7 @@ func (n *Node) resumeRebuild() {
 	if n.rebuilding || n.rec.Load() != nil || len(n.cfg.Join) == 0 {
 		return
 	}
-	fs := n.fs
-	if fs == nil {
-		fs = vfs.Default
-	}
+	fs := n.dataFS()
 	names, _ := fs.List(n.cfg.DataDir)
 	for _, name := range names {
 		if strings.HasPrefix(name, quarantinedPrefix) {
@@ -121,4 +115,13 @@ func (n *Node) resumeRebuild() {
 			return
 		}
 	}
+}
+
+// dataFS is the file system of the data directory: the one the node was
+// given (WithFS), else the operating system's.
+func (n *Node) dataFS() vfs.FS {
+	if n.fs == nil {
+		return vfs.Default
+	}
+	return n.fs
 }

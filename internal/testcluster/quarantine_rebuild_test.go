@@ -44,7 +44,7 @@ func TestCluster_RebuildQuarantinedNode(t *testing.T) {
 		t.Fatalf("start on a quarantined data dir = %v, want a refusal naming --rebuild-quarantined", err)
 	}
 
-	join, token := c.ClusterAddr(0), c.JoinToken()
+	join, token := c.Node(0).ClusterAddr(), c.JoinToken()
 	if err := c.RestartEdited(2, func(cfg *config.Config) {
 		cfg.Join, cfg.JoinToken, cfg.RebuildQuarantined = []string{join}, token, true
 	}); err != nil {

@@ -356,10 +356,10 @@ func (c *Cluster) CrashAll() {
 // Restart starts a killed node again from its data directory.
 func (c *Cluster) Restart(i int) {
 	c.t.Helper()
-	c.mu.Lock()
-	c.cfgs[i].Join = nil // a node with data resumes; it needs no --join
-	c.mu.Unlock()
-	c.start(i)
+	// A node with data resumes; it needs no --join.
+	if err := c.RestartEdited(i, func(cfg *config.Config) { cfg.Join = nil }); err != nil {
+		c.t.Fatal(err)
+	}
 }
 
 // RestartEdited starts a killed node again from its data directory with
@@ -378,14 +378,6 @@ func (c *Cluster) DataDir(i int) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cfgs[i].DataDir
-}
-
-// ClusterAddr returns node i's cluster (internal) address, what --join
-// names.
-func (c *Cluster) ClusterAddr(i int) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.cfgs[i].ClusterAddr
 }
 
 // Isolate cuts node i off from every other node, both directions.
