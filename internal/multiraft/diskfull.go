@@ -108,10 +108,19 @@ func (e *Engine) shedNow(ctx context.Context, g *group) {
 }
 
 // shedLeadership asks g, which this node leads, to transfer leadership to
-// its most up-to-date voter that may lead, unless a transfer is running.
+// its most up-to-date voter that may lead, unless a transfer is running
+// already, which counts as the hand-over.
 func (e *Engine) shedLeadership(g *group) {
 	st := g.rn.Status()
-	if st.RaftState != raft.StateLeader || st.LeadTransferee != 0 {
+	if st.RaftState != raft.StateLeader {
+		return
+	}
+	if st.LeadTransferee != 0 {
+		// A transfer is already under way (the planner's balancing, an
+		// operator's, or this loop's own): the group is being handed
+		// over, and Raft drops proposals until it is done or lapses.
+		g.handingOver.Store(true)
+		g.shedLooked.Store(true)
 		return
 	}
 	var best, bestMatch uint64

@@ -1,9 +1,15 @@
 package multiraft
 
 import (
+	"context"
+	"errors"
 	"testing"
+	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	raftpb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 func TestDropForDisk(t *testing.T) {
@@ -29,5 +35,52 @@ func TestDropForDisk(t *testing.T) {
 		if got := dropForDisk(c.m, func() bool { return c.low }); got != c.want {
 			t.Errorf("%s: dropForDisk = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// A leader whose disk fills while a leadership transfer is already running
+// (the planner's balancing, say) tells a write to look for the next leader,
+// as it does while it hands the group over itself; it does not refuse it
+// with 507, since the group can take it a moment later. (A cluster test,
+// TestDiskFull_WriteRightAfterTheDiskFillsGoesToTheNextLeader, met that
+// 507 in CI.)
+func TestEngine_DiskFillsWhileATransferRuns(t *testing.T) {
+	// A slow tick keeps the transfer to an unreachable replica running for
+	// a whole election timeout (500 ms).
+	tn := newTestNet(t, 3, 0, func(c *Config) { c.TickInterval = 50 * time.Millisecond })
+	tn.propose([]byte("before"), 1)
+	lead := tn.leader()
+	var leadName, away string
+	var awayID uint64
+	tn.net.mu.Lock()
+	for name, e := range tn.net.engines {
+		switch {
+		case e == lead:
+			leadName = name
+		case away == "":
+			away = name
+			awayID = e.groups[1].replica
+		}
+	}
+	tn.net.down[away] = true
+	tn.net.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := lead.TransferLeader(ctx, 1, awayID); err != nil {
+		t.Fatal(err)
+	}
+	tn.fss[leadName].TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: 1, TotalBytes: 1 << 30})
+	poll.Until(t, 5*time.Second, "the leader sees its disk full", func() bool {
+		return lead.cfg.DB.CheckSpace() != nil
+	})
+	_, err := lead.Propose(ctx, 1, []byte("while full"), []byte{1})
+	if _, ok := errors.AsType[*NotLeaderError](err); !ok {
+		t.Fatalf("a write while the leader's disk is full and a transfer runs: %v, want a NotLeaderError", err)
+	}
+	tn.net.mu.Lock()
+	tn.net.down[away] = false
+	tn.net.mu.Unlock()
+	if got := tn.propose([]byte("while full"), 1); got != 2 {
+		t.Fatalf("the write at the next leader made the total %d, want 2", got)
 	}
 }

@@ -187,6 +187,7 @@ type testNet struct {
 	t   *testing.T
 	net *network
 	dbs map[string]*storage.DB
+	fss map[string]*vfs.MemFS // each engine's disk, to make it full
 
 	phaseMu sync.Mutex
 	phases  []ProposalTimes // every engine's Config.OnProposal reports
@@ -194,7 +195,7 @@ type testNet struct {
 
 func newTestNet(t *testing.T, size int, compaction uint64, edit ...func(*Config)) *testNet {
 	t.Helper()
-	tn := &testNet{t: t, net: &network{engines: map[string]*Engine{}, rec: &recorder{}, down: map[string]bool{}}, dbs: map[string]*storage.DB{}}
+	tn := &testNet{t: t, net: &network{engines: map[string]*Engine{}, rec: &recorder{}, down: map[string]bool{}}, dbs: map[string]*storage.DB{}, fss: map[string]*vfs.MemFS{}}
 	var peers []uint64
 	for i := 1; i <= size; i++ {
 		peers = append(peers, uint64(i))
@@ -220,7 +221,9 @@ func (tn *testNet) addEngine(id, compaction uint64, peers []uint64, edit ...func
 	t := tn.t
 	t.Helper()
 	name := fmt.Sprintf("n%d", id)
-	fs := &walFS{FS: vfs.NewMem(), after: func() { tn.net.rec.add(event{kind: "sync", node: name}) }}
+	mem := vfs.NewMem()
+	tn.fss[name] = mem
+	fs := &walFS{FS: mem, after: func() { tn.net.rec.add(event{kind: "sync", node: name}) }}
 	db, err := storage.Open("db", storage.Options{FS: fs})
 	if err != nil {
 		t.Fatal(err)
