@@ -55,10 +55,12 @@ type Config struct {
 	Zone string
 	// Standby nodes hold no replicas until one is needed.
 	Standby bool
-	// RebuildQuarantined makes a start on a quarantined data directory
-	// set its contents aside (in a quarantined-TIME subdirectory) and join
-	// again through Join under the same ID, copying the node's replicas
-	// from its peers, instead of refusing to start.
+	// RebuildQuarantined makes a start on a data directory that may not
+	// be used again — quarantined (a checksum failed) or found stale (it
+	// went back in time) — set its contents aside (in a quarantined-TIME
+	// or stale-TIME subdirectory) and join again through Join under the
+	// same ID, copying the node's replicas from its peers, instead of
+	// refusing to start.
 	RebuildQuarantined bool
 	// Partitions is P, used only when this node creates the cluster.
 	Partitions int

@@ -98,6 +98,13 @@ type Config struct {
 	// groups only to those (diskfull.go). Nil: any voter may. It is called
 	// on the driver goroutine and must not block.
 	PeerCanLead func(group, replica uint64) bool
+	// OnLostLog, if set, is told when the leader of group names a commit
+	// index beyond the last entry replica holds (lostlog.go): the replica
+	// lost entries it had acknowledged, so its data went back in time. The
+	// replica steps nothing more from its leader's heartbeats; the node is
+	// expected to stop. It is called on the driver goroutine, once per
+	// group, and may write to the store (the node stops after it).
+	OnLostLog func(group, replica, last, commit uint64)
 	// SlowSync is the synced-commit time above which the node calls its
 	// disk slow and hands its leaderships over (diskslow.go): when the
 	// median synced commit of the last 5 s took longer. 0 means

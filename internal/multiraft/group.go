@@ -39,6 +39,9 @@ type group struct {
 	idleSince             time.Time
 	touched               bool // in the loop's ready set this round
 	isLeader              bool
+	// lostLog is set once a heartbeat showed that the replica lost entries
+	// it had acknowledged (lostlog.go).
+	lostLog bool
 
 	// Published for other goroutines.
 	leader atomic.Uint64 // replica id of the known leader, 0 if none

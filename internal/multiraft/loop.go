@@ -248,6 +248,9 @@ func (e *Engine) stepMessage(m *transport.GroupMessage) {
 		// its data (snapshots arrive through HandleSnapshot).
 		return
 	}
+	if e.lostLog(g, m.Msg) {
+		return
+	}
 	if dropForDisk(m.Msg, e.diskLow) {
 		e.stats.DiskDrops.Add(1)
 		if m.Msg.Type == raftpb.MsgTimeoutNow {

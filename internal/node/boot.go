@@ -113,8 +113,15 @@ func (n *Node) boot() transport.Boot {
 // stale: it marks the data directory stale, so that no later start uses
 // it, and stops the node (Fatal).
 func (n *Node) staleRefused(reason string) {
+	n.markStale("a peer refused this node: its data directory went back in time; stopping", reason)
+}
+
+// markStale logs msg with reason, marks the data directory stale so that
+// no later start uses it, and stops the node (Fatal); only the first call
+// does anything.
+func (n *Node) markStale(msg, reason string) {
 	n.staleOnce.Do(func() {
-		n.log.Error("a peer refused this node: its data directory went back in time; stopping", "reason", reason)
+		n.log.Error(msg, "reason", reason)
 		if r := n.rec.Load(); r != nil {
 			next := *r
 			next.Stale = reason
@@ -124,6 +131,15 @@ func (n *Node) staleRefused(reason string) {
 		}
 		n.stopFatal(fmt.Errorf("data dir %s is stale: %s", n.cfg.DataDir, reason))
 	})
+}
+
+// lostLog is told by the engine that a replica of this node lost log
+// entries it had acknowledged (multiraft/lostlog.go): the data directory
+// went back in time, as with a boot its peers refuse, so it is marked
+// stale and the node stops. It runs on the engine's loop, which stops
+// with the node, so the record is written before the store closes.
+func (n *Node) lostLog(group, replica, last, commit uint64) {
+	n.markStale("a replica lost writes it had acknowledged: this data directory went back in time; stopping", fmt.Sprintf("replica %d of group %d holds its Raft log up to index %d, but its leader saw it hold up to %d: this data directory lost writes it had acknowledged", replica, group, last, commit))
 }
 
 // stopFatal tells the owner of the node, through Fatal, that it must stop;

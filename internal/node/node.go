@@ -77,9 +77,9 @@ type Node struct {
 	rec   atomic.Pointer[nodeRecord]
 	cmap  atomic.Pointer[mapView]
 	ready atomic.Bool
-	// rebuilding is set when this start set a quarantined data directory
-	// aside (quarantine.go): the node joins under its old id, never
-	// creates a cluster.
+	// rebuilding is set when this start set a data directory that may not
+	// be used again aside (rebuild.go): the node joins under its old id,
+	// never creates a cluster.
 	rebuilding bool
 
 	fs vfs.FS // nil: the operating system's
@@ -284,12 +284,7 @@ func (n *Node) Start(ctx context.Context) error {
 			return fmt.Errorf("create data dir: %w", err)
 		}
 	}
-	db, err := storage.Open(n.cfg.DataDir, storage.Options{NoSync: n.cfg.NoSync, FS: n.fs, Logger: n.log})
-	if errors.Is(err, storage.ErrQuarantined) && n.cfg.RebuildQuarantined {
-		if err = n.setAsideQuarantined(err); err == nil {
-			db, err = storage.Open(n.cfg.DataDir, storage.Options{NoSync: n.cfg.NoSync, FS: n.fs, Logger: n.log})
-		}
-	}
+	db, err := n.openStore() // rebuild.go
 	if err != nil {
 		return n.storeOpenError(err)
 	}
@@ -394,6 +389,7 @@ func (n *Node) engineConfig(db *storage.DB, tr *transport.Transport) multiraft.C
 	ecfg.OnConfChange = n.onConfChange
 	ecfg.ClusterProtocol = n.ClusterProtocol
 	ecfg.PeerCanLead = n.peerCanLead
+	ecfg.OnLostLog = n.lostLog
 	ecfg.RoundPause = n.cfg.RoundPause
 	if ecfg.RoundPause == 0 {
 		ecfg.RoundPause = -1 // off
@@ -514,13 +510,9 @@ func (n *Node) leads(p uint64) bool {
 }
 
 func (n *Node) loadRecord() error {
-	b, ok, err := n.db.LoadNodeRecord()
+	r, ok, err := readRecord(n.db)
 	if err != nil || !ok {
 		return err
-	}
-	var r nodeRecord
-	if err := json.Unmarshal(b, &r); err != nil {
-		return fmt.Errorf("corrupt node record: %w", err)
 	}
 	if r.ID != n.cfg.ID {
 		return fmt.Errorf("data dir %s belongs to node %q, not %q: use --id %s or another --data-dir", n.cfg.DataDir, r.ID, n.cfg.ID, r.ID)
@@ -530,9 +522,9 @@ func (n *Node) loadRecord() error {
 	}
 	if r.Stale != "" {
 		return fmt.Errorf("data dir %s was found stale and may not be used again (%s); "+
-			"move it away, remove this node from the cluster (parley cluster remove %s, once the cluster sees it dead) and start it on an empty data dir with --join and --join-token: it joins again and copies its replicas from its peers", n.cfg.DataDir, r.Stale, n.cfg.ID)
+			"start it with --rebuild-quarantined to have it set aside and rejoin; or move it away, remove this node from the cluster (parley cluster remove %s, once the cluster sees it dead) and start it on an empty data dir with --join and --join-token: it joins again and copies its replicas from its peers", n.cfg.DataDir, r.Stale, n.cfg.ID)
 	}
-	n.rec.Store(&r)
+	n.rec.Store(r)
 	return nil
 }
 

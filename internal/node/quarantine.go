@@ -3,10 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/parley-chat/parley/internal/storage"
 )
@@ -52,76 +49,4 @@ func (n *Node) watchStore() {
 			scrub.Reset(scrubEvery)
 		}
 	}
-}
-
-// quarantinedPrefix starts the name of the subdirectory a rebuild sets a
-// quarantined data directory's contents aside in.
-const quarantinedPrefix = "quarantined-"
-
-// setAsideQuarantined moves the contents of the quarantined data directory
-// (why: the store's refusal) into a new subdirectory of it,
-// quarantined-TIME, kept for investigation, and marks this start a rebuild:
-// the node joins again under its id (--rebuild-quarantined). Moving within
-// the directory works where it is a mount point (a Kubernetes volume);
-// sets aside earlier stay where they are. It returns nil once the
-// directory holds nothing else.
-func (n *Node) setAsideQuarantined(why error) error {
-	fs := n.dataFS()
-	dir := n.cfg.DataDir
-	names, err := fs.List(dir)
-	if err != nil {
-		return fmt.Errorf("%w; set it aside: %w", why, err)
-	}
-	aside := fs.PathJoin(dir, quarantinedPrefix+time.Now().UTC().Format("20060102T150405.000Z"))
-	if err := fs.MkdirAll(aside, 0o750); err != nil {
-		return fmt.Errorf("%w; set it aside: %w", why, err)
-	}
-	for _, name := range names {
-		if strings.HasPrefix(name, quarantinedPrefix) {
-			continue
-		}
-		if err := fs.Rename(fs.PathJoin(dir, name), fs.PathJoin(aside, name)); err != nil {
-			return fmt.Errorf("%w; set it aside: %w", why, err)
-		}
-	}
-	if d, err := fs.OpenDir(dir); err == nil {
-		err = d.Sync()
-		_ = d.Close()
-		if err != nil {
-			return fmt.Errorf("%w; set it aside: sync %s: %w", why, dir, err)
-		}
-	}
-	n.rebuilding = true
-	n.log.Warn("the data dir was quarantined: its contents are set aside and this node joins again under its id, copying its replicas from its peers (--rebuild-quarantined)",
-		"reason", why, "set_aside_in", aside)
-	return nil
-}
-
-// resumeRebuild marks this start a rebuild when an earlier one set a
-// quarantined directory aside but never finished joining (no node record
-// yet, a quarantined-* subdirectory there): started again, the node must
-// join as the rebuild it is, and an --initial-node must not take the
-// now-empty directory for a new cluster's.
-func (n *Node) resumeRebuild() {
-	if n.rebuilding || n.rec.Load() != nil || len(n.cfg.Join) == 0 {
-		return
-	}
-	fs := n.dataFS()
-	names, _ := fs.List(n.cfg.DataDir)
-	for _, name := range names {
-		if strings.HasPrefix(name, quarantinedPrefix) {
-			n.rebuilding = true
-			n.log.Warn("an earlier start set this quarantined data dir aside and did not finish joining: joining again under this id", "set_aside_in", fs.PathJoin(n.cfg.DataDir, name))
-			return
-		}
-	}
-}
-
-// dataFS is the file system of the data directory: the one the node was
-// given (WithFS), else the operating system's.
-func (n *Node) dataFS() vfs.FS {
-	if n.fs == nil {
-		return vfs.Default
-	}
-	return n.fs
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/parley-chat/parley/internal/config"
 )
 
-// A start after one that set a quarantined directory aside but never
+// A start after one that set a quarantined (or stale) directory aside but never
 // joined is a rebuild too: with the set-aside copy there and no node
 // record, the node joins under its id and, being the --initial-node, does
 // not create a cluster on the emptied directory. Without --join, or with a
@@ -32,6 +32,14 @@ func TestNode_ResumeRebuild(t *testing.T) {
 		if n.rebuilding != tc.want {
 			t.Errorf("join %v, record %v: rebuilding %v, want %v", tc.join, tc.record, n.rebuilding, tc.want)
 		}
+	}
+	stale := t.TempDir()
+	if err := os.Mkdir(filepath.Join(stale, stalePrefix+"20261128T100000.000Z"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	n := &Node{cfg: config.Config{ID: "n1", DataDir: stale, Join: []string{"n2:7071"}}, log: slog.New(slog.DiscardHandler)}
+	if n.resumeRebuild(); !n.rebuilding {
+		t.Error("a data dir holding a stale-* set-aside copy and no record was not taken for a rebuild")
 	}
 	empty := &Node{cfg: config.Config{ID: "n1", DataDir: t.TempDir(), Join: []string{"n2:7071"}}, log: slog.New(slog.DiscardHandler)}
 	if empty.resumeRebuild(); empty.rebuilding {

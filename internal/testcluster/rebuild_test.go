@@ -81,3 +81,69 @@ func TestCluster_RebuildQuarantinedNode(t *testing.T) {
 		t.Fatalf("cluster nodes %v, want n3 listed once", ids)
 	}
 }
+
+// A node restarted on an old copy of its data directory is refused as
+// stale by its peers, and the directory is marked so; a later start is
+// refused naming --rebuild-quarantined, and with it the node sets the
+// directory aside in a stale-* subdirectory, joins again under its id and
+// gets every acknowledged write back from its peers, those made after the
+// copy included.
+func TestCluster_RebuildStaleNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, ReplicationFactor: 3, Partitions: 4, Tick: 20 * time.Millisecond})
+	admin := c.Client(0)
+	testcluster.WaitReplicated(t, admin, time.Minute)
+	want := map[string]string{}
+	put := func(from, to int) {
+		for i := from; i < to; i++ {
+			k, v := fmt.Sprintf("key-%d", i), fmt.Sprintf("value-%d", i)
+			testcluster.MustPut(t, admin, k, v, client.PutOptions{})
+			want[k] = v
+		}
+	}
+	put(0, 10)
+
+	// An old copy of n3's data directory, then a newer start of it that
+	// its peers record, then writes the copy does not hold.
+	c.Kill(2)
+	dir, old := c.DataDir(2), filepath.Join(t.TempDir(), "old")
+	if err := os.CopyFS(old, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	c.Restart(2)
+	put(10, 20)
+	c.Kill(2)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(dir, os.DirFS(old)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RestartEdited(2, func(cfg *config.Config) { cfg.Join = nil }); err == nil || !strings.Contains(err.Error(), "stale") {
+		t.Fatalf("start on the old copy = %v, want it refused as stale", err)
+	}
+	err := c.RestartEdited(2, func(*config.Config) {})
+	if err == nil || !strings.Contains(err.Error(), "found stale") || !strings.Contains(err.Error(), "--rebuild-quarantined") {
+		t.Fatalf("start on a data dir marked stale = %v, want a refusal naming --rebuild-quarantined", err)
+	}
+
+	join, token := c.Node(0).ClusterAddr(), c.JoinToken()
+	if err := c.RestartEdited(2, func(cfg *config.Config) {
+		cfg.Join, cfg.JoinToken, cfg.RebuildQuarantined = []string{join}, token, true
+	}); err != nil {
+		t.Fatalf("start with --rebuild-quarantined: %v", err)
+	}
+	if aside, _ := filepath.Glob(filepath.Join(dir, "stale-*")); len(aside) != 1 {
+		t.Fatalf("set-aside directories %v, want one stale-* subdirectory", aside)
+	}
+	testcluster.WaitReplicated(t, admin, 2*time.Minute)
+	c.VerifyReplicas(time.Minute)
+	rebuilt := c.Client(2)
+	for k, v := range want {
+		if got, _ := testcluster.MustGet(t, rebuilt, k, client.GetOptions{Stale: true}); got != v {
+			t.Fatalf("%s on the rebuilt node = %q, want %q", k, got, v)
+		}
+	}
+}
