@@ -93,11 +93,11 @@ type Config struct {
 	// successful local Propose with where its time went (ProposalTimes),
 	// when the loop saw every phase of it. It must be quick.
 	OnProposal func(ProposalTimes)
-	// PeerCanLead, if set, reports whether the node holding replica of
-	// group may take its leadership: a node whose disk is full hands its
-	// groups only to those (diskfull.go). Nil: any voter may. It is called
-	// on the driver goroutine and must not block.
-	PeerCanLead func(group, replica uint64) bool
+	// PeerDisk, if set, reports the disk of the node holding replica of
+	// group, for a node whose own disk is full or slow to choose whom to
+	// hand its groups to (diskfull.go). Nil: every voter's is fine. It is
+	// called on the driver goroutine and must not block.
+	PeerDisk func(group, replica uint64) PeerDisk
 	// OnLostLog, if set, is told when the leader of group names a commit
 	// index beyond the last entry replica holds (lostlog.go): the replica
 	// lost entries it had acknowledged, so its data went back in time. The

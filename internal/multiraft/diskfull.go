@@ -27,12 +27,29 @@ import (
 //     planner's balancing acts on gossip, which lags the disk) hands it a
 //     group it would have to hand back at once;
 //   - hands the leadership of every group it leads to the most up-to-date
-//     follower whose node may lead (Config.PeerCanLead: its disk is not
-//     full either), once per tick until one takes it. While it hands a
+//     follower whose node's disk is fine (Config.PeerDisk), or, with none,
+//     slow but not full (a slow disk still takes writes, a full one none),
+//     once per tick until one takes it. While it hands a
 //     group over, Propose answers "not the leader" (NotLeaderError with no
 //     leader: the router retries and finds the new one) rather than 507,
 //     since the group can still take writes. With every disk full it keeps
 //     leading: reads still work, writes get 507 at Propose.
+
+// PeerDisk is what the node layer knows of the disk of the node holding
+// another replica (Config.PeerDisk), best first.
+type PeerDisk uint8
+
+// PeerDisk values.
+const (
+	// PeerDiskFine: the node may take the group's leadership.
+	PeerDiskFine PeerDisk = iota
+	// PeerDiskSlow: the node's disk is slow; it takes leadership only from
+	// a node whose disk is full.
+	PeerDiskSlow
+	// PeerDiskUnfit: the node's disk is full, or the replica is unknown;
+	// it takes no leadership.
+	PeerDiskUnfit
+)
 
 // diskLow reports whether the node's disk is below its reserve.
 func (e *Engine) diskLow() bool { return e.cfg.DB.CheckSpace() != nil }
@@ -74,7 +91,7 @@ func (e *Engine) tickGroups() {
 		}
 		g.rn.Tick()
 		if shed && g.isLeader {
-			e.shedLeadership(g)
+			e.shedLeadership(g, low)
 		} else {
 			g.handingOver.Store(false)
 			g.shedLooked.Store(false)
@@ -96,7 +113,7 @@ func (e *Engine) shedNow(ctx context.Context, g *group) {
 	e.post(func() {
 		defer close(done)
 		if e.groups[g.id] == g && g.isLeader && e.diskLow() {
-			e.shedLeadership(g)
+			e.shedLeadership(g, true)
 			e.markTouched(g)
 		}
 	})
@@ -108,9 +125,10 @@ func (e *Engine) shedNow(ctx context.Context, g *group) {
 }
 
 // shedLeadership asks g, which this node leads, to transfer leadership to
-// its most up-to-date voter that may lead, unless a transfer is running
-// already, which counts as the hand-over.
-func (e *Engine) shedLeadership(g *group) {
+// its most up-to-date voter on a node whose disk is fine, or, when this
+// node's disk is full, on a node whose disk is at least not full either;
+// unless a transfer is running already, which counts as the hand-over.
+func (e *Engine) shedLeadership(g *group, full bool) {
 	st := g.rn.Status()
 	if st.RaftState != raft.StateLeader {
 		return
@@ -123,15 +141,24 @@ func (e *Engine) shedLeadership(g *group) {
 		g.shedLooked.Store(true)
 		return
 	}
+	worst := PeerDiskFine
+	if full {
+		worst = PeerDiskSlow
+	}
 	var best, bestMatch uint64
+	bestDisk := PeerDiskUnfit
 	for rid, pr := range st.Progress {
-		if rid == g.replica || pr.IsLearner || pr.Match < bestMatch {
+		if rid == g.replica || pr.IsLearner {
 			continue
 		}
-		if e.cfg.PeerCanLead != nil && !e.cfg.PeerCanLead(g.id, rid) {
+		d := PeerDiskFine
+		if e.cfg.PeerDisk != nil {
+			d = e.cfg.PeerDisk(g.id, rid)
+		}
+		if d > worst || d > bestDisk || d == bestDisk && pr.Match < bestMatch {
 			continue
 		}
-		best, bestMatch = rid, pr.Match
+		best, bestMatch, bestDisk = rid, pr.Match, d
 	}
 	g.handingOver.Store(best != 0)
 	g.shedLooked.Store(true)

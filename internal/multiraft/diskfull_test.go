@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	raftpb "go.etcd.io/raft/v3/raftpb"
 
+	"github.com/parley-chat/parley/internal/errs"
 	"github.com/parley-chat/parley/internal/poll"
 )
 
@@ -82,5 +83,43 @@ func TestEngine_DiskFillsWhileATransferRuns(t *testing.T) {
 	tn.net.mu.Unlock()
 	if got := tn.propose([]byte("while full"), 1); got != 2 {
 		t.Fatalf("the write at the next leader made the total %d, want 2", got)
+	}
+}
+
+// A leader whose disk fills hands its group to a replica whose disk is
+// slow when no replica's disk is fine: a slow disk still takes writes, and
+// the write lands there. With every other disk full too, the write is
+// refused with 507 and the leader keeps the group.
+func TestEngine_FullDiskHandsOverToASlowOneRatherThanRefuse(t *testing.T) {
+	for _, tc := range []struct {
+		peers PeerDisk
+		moves bool
+	}{{PeerDiskSlow, true}, {PeerDiskUnfit, false}} {
+		tn := newTestNet(t, 3, 0, func(c *Config) {
+			c.PeerDisk = func(uint64, uint64) PeerDisk { return tc.peers }
+		})
+		tn.propose([]byte("before"), 1)
+		lead := tn.leader()
+		var leadName string
+		tn.net.mu.Lock()
+		for name, e := range tn.net.engines {
+			if e == lead {
+				leadName = name
+			}
+		}
+		tn.net.mu.Unlock()
+		tn.fss[leadName].TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: 1, TotalBytes: 1 << 30})
+		poll.Until(t, 5*time.Second, "the leader sees its disk full", func() bool {
+			return lead.cfg.DB.CheckSpace() != nil
+		})
+		total, err := tn.proposeAt([]byte("while full"), 1)
+		switch {
+		case tc.moves && (err != nil || total != 2):
+			t.Fatalf("peers' disks %d: a write while the leader's disk is full = %d, %v; want it taken by a slow replica", tc.peers, total, err)
+		case tc.moves && tn.leader() == lead:
+			t.Fatalf("peers' disks %d: the full leader kept the group", tc.peers)
+		case !tc.moves && !errs.Is(err, errs.InsufficientStorage):
+			t.Fatalf("peers' disks %d: a write while every disk is unfit = %d, %v; want 507", tc.peers, total, err)
+		}
 	}
 }

@@ -15,9 +15,9 @@ import (
 // slow disk is seen before its commits end), it calls its disk slow:
 //
 //   - it hands the leadership of every group it leads to the most
-//     up-to-date follower whose node may lead (Config.PeerCanLead, which the
-//     node layer answers from gossip: neither full nor slow), once per tick
-//     until one takes it — the mechanism of a full disk (diskfull.go);
+//     up-to-date follower whose node's disk is fine (Config.PeerDisk, which
+//     the node layer answers from gossip: neither full nor slow), once per
+//     tick until one takes it — the mechanism of a full disk (diskfull.go);
 //   - unlike a full disk, it still ticks its followers and stores what it
 //     is sent: a slow disk is still a disk, and a group whose replicas are
 //     all slow must still elect a leader;

@@ -4,29 +4,34 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/internal/membership"
+	"github.com/parley-chat/parley/internal/multiraft"
 )
 
 // diskWatchEvery is how often a node checks whether its disk crossed the
 // reserve, to tell the others by gossip.
 const diskWatchEvery = 250 * time.Millisecond
 
-// peerCanLead implements multiraft.Config.PeerCanLead: a node whose disk is
-// full or slow hands its groups only to replicas on nodes whose disk is
-// neither (as gossip tells it; the engine's own checks cover this node).
-func (n *Node) peerCanLead(group, replica uint64) bool {
+// peerDisk implements multiraft.Config.PeerDisk: a node whose disk is
+// full or slow hands its groups to replicas on nodes whose disk is neither
+// (as gossip tells it; the engine's own checks cover this node), or, when
+// its own is full, to one that is slow but not full.
+func (n *Node) peerDisk(group, replica uint64) multiraft.PeerDisk {
 	m := n.Map()
 	if m == nil {
-		return true
+		return multiraft.PeerDiskFine
 	}
 	g, ok := m.Group(group)
 	if !ok {
-		return true
+		return multiraft.PeerDiskFine
 	}
 	id, ok := replicaNodeOf(g, replica)
-	if !ok {
-		return false
+	switch {
+	case !ok || n.memberDiskFull(id):
+		return multiraft.PeerDiskUnfit
+	case n.memberDiskSlow(id):
+		return multiraft.PeerDiskSlow
 	}
-	return !n.memberDiskFull(id) && !n.memberDiskSlow(id)
+	return multiraft.PeerDiskFine
 }
 
 // memberDiskFull reports whether node id's disk is below its reserve: this

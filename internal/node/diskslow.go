@@ -21,7 +21,7 @@ func (n *Node) memberDiskSlow(id string) bool {
 // gossipDiskSlow gossips whether this node's disk is slow when that
 // changed since meta was gossiped, records the change in the cluster
 // events and logs it. While it is, the node hands its leaderships over
-// (the engine does) and the others neither hand it one (peerCanLead) nor
+// (the engine does) and the others neither hand it one (peerDisk, unless theirs is full) nor
 // plan it one (the planner's health); it keeps its replicas. It returns
 // the meta as gossiped.
 func (n *Node) gossipDiskSlow(ml *membership.Membership, meta membership.Meta) membership.Meta {

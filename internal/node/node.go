@@ -388,7 +388,7 @@ func (n *Node) engineConfig(db *storage.DB, tr *transport.Transport) multiraft.C
 	ecfg.OnApplied = n.onApplied
 	ecfg.OnConfChange = n.onConfChange
 	ecfg.ClusterProtocol = n.ClusterProtocol
-	ecfg.PeerCanLead = n.peerCanLead
+	ecfg.PeerDisk = n.peerDisk
 	ecfg.OnLostLog = n.lostLog
 	ecfg.RoundPause = n.cfg.RoundPause
 	if ecfg.RoundPause == 0 {
