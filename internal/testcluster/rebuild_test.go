@@ -23,15 +23,9 @@ func TestCluster_RebuildQuarantinedNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
-	c := testcluster.New(t, testcluster.Options{Nodes: 3, ReplicationFactor: 3, Partitions: 4, Tick: 20 * time.Millisecond})
-	admin := c.Client(0)
-	testcluster.WaitReplicated(t, admin, time.Minute)
+	c := newRebuildCluster(t)
 	want := map[string]string{}
-	for i := range 20 {
-		k, v := fmt.Sprintf("key-%d", i), fmt.Sprintf("value-%d", i)
-		testcluster.MustPut(t, admin, k, v, client.PutOptions{})
-		want[k] = v
-	}
+	putKeys(t, c, want, 0, 20)
 
 	c.Kill(2)
 	dir := c.DataDir(2)
@@ -44,12 +38,7 @@ func TestCluster_RebuildQuarantinedNode(t *testing.T) {
 		t.Fatalf("start on a quarantined data dir = %v, want a refusal naming --rebuild-quarantined", err)
 	}
 
-	join, token := c.Node(0).ClusterAddr(), c.JoinToken()
-	if err := c.RestartEdited(2, func(cfg *config.Config) {
-		cfg.Join, cfg.JoinToken, cfg.RebuildQuarantined = []string{join}, token, true
-	}); err != nil {
-		t.Fatalf("start with --rebuild-quarantined: %v", err)
-	}
+	rebuildSelf(t, c, 2)
 	aside, _ := filepath.Glob(filepath.Join(dir, "quarantined-*", storage.QuarantineFile))
 	if len(aside) != 1 {
 		t.Fatalf("set-aside markers %v, want the one marker moved into a quarantined-* subdirectory", aside)
@@ -60,26 +49,7 @@ func TestCluster_RebuildQuarantinedNode(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, storage.QuarantineFile)); !os.IsNotExist(err) {
 		t.Fatalf("the data dir still holds the marker at its top: %v", err)
 	}
-
-	testcluster.WaitReplicated(t, admin, 2*time.Minute)
-	c.VerifyReplicas(time.Minute)
-	rebuilt := c.Client(2)
-	for k, v := range want {
-		if got, _ := testcluster.MustGet(t, rebuilt, k, client.GetOptions{Stale: true}); got != v {
-			t.Fatalf("%s on the rebuilt node = %q, want %q", k, got, v)
-		}
-	}
-	st, err := admin.Cluster(testcluster.StepContext(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, n := range st.Nodes {
-		ids = append(ids, n.ID)
-	}
-	if strings.Count(strings.Join(ids, ","), "n3") != 1 {
-		t.Fatalf("cluster nodes %v, want n3 listed once", ids)
-	}
+	checkRebuilt(t, c, 2, want)
 }
 
 // A node restarted on an old copy of its data directory is refused as
@@ -92,18 +62,9 @@ func TestCluster_RebuildStaleNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
-	c := testcluster.New(t, testcluster.Options{Nodes: 3, ReplicationFactor: 3, Partitions: 4, Tick: 20 * time.Millisecond})
-	admin := c.Client(0)
-	testcluster.WaitReplicated(t, admin, time.Minute)
+	c := newRebuildCluster(t)
 	want := map[string]string{}
-	put := func(from, to int) {
-		for i := from; i < to; i++ {
-			k, v := fmt.Sprintf("key-%d", i), fmt.Sprintf("value-%d", i)
-			testcluster.MustPut(t, admin, k, v, client.PutOptions{})
-			want[k] = v
-		}
-	}
-	put(0, 10)
+	putKeys(t, c, want, 0, 10)
 
 	// An old copy of n3's data directory, then a newer start of it that
 	// its peers record, then writes the copy does not hold.
@@ -113,7 +74,7 @@ func TestCluster_RebuildStaleNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Restart(2)
-	put(10, 20)
+	putKeys(t, c, want, 10, 20)
 	c.Kill(2)
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
@@ -129,21 +90,69 @@ func TestCluster_RebuildStaleNode(t *testing.T) {
 		t.Fatalf("start on a data dir marked stale = %v, want a refusal naming --rebuild-quarantined", err)
 	}
 
+	rebuildSelf(t, c, 2)
+	if aside, _ := filepath.Glob(filepath.Join(dir, "stale-*")); len(aside) != 1 {
+		t.Fatalf("set-aside directories %v, want one stale-* subdirectory", aside)
+	}
+	checkRebuilt(t, c, 2, want)
+}
+
+// newRebuildCluster starts 3 nodes at RF 3 and waits until every partition
+// is fully replicated.
+func newRebuildCluster(t *testing.T) *testcluster.Cluster {
+	t.Helper()
+	c := testcluster.New(t, testcluster.Options{Nodes: 3, ReplicationFactor: 3, Partitions: 4, Tick: 20 * time.Millisecond})
+	testcluster.WaitReplicated(t, c.Client(0), time.Minute)
+	return c
+}
+
+// putKeys puts key-i = value-i for i in [from, to) through node 0 and
+// records each in want.
+func putKeys(t *testing.T, c *testcluster.Cluster, want map[string]string, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		k, v := fmt.Sprintf("key-%d", i), fmt.Sprintf("value-%d", i)
+		testcluster.MustPut(t, c.Client(0), k, v, client.PutOptions{})
+		want[k] = v
+	}
+}
+
+// rebuildSelf starts node i with --rebuild-quarantined, joining through
+// node 0 with the cluster's join token.
+func rebuildSelf(t *testing.T, c *testcluster.Cluster, i int) {
+	t.Helper()
 	join, token := c.Node(0).ClusterAddr(), c.JoinToken()
-	if err := c.RestartEdited(2, func(cfg *config.Config) {
+	if err := c.RestartEdited(i, func(cfg *config.Config) {
 		cfg.Join, cfg.JoinToken, cfg.RebuildQuarantined = []string{join}, token, true
 	}); err != nil {
 		t.Fatalf("start with --rebuild-quarantined: %v", err)
 	}
-	if aside, _ := filepath.Glob(filepath.Join(dir, "stale-*")); len(aside) != 1 {
-		t.Fatalf("set-aside directories %v, want one stale-* subdirectory", aside)
-	}
+}
+
+// checkRebuilt waits until every partition is fully replicated again and
+// checks that the replicas agree, that rebuilt node i holds every key of
+// want, and that the cluster lists the node once.
+func checkRebuilt(t *testing.T, c *testcluster.Cluster, i int, want map[string]string) {
+	t.Helper()
+	admin := c.Client(0)
 	testcluster.WaitReplicated(t, admin, 2*time.Minute)
 	c.VerifyReplicas(time.Minute)
-	rebuilt := c.Client(2)
+	rebuilt := c.Client(i)
 	for k, v := range want {
 		if got, _ := testcluster.MustGet(t, rebuilt, k, client.GetOptions{Stale: true}); got != v {
 			t.Fatalf("%s on the rebuilt node = %q, want %q", k, got, v)
 		}
+	}
+	st, err := admin.Cluster(testcluster.StepContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := fmt.Sprintf("n%d", i+1)
+	var ids []string
+	for _, n := range st.Nodes {
+		ids = append(ids, n.ID)
+	}
+	if strings.Count(strings.Join(ids, ","), id) != 1 {
+		t.Fatalf("cluster nodes %v, want %s listed once", ids, id)
 	}
 }
