@@ -27,6 +27,10 @@ type clientOptions struct {
 	Server string
 	// Timeout bounds the whole command, retries included.
 	Timeout time.Duration
+	// DialTimeout bounds a connection to one server, and how long one
+	// that accepted may take to start answering a request that may be sent
+	// again before the next server is tried (client.WithAttemptTimeout).
+	DialTimeout time.Duration
 	// Token is the bearer token of a session (POST /api/v1/sessions).
 	Token string
 	// CAFile names a PEM file of CA certificates that HTTPS servers are
@@ -60,6 +64,8 @@ func addServerFlags(fs *flagSet, o *clientOptions) {
 	fs.StringVar(&o.Server, "server", defaultServer, "base `URL` of any node; several, comma separated, are tried in turn while one cannot be reached or hangs (so are the nodes of a stored login)")
 	fs.bindEnv("server", "PARLEY_SERVER")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "give up after this `duration`, retries included")
+	fs.DurationVar(&o.DialTimeout, "dial-timeout", defaultDialTimeout, "how long one server may take to accept a connection, or to start answering a request that is safe to resend, before the next is tried")
+	fs.bindEnv("dial-timeout", "PARLEY_DIAL_TIMEOUT")
 	fs.StringVar(&o.CAFile, "ca-file", "", "PEM `file` of the CA certificates an https:// server must be signed by, instead of the system's (a self-signed cluster)")
 	fs.bindEnv("ca-file", "PARLEY_CA_FILE")
 }
@@ -67,11 +73,20 @@ func addServerFlags(fs *flagSet, o *clientOptions) {
 // newClient returns a client of the server, signed in with the token,
 // that turns to the fallbacks when it cannot connect.
 func (o *clientOptions) newClient() *client.Client {
-	c := client.New(o.Server, append(o.options(o.Token), client.WithFallbacks(o.fallbacks...), client.WithAttemptTimeout(attemptTimeout))...)
+	c := client.New(o.Server, append(o.options(o.Token), client.WithFallbacks(o.fallbacks...), client.WithAttemptTimeout(o.dialTimeout()))...)
 	if o.hint != nil {
 		o.hint.client.Store(c) // commands may make clients on several goroutines
 	}
 	return c
+}
+
+// dialTimeout is --dial-timeout, or its default for options made without
+// flags.
+func (o *clientOptions) dialTimeout() time.Duration {
+	if o.DialTimeout <= 0 {
+		return defaultDialTimeout
+	}
+	return o.DialTimeout
 }
 
 // clientOf returns a client of server signed in with token ("" for none),
@@ -105,8 +120,11 @@ func (o *clientOptions) check() error {
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %s: must be positive", o.Timeout)
 	}
+	if o.DialTimeout <= 0 {
+		return fmt.Errorf("--dial-timeout %s: must be positive", o.DialTimeout)
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	tr.DialContext = (&net.Dialer{Timeout: o.dialTimeout(), KeepAlive: 30 * time.Second}).DialContext
 	if o.CAFile != "" {
 		pool, err := loadCAFile(o.CAFile)
 		if err != nil {
@@ -118,18 +136,15 @@ func (o *clientOptions) check() error {
 	return nil
 }
 
-const (
-	// dialTimeout bounds a connection to one server (etcdctl's
-	// --dial-timeout is 2 s): a node whose address drops packets (cut off,
-	// powered off) is a dial error after it, and the next --server is tried.
-	dialTimeout = 3 * time.Second
-	// attemptTimeout is how long a server may take to start answering a
-	// request that may be sent again before the client asks it for
-	// /healthz, and leaves it for the next server when that goes
-	// unanswered too (client.WithAttemptTimeout): a node that accepts
-	// connections and then hangs.
-	attemptTimeout = 3 * time.Second
-)
+// defaultDialTimeout is --dial-timeout's default (etcdctl's is 2 s). It
+// bounds a connection to one server: a node whose address drops packets
+// (cut off, powered off) is a dial error after it, and the next --server
+// is tried. It is also how long a server may take to start answering a
+// request that may be sent again before the client asks it for /healthz,
+// and leaves it for the next server when that goes unanswered too
+// (client.WithAttemptTimeout): a node that accepts connections and then
+// hangs.
+const defaultDialTimeout = 3 * time.Second
 
 // loadCAFile reads the PEM certificates of file into a new pool.
 func loadCAFile(file string) (*x509.CertPool, error) {

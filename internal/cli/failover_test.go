@@ -48,6 +48,14 @@ func TestClient_CommandsGoOnWhenTheirServerIsDown(t *testing.T) {
 	if got := mustRunEnv(t, ctx, env, "", "kv", "get", "k", "--server", hung+","+url, "--timeout", "20s"); got != "hung" {
 		t.Fatalf("kv get with a hung first server printed %q, want hung", got)
 	}
+	// A shorter --dial-timeout leaves the hung server sooner: within a
+	// --timeout shorter than the default's two waits (3 s + 3 s).
+	if got := mustRunEnv(t, ctx, env, "", "kv", "get", "k", "--server", hung+","+url, "--timeout", "4s", "--dial-timeout", "300ms"); got != "hung" {
+		t.Fatalf("kv get with --dial-timeout 300ms and a hung first server printed %q, want hung", got)
+	}
+	if r := run(ctx, env, "", "kv", "get", "k", "--server", url, "--dial-timeout", "0s"); r.code != 2 || !strings.Contains(r.stderr, "--dial-timeout 0s: must be positive") {
+		t.Fatalf("--dial-timeout 0s: exit %d, stderr %q; want a usage error naming the flag", r.code, r.stderr)
+	}
 
 	// The login is kept for the cluster's nodes: make the dead address one
 	// of them, as a node that has since gone down.
