@@ -19,9 +19,20 @@ import (
 // from voting and serving until it caught up: never elect a leader without
 // acknowledged writes, never answer from the old state.
 func StaleDataDir(dir string, step time.Duration) Fault {
+	return staleDataDir(dir, step, false)
+}
+
+// StaleDataDirRebuild is StaleDataDir with the node rebuilding itself: once
+// refused, it is started again with --rebuild-quarantined, sets its stale
+// directory aside and rejoins under its id, with no operator's removal.
+func StaleDataDirRebuild(dir string, step time.Duration) Fault {
+	return staleDataDir(dir, step, true)
+}
+
+func staleDataDir(dir string, step time.Duration, self bool) Fault {
 	var old string
 	var f, lag, l int
-	return Fault{
+	fault := Fault{
 		Name:    "restart of a follower from an old copy of its data directory, with the leader cut off",
 		Promise: "a node restarted from an old copy of its data never serves the old state and never helps elect a leader without acknowledged writes: it is refused, or rebuilt from its peers",
 		Inject: func(c *nemesis.Cluster) (string, error) {
@@ -71,7 +82,29 @@ func StaleDataDir(dir string, step time.Duration) Fault {
 			if log := fn.Log(20000); !strings.Contains(log, "stale") {
 				return fmt.Errorf("%s stopped, but not because its data was found stale:\n%s", fn.ID, log)
 			}
-			return c.Rebuild(fn)
+			if !self {
+				return c.Rebuild(fn)
+			}
+			fn.Kill() // reaps the exited process
+			if err := fn.Start(); err != nil {
+				return err
+			}
+			if !waitExit(fn, quarantineWithin) {
+				return fmt.Errorf("%s started again on its stale data directory", fn.ID)
+			}
+			if err := c.RebuildSelf(fn); err != nil {
+				return err
+			}
+			c.WaitReady(fn, 2*time.Minute)
+			if log := fn.Log(20000); !strings.Contains(log, "its contents are set aside") {
+				return fmt.Errorf("%s serves again, but its log does not say it set its stale directory aside:\n%s", fn.ID, log)
+			}
+			return nil
 		},
 	}
+	if self {
+		fault.Name += ", which rebuilds itself"
+		fault.Promise = "a node restarted from an old copy of its data is refused and stops; started again with --rebuild-quarantined it sets the directory aside and rejoins under its id with no operator's removal, gets its replicas back from its peers, and never serves the old state"
+	}
+	return fault
 }
