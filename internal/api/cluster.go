@@ -70,8 +70,10 @@ type ReplicaStatus struct {
 	Role    string `json:"role"`
 	Applied uint64 `json:"applied"` // applied Raft index
 	// LagEntries and LagMs say how far behind the leader the replica is:
-	// entries, and ms. Both are null when unknown (the replica's node did
-	// not answer: "unreachable"), and 0 for the leader itself.
+	// entries, and ms (the latest lag sample; 0 once the replica has
+	// everything and sampled over 10 s ago). Both are null when unknown
+	// (the replica's node did not answer: "unreachable"), and 0 for the
+	// leader itself.
 	LagEntries *uint64 `json:"lag_entries"`
 	LagMs      *int64  `json:"lag_ms"`
 }

@@ -78,6 +78,7 @@ type group struct {
 	leaderCommit uint64
 	lagMs        atomic.Int64
 	lagEntries   atomic.Uint64
+	lagAt        atomic.Int64 // unix ms when the latest sample was taken
 
 	applyPending bool   // in the round's list of groups that applied
 	inFlight     bool   // its last Ready is in a batch being committed

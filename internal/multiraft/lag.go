@@ -19,6 +19,7 @@ func (e *Engine) reportLag(g *group, now int64) {
 	}
 	g.lagMs.Store(lags[len(lags)-1])
 	g.lagEntries.Store(behind)
+	g.lagAt.Store(now)
 	if e.cfg.OnLag != nil {
 		e.cfg.OnLag(g.id, g.isLeader, lags, behind)
 	}

@@ -28,6 +28,8 @@ type GroupStatus struct {
 	// how many entries the replica was then behind the leader's commit.
 	LagMs      int64
 	LagEntries uint64
+	// LagAt is when that sample was taken (unix ms; 0: none yet).
+	LagAt int64
 }
 
 // ReplicaProgress is the leader's view of one replica.
@@ -87,6 +89,7 @@ func (e *Engine) groupStatus(g *group) GroupStatus {
 		ConfState:  g.confState,
 		LagMs:      g.lagMs.Load(),
 		LagEntries: g.lagEntries.Load(),
+		LagAt:      g.lagAt.Load(),
 	}
 	if st.IsLeader {
 		st.Progress = make(map[uint64]ReplicaProgress, len(s.Progress))

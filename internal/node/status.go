@@ -122,18 +122,7 @@ func buildStatus(m *placement.Map, byNode map[string]map[uint64]multiraft.GroupS
 			rs := api.ReplicaStatus{Node: r.Node, Role: "unreachable"}
 			if st, ok := byNode[r.Node][g.ID]; ok {
 				rs.Applied = st.Applied
-				// The latest lag sample: how long after the leader stamped
-				// the last command this replica applied it.
-				lagMs, lagEntries := max(st.LagMs, 0), uint64(0)
-				if leaderApplied > st.Applied {
-					// Behind: at least how long since it last had
-					// everything the leader had committed.
-					lagEntries = leaderApplied - st.Applied
-					lagMs = max(lagMs, st.StaleMs)
-				}
-				if st.IsLeader { // its samples are from when it followed
-					lagMs, lagEntries = 0, 0
-				}
+				lagMs, lagEntries := replicaLag(st, leaderApplied, time.Now())
 				rs.LagMs, rs.LagEntries = &lagMs, &lagEntries
 				switch {
 				case st.IsLeader:
@@ -188,4 +177,24 @@ func isLearnerIn(st multiraft.GroupStatus, id uint64) bool {
 		}
 	}
 	return false
+}
+
+// replicaLag is what the cluster status reports of a replica whose state is
+// st, while its leader applied up to leaderApplied: the latest lag sample
+// (how long after the leader stamped the last command this replica applied
+// it) and no entries behind; when behind, the entries it lacks and at least
+// how long since it last had everything; 0 and 0 for the leader (its
+// samples are from when it followed), and a 0 ms lag for a replica that has
+// everything and took its sample longer than lagWindow ago (an old sample,
+// from a catch-up say, is no lag any more).
+func replicaLag(st multiraft.GroupStatus, leaderApplied uint64, now time.Time) (ms int64, entries uint64) {
+	switch {
+	case st.IsLeader:
+		return 0, 0
+	case leaderApplied > st.Applied:
+		return max(st.LagMs, st.StaleMs, 0), leaderApplied - st.Applied
+	case now.Sub(time.UnixMilli(st.LagAt)) > lagWindow:
+		return 0, 0
+	}
+	return max(st.LagMs, 0), 0
 }
