@@ -296,6 +296,7 @@ func (n *Node) Start(ctx context.Context) error {
 		return err
 	}
 	n.resumeRebuild()
+	n.warnSetAside()
 	if err := n.countBoot(); err != nil {
 		n.Close()
 		return err

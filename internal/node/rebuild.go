@@ -138,6 +138,54 @@ func (n *Node) resumeRebuild() {
 	}
 }
 
+// warnSetAside logs, at a start, the set-aside copies earlier rebuilds
+// left in the data directory and the disk they use: they are kept to be
+// looked at and are never deleted by the node, so an operator who missed
+// the rebuild's log line learns of them here, once per start. A start that
+// rebuilds has said so already.
+func (n *Node) warnSetAside() {
+	if n.rebuilding {
+		return
+	}
+	fs := n.dataFS()
+	names, _ := fs.List(n.cfg.DataDir)
+	var dirs []string
+	var size int64
+	for _, name := range names {
+		if !isSetAside(name) {
+			continue
+		}
+		dir := fs.PathJoin(n.cfg.DataDir, name)
+		dirs = append(dirs, dir)
+		size += treeSize(fs, dir)
+	}
+	if len(dirs) > 0 {
+		n.log.Warn("the data dir holds copies set aside by earlier rebuilds: delete them once looked at",
+			"set_aside", dirs, "bytes", size)
+	}
+}
+
+// treeSize is the total size of the files under dir.
+func treeSize(fs vfs.FS, dir string) int64 {
+	names, err := fs.List(dir)
+	if err != nil {
+		return 0
+	}
+	var total int64
+	for _, name := range names {
+		p := fs.PathJoin(dir, name)
+		st, err := fs.Stat(p)
+		switch {
+		case err != nil:
+		case st.IsDir():
+			total += treeSize(fs, p)
+		default:
+			total += st.Size()
+		}
+	}
+	return total
+}
+
 // dataFS is the file system of the data directory: the one the node was
 // given (WithFS), else the operating system's.
 func (n *Node) dataFS() vfs.FS {
