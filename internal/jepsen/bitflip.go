@@ -66,14 +66,7 @@ func bitFlip(self bool) Fault {
 			if !self {
 				return c.Rebuild(victim)
 			}
-			if err := c.RebuildSelf(victim); err != nil {
-				return err
-			}
-			c.WaitReady(victim, 2*time.Minute)
-			if log := victim.Log(20000); !strings.Contains(log, "its contents are set aside") {
-				return fmt.Errorf("%s serves again, but its log does not say it set its quarantined directory aside:\n%s", victim.ID, log)
-			}
-			return nil
+			return rebuildItself(c, victim, "quarantined")
 		},
 	}
 	if self {

@@ -92,14 +92,7 @@ func staleDataDir(dir string, step time.Duration, self bool) Fault {
 			if !waitExit(fn, quarantineWithin) {
 				return fmt.Errorf("%s started again on its stale data directory", fn.ID)
 			}
-			if err := c.RebuildSelf(fn); err != nil {
-				return err
-			}
-			c.WaitReady(fn, 2*time.Minute)
-			if log := fn.Log(20000); !strings.Contains(log, "its contents are set aside") {
-				return fmt.Errorf("%s serves again, but its log does not say it set its stale directory aside:\n%s", fn.ID, log)
-			}
-			return nil
+			return rebuildItself(c, fn, "stale")
 		},
 	}
 	if self {
