@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/parley-chat/parley/client"
@@ -16,7 +17,8 @@ func runClusterStatus(ctx context.Context, e *Env, path string, args []string) e
 	var asJSON bool
 	fs := newFlagSet(path, "[flags]", `
 Print the cluster's nodes, then its partitions: leader, and every replica with
-its role, applied index and lag behind the leader.`)
+its role, applied index and lag behind the leader. A warning follows when a
+partition is on two voters, which survive no node failure.`)
 	addClientFlags(fs, &co)
 	fs.BoolVar(&asJSON, "json", false, "print the status as JSON, as GET /api/v1/cluster returns it")
 	if _, err := parseClient(fs, &co, e, args, 0, 0); err != nil {
@@ -74,7 +76,55 @@ func writeClusterStatus(w io.Writer, st *client.ClusterStatus) error {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", m.Partition, dash(m.From), dash(m.To), m.Phase)
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if two := twoVoters(st); len(two) > 0 {
+		_, err := fmt.Fprintf(w, "\nwarning: %s on two voters: each stops taking writes while either of its nodes is down (a partition survives one failure from three voters up)\n",
+			plural(len(two), "partition")+" "+idList(two))
+		return err
+	}
+	return nil
+}
+
+// twoVoters lists the partitions with exactly two voters (the leader and
+// one follower): a majority of two is both, so such a partition survives
+// no node failure, no better than one voter and with twice the nodes to
+// fail. A cluster of two nodes at any replication factor is in this state,
+// as is a partition between its second and third replica.
+func twoVoters(st *client.ClusterStatus) []uint64 {
+	var out []uint64
+	for _, p := range st.Partitions {
+		voters := 0
+		for _, r := range p.Replicas {
+			if r.Role == "leader" || r.Role == "follower" {
+				voters++
+			}
+		}
+		if voters == 2 {
+			out = append(out, p.ID)
+		}
+	}
+	return out
+}
+
+// idList shows ids as a comma-separated list, runs of consecutive ids as
+// first-last.
+func idList(ids []uint64) string {
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(ids[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // dash shows an empty field as "-".

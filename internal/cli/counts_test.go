@@ -203,3 +203,35 @@ func TestWriteLag_Counts(t *testing.T) {
 		}
 	}
 }
+
+// A partition on two voters survives no node failure: the status says so
+// under the tables, naming the partitions; one or three voters, or a
+// learner beside one voter, draw no warning.
+func TestWriteClusterStatus_WarnsOfTwoVoters(t *testing.T) {
+	replicas := func(roles ...string) []client.ReplicaStatus {
+		var out []client.ReplicaStatus
+		for i, r := range roles {
+			out = append(out, client.ReplicaStatus{Node: "n" + string(rune('1'+i)), Role: r})
+		}
+		return out
+	}
+	status := func(parts ...[]client.ReplicaStatus) string {
+		st := &client.ClusterStatus{ClusterID: "c1"}
+		for i, r := range parts {
+			st.Partitions = append(st.Partitions, client.PartitionStatus{ID: uint64(i + 1), Replicas: r})
+		}
+		var b bytes.Buffer
+		if err := writeClusterStatus(&b, st); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	out := status(replicas("leader", "follower"), replicas("leader", "follower", "learner"),
+		replicas("leader", "follower", "follower"), replicas("leader", "follower"))
+	if want := "\nwarning: 3 partitions 1-2, 4 on two voters: each stops taking writes while either of its nodes is down"; !strings.Contains(out, want) {
+		t.Fatalf("status:\n%s\nwant it to contain %q", out, want)
+	}
+	if out := status(replicas("leader"), replicas("leader", "learner"), replicas("leader", "follower", "follower")); strings.Contains(out, "warning") {
+		t.Fatalf("status of partitions on one or three voters warns:\n%s", out)
+	}
+}
