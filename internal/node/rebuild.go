@@ -55,7 +55,9 @@ func (n *Node) openStore() (*storage.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r, ok, _ := readRecord(db); ok && r.Stale != "" {
+	// Only this node's own directory: another's is refused by loadRecord,
+	// named, and left alone.
+	if r, ok, _ := readRecord(db); ok && r.Stale != "" && r.ID == n.cfg.ID {
 		if err := db.Close(); err != nil {
 			return nil, fmt.Errorf("close the stale store: %w", err)
 		}
