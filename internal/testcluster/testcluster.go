@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -100,7 +101,10 @@ func New(t testing.TB, opts Options) *Cluster {
 	for i := 0; i < opts.Nodes; i++ {
 		c.AddNode()
 	}
-	c.WaitConverged(30 * time.Second)
+	// A minute: under the full race suite on two cores, the 10 ms ticks of
+	// a new cluster's groups can churn elections for a while (once past
+	// 30 s in CI).
+	c.WaitConverged(time.Minute)
 	return c
 }
 
@@ -466,7 +470,7 @@ func (c *Cluster) Converged() error {
 	want := min(m.ReplicationFactor, len(m.Nodes))
 	for _, g := range m.Groups[1:] {
 		if v := voters(g); v < want {
-			return fmt.Errorf("partition %d has %d of %d voters", g.ID, v, want)
+			return fmt.Errorf("partition %d has %d of %d voters (%s)", g.ID, v, want, replicaRoles(g))
 		}
 	}
 	if v, want := voters(m.Groups[0]), min(m.MetaVoters, len(m.Nodes)); v < want {
@@ -494,6 +498,15 @@ func (c *Cluster) Converged() error {
 		}
 	}
 	return nil
+}
+
+// replicaRoles shows g's replicas as the map has them: "n1:voter n3:learner".
+func replicaRoles(g placement.Group) string {
+	var out []string
+	for _, r := range g.Replicas {
+		out = append(out, r.Node+":"+r.Role)
+	}
+	return strings.Join(out, " ")
 }
 
 func voters(g placement.Group) int {
