@@ -101,10 +101,7 @@ func New(t testing.TB, opts Options) *Cluster {
 	for i := 0; i < opts.Nodes; i++ {
 		c.AddNode()
 	}
-	// A minute: under the full race suite on two cores, the 10 ms ticks of
-	// a new cluster's groups can churn elections for a while (once past
-	// 30 s in CI).
-	c.WaitConverged(time.Minute)
+	c.WaitConverged(30 * time.Second)
 	return c
 }
 
