@@ -51,18 +51,9 @@ func TestEngine_DiskFillsWhileATransferRuns(t *testing.T) {
 	tn := newTestNet(t, 3, 0, func(c *Config) { c.TickInterval = 50 * time.Millisecond })
 	tn.propose([]byte("before"), 1)
 	lead := tn.leader()
-	var leadName, away string
-	var awayID uint64
+	leadName, away := tn.nameOf(lead), tn.follower()
 	tn.net.mu.Lock()
-	for name, e := range tn.net.engines {
-		switch {
-		case e == lead:
-			leadName = name
-		case away == "":
-			away = name
-			awayID = e.groups[1].replica
-		}
-	}
+	awayID := tn.net.engines[away].group(1).replica
 	tn.net.down[away] = true
 	tn.net.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -100,15 +91,7 @@ func TestEngine_FullDiskHandsOverToASlowOneRatherThanRefuse(t *testing.T) {
 		})
 		tn.propose([]byte("before"), 1)
 		lead := tn.leader()
-		var leadName string
-		tn.net.mu.Lock()
-		for name, e := range tn.net.engines {
-			if e == lead {
-				leadName = name
-			}
-		}
-		tn.net.mu.Unlock()
-		tn.fss[leadName].TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: 1, TotalBytes: 1 << 30})
+		tn.fss[tn.nameOf(lead)].TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: 1, TotalBytes: 1 << 30})
 		poll.Until(t, 5*time.Second, "the leader sees its disk full", func() bool {
 			return lead.cfg.DB.CheckSpace() != nil
 		})

@@ -278,7 +278,19 @@ func (tn *testNet) leader() *Engine {
 	return nil
 }
 
-// propose proposes through the current leader, retrying across elections.
+// nameOf returns the name of engine e ("n<replica>").
+func (tn *testNet) nameOf(e *Engine) string {
+	tn.net.mu.Lock()
+	defer tn.net.mu.Unlock()
+	for name, x := range tn.net.engines {
+		if x == e {
+			return name
+		}
+	}
+	tn.t.Fatal("no such engine")
+	return ""
+}
+
 // follower returns the name of an engine that does not lead group 1 now.
 func (tn *testNet) follower() string {
 	tn.t.Helper()
@@ -292,6 +304,7 @@ func (tn *testNet) follower() string {
 	return ""
 }
 
+// propose proposes through the current leader, retrying across elections.
 func (tn *testNet) propose(id []byte, add byte) uint64 {
 	tn.t.Helper()
 	total, err := tn.proposeAt(id, add)

@@ -21,7 +21,7 @@ import (
 // lost acknowledged entries; the first time, it logs and calls
 // Config.OnLostLog.
 func (e *Engine) lostLog(g *group, m raftpb.Message) bool {
-	if m.Type != raftpb.MsgHeartbeat || m.Commit == 0 {
+	if m.Type != raftpb.MsgHeartbeat {
 		return false
 	}
 	last, err := g.st.LastIndex()

@@ -178,7 +178,7 @@ func (s *sim) checkSteps(v View, steps []Step) {
 		// their promotion together, so that they become voters at once.
 		if prev := seen[st.Group]; len(prev) > 0 {
 			pair := len(prev) == 1 && prev[0] == st.Kind && (st.Kind == StepAddReplica || st.Kind == StepPromote) &&
-				st.Group != MetaGroup && voterCount(g) == 1
+				st.Group != MetaGroup && s.m.voters(st.Group) == 1
 			if !pair {
 				s.fail("two steps for group %d in one plan: %v", st.Group, steps)
 			}
@@ -297,15 +297,4 @@ func (s *sim) settle() {
 		}
 	}
 	s.fail("no fixed point after 5000 rounds")
-}
-
-// voterCount is how many voters g's map entry lists.
-func voterCount(g *Group) int {
-	n := 0
-	for _, r := range g.Replicas {
-		if r.Role == RoleVoter {
-			n++
-		}
-	}
-	return n
 }

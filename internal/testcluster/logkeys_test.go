@@ -12,48 +12,53 @@ import (
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
-// keyLog is a slog.Handler that keeps, for every line, the keys it
-// carries: those of the attributes its logger was made With, then the
-// line's own.
+// keyLog is a slog.Handler that keeps every line with the attributes its
+// logger was made With, to judge their keys after the run.
 type keyLog struct {
-	with     []string
-	withText []string // the same attributes as key=value
-	mu       *sync.Mutex
-	lines    *[]loggedLine
+	with  []slog.Attr
+	mu    *sync.Mutex
+	lines *[]loggedLine
 }
 
-// loggedLine is one line's message and keys, and the line as text.
+// loggedLine is one line as logged, with its logger's attributes.
 type loggedLine struct {
-	msg  string
-	keys []string
-	text string
+	rec  slog.Record
+	with []slog.Attr
+}
+
+// keys are the line's keys: its logger's, then its own.
+func (l loggedLine) keys() []string {
+	var out []string
+	for _, a := range l.with {
+		out = append(out, a.Key)
+	}
+	l.rec.Attrs(func(a slog.Attr) bool { out = append(out, a.Key); return true })
+	return out
+}
+
+// text is the line as key=value text, for a failure's report.
+func (l loggedLine) text() string {
+	out := []string{l.rec.Time.Format("15:04:05.000"), l.rec.Message}
+	for _, a := range l.with {
+		out = append(out, a.String())
+	}
+	l.rec.Attrs(func(a slog.Attr) bool { out = append(out, a.String()); return true })
+	return strings.Join(out, " ")
 }
 
 func (h *keyLog) Enabled(context.Context, slog.Level) bool { return true }
 
 func (h *keyLog) WithAttrs(as []slog.Attr) slog.Handler {
 	c := *h
-	c.with, c.withText = slices.Clone(h.with), slices.Clone(h.withText)
-	for _, a := range as {
-		c.with = append(c.with, a.Key)
-		c.withText = append(c.withText, a.String())
-	}
+	c.with = append(slices.Clone(h.with), as...)
 	return &c
 }
 
 func (h *keyLog) WithGroup(string) slog.Handler { return h }
 
 func (h *keyLog) Handle(_ context.Context, r slog.Record) error {
-	l := loggedLine{msg: r.Message, keys: slices.Clone(h.with)}
-	text := append([]string{r.Time.Format("15:04:05.000"), r.Message}, h.withText...)
-	r.Attrs(func(a slog.Attr) bool {
-		l.keys = append(l.keys, a.Key)
-		text = append(text, a.String())
-		return true
-	})
-	l.text = strings.Join(text, " ")
 	h.mu.Lock()
-	*h.lines = append(*h.lines, l)
+	*h.lines = append(*h.lines, loggedLine{rec: r.Clone(), with: h.with})
 	h.mu.Unlock()
 	return nil
 }
@@ -78,8 +83,8 @@ func TestCluster_LogKeysOnce(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, l := range lines {
-			if strings.Contains(l.msg, "placement") || strings.Contains(l.msg, "configuration") || strings.Contains(l.msg, "member") || strings.Contains(l.msg, "join") {
-				t.Log(l.text)
+			if msg := l.rec.Message; strings.Contains(msg, "placement") || strings.Contains(msg, "configuration") || strings.Contains(msg, "member") || strings.Contains(msg, "join") {
+				t.Log(l.text())
 			}
 		}
 	})
@@ -93,14 +98,15 @@ func TestCluster_LogKeysOnce(t *testing.T) {
 	steps := 0
 	for _, l := range lines {
 		seen := map[string]bool{}
-		for _, k := range l.keys {
+		keys := l.keys()
+		for _, k := range keys {
 			if seen[k] {
-				t.Errorf("%q repeats %s: keys %s", l.msg, k, strings.Join(l.keys, " "))
+				t.Errorf("%q repeats %s: keys %s", l.rec.Message, k, strings.Join(keys, " "))
 				break
 			}
 			seen[k] = true
 		}
-		if l.msg == "placement changed" {
+		if l.rec.Message == "placement changed" {
 			steps++
 		}
 	}
