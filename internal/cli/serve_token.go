@@ -21,9 +21,10 @@ const joinTokenPoll = 500 * time.Millisecond
 // that will join: with an empty data directory it waits until the file
 // exists and holds a token (the first node may still be creating the
 // cluster, the secret may not be mounted yet) or ctx ends. A node with data
-// resumes without a token and does not wait; with --rebuild-quarantined it
-// reads a token that is there, since a quarantined data directory makes
-// even the initial node join.
+// resumes without a token and does not wait. The initial node with
+// --rebuild-quarantined reads a token that is there, since a quarantined
+// data directory makes even it join, but never waits for one: on an empty
+// directory it creates the cluster whose token the others wait for.
 func (o *ServeOptions) readJoinTokenFile(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if o.JoinTokenFile == "" || cfg.MayCreate() && !cfg.RebuildQuarantined {
 		return nil
@@ -32,6 +33,7 @@ func (o *ServeOptions) readJoinTokenFile(ctx context.Context, cfg *config.Config
 	if err != nil {
 		return err
 	}
+	mayWait := fresh && !cfg.MayCreate()
 	for logged := false; ; logged = true {
 		b, err := os.ReadFile(o.JoinTokenFile)
 		if tok := strings.TrimSpace(string(b)); err == nil && tok != "" {
@@ -41,7 +43,7 @@ func (o *ServeOptions) readJoinTokenFile(ctx context.Context, cfg *config.Config
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("--join-token-file: %w", err)
 		}
-		if !fresh {
+		if !mayWait {
 			return nil
 		}
 		if !logged {

@@ -96,3 +96,17 @@ func TestServe_RebuildingInitialNodeReadsTheTokenFile(t *testing.T) {
 		}
 	}
 }
+
+// The initial node with --rebuild-quarantined (the StatefulSet sets it for
+// every pod) creates the cluster on an empty directory: it must not wait
+// for a token file that only its own cluster can fill.
+func TestServe_RebuildingInitialNodeDoesNotWaitOnAnEmptyDir(t *testing.T) {
+	o := ServeOptions{JoinTokenFile: filepath.Join(t.TempDir(), "join-token")}
+	cfg := config.Default()
+	cfg.ID, cfg.InitialNode, cfg.Join, cfg.DataDir, cfg.RebuildQuarantined = "a", "a", []string{"b:7071"}, t.TempDir(), true
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := o.readJoinTokenFile(ctx, &cfg, slog.New(slog.DiscardHandler)); err != nil || cfg.JoinToken != "" {
+		t.Fatalf("initial node on an empty dir: %v, token %q; want no wait and no token", err, cfg.JoinToken)
+	}
+}
