@@ -134,21 +134,33 @@ func (n *Node) startGossip() error {
 	return nil
 }
 
+// gossipAddrRecheck is how long publishGossipAddr waits for its own copy
+// of the map to show an address it recorded before recording it again.
+const gossipAddrRecheck = time.Minute
+
 // publishGossipAddr records this node's actual gossip address in the map
-// when the map has another one (a port picked at start), retrying until it
-// is there.
+// when the map has another one (a port picked at start, a pod's new IP),
+// retrying until it is there. The map it reads is this node's replica of
+// the metadata group, which may show a committed record late (for as long
+// as the leader cannot reach this node, such as while the cluster's DNS
+// still gives its old IP), so once a record is committed it waits for it
+// rather than proposing the same record again.
 func (n *Node) publishGossipAddr() {
+	var recorded time.Time
 	for attempt := 0; ; attempt++ {
 		if !n.gossipAddrStale() {
 			return
 		}
-		info := n.nodeInfo(n.rec.Load())
-		info.Addr, info.HTTPAddr = "", ""
-		ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
-		_, err := n.router.Propose(ctx, placement.MetaGroup, "", placement.Encode(placement.UpdateNode{Node: *info}))
-		cancel()
-		if err == nil {
-			n.log.Info("gossip address recorded in the cluster map", "gossip", info.GossipAddr)
+		if time.Since(recorded) >= gossipAddrRecheck {
+			info := n.nodeInfo(n.rec.Load())
+			info.Addr, info.HTTPAddr = "", ""
+			ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
+			_, err := n.router.Propose(ctx, placement.MetaGroup, "", placement.Encode(placement.UpdateNode{Node: *info}))
+			cancel()
+			if err == nil {
+				n.log.Info("gossip address recorded in the cluster map", "gossip", info.GossipAddr)
+				recorded = time.Now()
+			}
 		}
 		select {
 		case <-n.ctx.Done():
