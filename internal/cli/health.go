@@ -19,8 +19,9 @@ func runHealth(ctx context.Context, e *Env, path string, args []string) error {
 	var co clientOptions
 	var live bool
 	fs := newFlagSet(path, "[flags]", `
-Ask a node whether it is ready (GET /readyz: it knows the cluster map and
-serves requests) or, with --live, alive (GET /healthz); print "ready" or
+Ask a node whether it is ready (GET /readyz: it knows the cluster map,
+serves requests, and the leaders of its replicas have reached it since it
+started) or, with --live, alive (GET /healthz); print "ready" or
 "alive" and exit 0, or print why not and exit 1. It is the image's
 HEALTHCHECK and needs no sign-in.
 

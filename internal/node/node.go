@@ -120,6 +120,7 @@ type Node struct {
 	// seen of each peer, and the stop of a node found stale.
 	bootID    string
 	announced atomic.Bool // every reachable peer was told of this start
+	reached   atomic.Bool // every local replica has known a leader since (reached.go)
 	boots     bootGuard
 	staleOnce sync.Once
 	// protocols remembers what protocol each peer spoke (peerprotocol.go).
@@ -271,9 +272,11 @@ func (n *Node) Map() *placement.Map {
 }
 
 // Ready reports whether the node can serve requests: it knows the cluster
-// map, its engine runs, and every reachable peer was told of this start
-// (boot.go).
-func (n *Node) Ready() bool { return n.ready.Load() && n.announced.Load() && n.engine.Err() == nil }
+// map, its engine runs, every reachable peer was told of this start
+// (boot.go), and the leaders of its replicas reach it (reached.go).
+func (n *Node) Ready() bool {
+	return n.ready.Load() && n.announced.Load() && n.reached.Load() && n.engine.Err() == nil
+}
 
 // Start opens the store, joins or creates the cluster (or resumes), and
 // starts serving. It returns once the node can serve requests or ctx ends.
@@ -340,6 +343,7 @@ func (n *Node) Start(ctx context.Context) error {
 		return err
 	}
 	n.goBackground(n.watchEngine)
+	n.goBackground(n.watchReached)
 	n.goBackground(n.watchStore)
 	n.goBackground(n.reconcileLoop)
 	n.goBackground(func() { n.presence.Frames(n.ctx, n.feeds, tracker.FrameInterval) })
