@@ -300,19 +300,39 @@ func benchHTTPClient(workers, servers int) (*http.Client, func()) {
 	return &http.Client{Transport: tr}, tr.CloseIdleConnections
 }
 
-// readyClients returns a client per server, after checking that each is
+// readyWait is how long a benchmark waits for each server to be ready: a
+// node started just before may still be hearing from its replicas'
+// leaders (GET /readyz).
+const readyWait = 10 * time.Second
+
+// readyClients returns a client per server, after waiting until each is
 // ready to serve.
 func readyClients(ctx context.Context, hc *http.Client, servers []string, token string) ([]*client.Client, error) {
 	var cs []*client.Client
 	for _, s := range servers {
 		c := client.New(s, client.WithHTTPClient(hc), client.WithToken(token))
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := c.Readyz(cctx)
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("server %s is not ready: %s", s, describe(err))
+		if err := waitReady(ctx, c, readyWait); err != nil {
+			return nil, fmt.Errorf("server %s is not ready after %v: %s", s, readyWait, describe(err))
 		}
 		cs = append(cs, c)
 	}
 	return cs, nil
+}
+
+// waitReady asks c's node whether it is ready, every 100 ms, until it is
+// or within has passed; it returns the last answer's error.
+func waitReady(ctx context.Context, c *client.Client, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		err := c.Readyz(ctx)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

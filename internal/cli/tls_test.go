@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
 )
 
@@ -121,15 +123,20 @@ func TestServe_TLS(t *testing.T) {
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: p.pool}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/readyz", nil)
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("readyz over HTTPS = %d", resp.StatusCode)
-	}
+	// Ready once its replicas have elected their leaders, moments after
+	// the serving line.
+	poll.Until(t, 10*time.Second, "readyz over HTTPS answers 200", func() error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/readyz", nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz over HTTPS = %d", resp.StatusCode)
+		}
+		return nil
+	})
 	t.Run("the links listener serves short links over HTTPS only", func(t *testing.T) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+linksAddr+"/s/nope", nil)
 		resp, err := hc.Do(req)
