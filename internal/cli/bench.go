@@ -326,13 +326,8 @@ func waitReady(ctx context.Context, c *client.Client, within time.Duration) erro
 	defer cancel()
 	for {
 		err := c.Readyz(ctx)
-		if err == nil || ctx.Err() != nil {
+		if err == nil || sleepCtx(ctx, 100*time.Millisecond) != nil {
 			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

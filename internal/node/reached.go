@@ -1,7 +1,6 @@
 package node
 
 import (
-	"slices"
 	"time"
 
 	"github.com/parley-chat/parley/internal/multiraft"
@@ -55,7 +54,8 @@ func (n *Node) watchReached() {
 }
 
 // leaderless records in heard the groups of st whose local replica knows a
-// leader, and returns, in order, those that have not known one yet.
+// leader, and returns, in st's order (Engine.Status gives group order),
+// those that have not known one yet.
 func leaderless(st []multiraft.GroupStatus, heard map[uint64]bool) []uint64 {
 	var out []uint64
 	for _, g := range st {
@@ -66,6 +66,5 @@ func leaderless(st []multiraft.GroupStatus, heard map[uint64]bool) []uint64 {
 			out = append(out, g.Group)
 		}
 	}
-	slices.Sort(out)
 	return out
 }

@@ -11,7 +11,7 @@ import (
 // it has none at the next look (an election after this node's start).
 func TestLeaderless(t *testing.T) {
 	heard := map[uint64]bool{}
-	got := leaderless([]multiraft.GroupStatus{{Group: 3}, {Group: 1, Leader: 2}, {Group: 2}}, heard)
+	got := leaderless([]multiraft.GroupStatus{{Group: 1, Leader: 2}, {Group: 2}, {Group: 3}}, heard)
 	if !slices.Equal(got, []uint64{2, 3}) {
 		t.Fatalf("first look: waiting for %v, want [2 3]", got)
 	}
