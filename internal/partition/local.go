@@ -33,10 +33,15 @@ func (d *Deps) snapshotLocal(ctx context.Context, p uint64, linearizable bool) (
 	}
 	var staleMs int64
 	if linearizable {
-		if _, leads := d.Engine.Leader(p); !leads && d.DB.CheckSpace() != nil {
-			// A follower on a full disk takes no new commands
-			// (multiraft/diskfull.go), so it would never reach the read
-			// index: read at the leader instead.
+		if lead, leads := d.Engine.Leader(p); !leads && (lead == 0 || d.DB.CheckSpace() != nil) {
+			// Read at the leader (or another replica) instead when this
+			// replica would not reach the read index soon:
+			//   - it knows no leader: it may be cut off from the others
+			//     (a restarted pod whose new address they do not resolve
+			//     yet) while it can still call them, and its read index
+			//     would wait for a leader whose messages cannot reach it;
+			//   - it is a follower on a full disk, which takes no new
+			//     commands (multiraft/diskfull.go).
 			return nil, &multiraft.NoReplicaError{Group: p}
 		}
 		if err := d.Engine.ReadIndex(ctx, p); err != nil {

@@ -13,9 +13,10 @@ import (
 // node off completely, a test isolates it on every transport involved (or
 // calls IsolateAll on the node itself).
 type Faults struct {
-	mu  sync.RWMutex
-	cut map[string]struct{} // isolated peer addresses or node ids
-	all bool
+	mu     sync.RWMutex
+	cut    map[string]struct{} // isolated peer addresses or node ids
+	noDial map[string]struct{} // peer addresses this transport cannot dial
+	all    bool
 
 	active   atomic.Bool   // any isolation set; lets the hot path skip the lock
 	dropRate atomic.Uint64 // math.Float64bits of the probability
@@ -36,13 +37,30 @@ func (f *Faults) Isolate(peer string) {
 	f.active.Store(true)
 }
 
-// Heal undoes Isolate(peer). Connections are re-established on demand, Raft
-// senders within their redial backoff.
+// CutDial makes this transport's dials to the peer address fail, as when
+// its name still resolves to an address the peer no longer has (a
+// restarted Kubernetes pod, before the cluster DNS's cache expires).
+// Connections the peer opens to this transport still carry its calls and
+// their answers, and its Raft messages; this transport's own messages and
+// calls to the peer, which need a connection it dials, fail.
+func (f *Faults) CutDial(peer string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noDial == nil {
+		f.noDial = make(map[string]struct{})
+	}
+	f.noDial[peer] = struct{}{}
+	f.active.Store(true)
+}
+
+// Heal undoes Isolate(peer) and CutDial(peer). Connections are
+// re-established on demand, Raft senders within their redial backoff.
 func (f *Faults) Heal(peer string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.cut, peer)
-	f.active.Store(f.all || len(f.cut) > 0)
+	delete(f.noDial, peer)
+	f.active.Store(f.all || len(f.cut) > 0 || len(f.noDial) > 0)
 }
 
 // IsolateAll isolates this transport from every peer.
@@ -59,6 +77,7 @@ func (f *Faults) HealAll() {
 	defer f.mu.Unlock()
 	f.all = false
 	clear(f.cut)
+	clear(f.noDial)
 	f.active.Store(false)
 }
 
@@ -96,6 +115,17 @@ func (f *Faults) isolated(names ...string) bool {
 		}
 	}
 	return false
+}
+
+// dialCut reports whether dials to addr fail (CutDial).
+func (f *Faults) dialCut(addr string) bool {
+	if !f.active.Load() {
+		return false
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	_, ok := f.noDial[addr]
+	return ok
 }
 
 // drop reports whether one Raft message should be dropped.

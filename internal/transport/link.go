@@ -59,7 +59,7 @@ func (l *link) writeFull(b []byte) error {
 // the transport's dial timeout. Failures wrap ErrUnreachable, refusals for
 // cluster id reasons wrap ErrClusterMismatch.
 func (t *Transport) dial(ctx context.Context, addr string, proto byte) (*link, error) {
-	if t.faults.isolated(addr) {
+	if t.faults.isolated(addr) || t.faults.dialCut(addr) {
 		return nil, fmt.Errorf("dial %s: isolated by fault injection: %w", addr, ErrUnreachable)
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.tm.dial)
