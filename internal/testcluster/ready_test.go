@@ -9,6 +9,7 @@ import (
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/poll"
 	"github.com/parley-chat/parley/internal/testcluster"
+	"github.com/parley-chat/parley/internal/transport"
 )
 
 // A restarted node is not ready until the leaders of its replicas reach
@@ -22,14 +23,7 @@ func TestCluster_RestartedNodeIsReadyOnlyOnceItsLeadersReachIt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
-	c := testcluster.New(t, testcluster.Options{Nodes: 3, NoSync: true})
-	c.WaitConverged(30 * time.Second)
-	addr := c.Node(2).ClusterAddr()
-	c.Kill(2)
-	for _, i := range []int{0, 1} {
-		c.Node(i).Transport().Faults().Isolate(addr)
-	}
-	c.Restart(2)
+	c, heal := restartCutOff(t, (*transport.Faults).Isolate)
 	// Its own map and store are there at once: before this gate it was
 	// ready now.
 	end := time.Now().Add(2 * time.Second)
@@ -39,9 +33,7 @@ func TestCluster_RestartedNodeIsReadyOnlyOnceItsLeadersReachIt(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	for _, i := range []int{0, 1} {
-		c.Node(i).Transport().Faults().Heal(addr)
-	}
+	heal()
 	poll.Until(t, 30*time.Second, "node 2 ready once the others reach it", c.Node(2).Ready)
 	c.WaitConverged(30 * time.Second)
 }
@@ -58,14 +50,7 @@ func TestCluster_UnreachedNodeServesThroughTheOthers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
-	c := testcluster.New(t, testcluster.Options{Nodes: 3, NoSync: true})
-	c.WaitConverged(30 * time.Second)
-	addr := c.Node(2).ClusterAddr()
-	c.Kill(2)
-	for _, i := range []int{0, 1} {
-		c.Node(i).Transport().Faults().CutDial(addr)
-	}
-	c.Restart(2)
+	c, heal := restartCutOff(t, (*transport.Faults).CutDial)
 	// A session made now, on a replica node 2's copy has not seen.
 	cl := c.Client(2)
 	for i := range 5 {
@@ -88,8 +73,25 @@ func TestCluster_UnreachedNodeServesThroughTheOthers(t *testing.T) {
 			t.Fatalf("read %s at node 0: %v", key, err)
 		}
 	}
-	for _, i := range []int{0, 1} {
-		c.Node(i).Transport().Faults().Heal(addr)
-	}
+	heal()
 	poll.Until(t, 30*time.Second, "node 2 ready once the others reach it", c.Node(2).Ready)
+}
+
+// restartCutOff starts a converged 3-node cluster, kills node 2, cuts it
+// off from the others with cut (called on their transports with its
+// address) and restarts it; heal undoes the cut.
+func restartCutOff(t *testing.T, cut func(f *transport.Faults, peer string)) (c *testcluster.Cluster, heal func()) {
+	c = testcluster.New(t, testcluster.Options{Nodes: 3, NoSync: true})
+	c.WaitConverged(30 * time.Second)
+	addr := c.Node(2).ClusterAddr()
+	c.Kill(2)
+	for _, i := range []int{0, 1} {
+		cut(c.Node(i).Transport().Faults(), addr)
+	}
+	c.Restart(2)
+	return c, func() {
+		for _, i := range []int{0, 1} {
+			c.Node(i).Transport().Faults().Heal(addr)
+		}
+	}
 }
