@@ -22,6 +22,7 @@ import (
 func (r *Router) Read(ctx context.Context, p uint64, stale bool, fn func(state.Reader) error) (int64, error) {
 	ctx, cancel := withDefaultTimeout(ctx)
 	defer cancel()
+	ctx = transport.WithDialWait(ctx, forwardDialWait)
 	var lastErr error
 	hold := false // hold a snapshot on the replica node from the first call
 	for attempt := 0; ; attempt++ {
@@ -53,6 +54,9 @@ func (r *Router) Read(ctx context.Context, p uint64, stale bool, fn func(state.R
 			}
 			if !retryable(err) {
 				return 0, err
+			}
+			if errors.Is(err, transport.ErrUnreachable) {
+				r.forgetHint(p, addr)
 			}
 		}
 		if !sleepBackoff(ctx, attempt) {

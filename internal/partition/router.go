@@ -74,6 +74,7 @@ func (r *Router) Propose(ctx context.Context, p uint64, dedupKey string, cmd []b
 func (r *Router) propose(ctx context.Context, p uint64, id, cmd []byte) ([]byte, error) {
 	ctx, cancel := withDefaultTimeout(ctx)
 	defer cancel()
+	ctx = transport.WithDialWait(ctx, forwardDialWait)
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		target := r.leaderAddr(p, attempt)
@@ -96,6 +97,8 @@ func (r *Router) propose(ctx context.Context, p uint64, id, cmd []byte) ([]byte,
 			r.hintLeader(p, nl.Leader)
 		} else if !retryable(err) {
 			return nil, err
+		} else if errors.Is(err, transport.ErrUnreachable) {
+			r.forgetHint(p, target)
 		}
 		if !sleepBackoff(ctx, attempt) {
 			if errs.Is(lastErr, errs.Timeout) {
@@ -123,6 +126,16 @@ func (r *Router) remotePropose(ctx context.Context, addr string, p uint64, id, c
 	}
 	return rep.Result, nil
 }
+
+// forwardDialWait bounds how long one attempt of a forwarded proposal or
+// read waits for a connection to its target (transport.WithDialWait). A
+// node that stopped may keep its address in the others' views (a leader
+// hint, a replica list, a name the cluster DNS still resolves) while
+// nothing answers there any more, and a dial there takes the transport's
+// whole dial timeout (5 s) to fail. Past this wait the attempt moves on,
+// and the dial goes on for later attempts: a reachable peer connects (TCP,
+// TLS, handshake) in milliseconds.
+const forwardDialWait = 250 * time.Millisecond
 
 // retryable reports whether a failed attempt may be tried again, here or
 // elsewhere: the engine's conditions (not the leader, no replica here,
@@ -207,6 +220,24 @@ func (r *Router) leaderAddr(p uint64, attempt int) string {
 func (r *Router) hintLeader(g, replica uint64) {
 	r.hintMu.Lock()
 	r.hints[g] = replica
+	r.hintMu.Unlock()
+}
+
+// forgetHint drops the leader hint of group g when it names the node at
+// addr, which could not be reached: the next attempts try the local view
+// and the replicas instead of the same node again.
+func (r *Router) forgetHint(g uint64, addr string) {
+	lead := r.leaderHint(g)
+	if lead == 0 {
+		return
+	}
+	if a, ok := r.d.Directory.AddrOf(lead); !ok || a != addr {
+		return
+	}
+	r.hintMu.Lock()
+	if r.hints[g] == lead {
+		delete(r.hints, g)
+	}
 	r.hintMu.Unlock()
 }
 

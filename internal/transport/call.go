@@ -105,31 +105,77 @@ type dialResult struct {
 }
 
 // conn returns a live connection from the next slot, dialing when the slot
-// is empty or broken. The dial runs under the transport's lifetime, not
-// ctx, so a caller giving up does not waste a connection others wait for.
+// is empty or broken. While that slot dials, another slot's live
+// connection serves the call: a dial may hang for the whole dial timeout
+// (an address that stopped answering, its peer back elsewhere) while a
+// connection made before it still works. The dial runs under the
+// transport's lifetime, not ctx, so a caller giving up does not waste a
+// connection others wait for.
 func (p *callPeer) conn(ctx context.Context) (*callConn, error) {
-	s := &p.slots[p.next.Add(1)%callConnsPerPeer]
-	s.mu.Lock()
-	if c := s.conn; c != nil && !c.broken() {
-		s.mu.Unlock()
-		return c, nil
+	start := p.next.Add(1)
+	c, d, err := p.slots[start%callConnsPerPeer].connOrDial(p)
+	if c != nil || err != nil {
+		return c, err
 	}
-	d := s.pending
-	if d == nil {
-		d = &dialResult{done: make(chan struct{})}
-		if !p.t.goroutine(func() { p.dial(s, d) }) {
-			s.mu.Unlock()
-			return nil, ErrClosed
+	for i := uint32(1); i < callConnsPerPeer; i++ {
+		if c := p.slots[(start+i)%callConnsPerPeer].live(); c != nil {
+			return c, nil
 		}
-		s.pending = d
 	}
-	s.mu.Unlock()
+	var waited <-chan time.Time
+	if w, ok := ctx.Value(dialWaitKey{}).(time.Duration); ok && w > 0 {
+		t := time.NewTimer(w)
+		defer t.Stop()
+		waited = t.C
+	}
 	select {
 	case <-d.done:
 		return d.conn, d.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-waited:
+		return nil, fmt.Errorf("no connection to %s yet: %w", p.addr, ErrUnreachable)
 	}
+}
+
+// connOrDial returns the slot's live connection, or the dial that will
+// fill it, starting one when none runs.
+func (s *callSlot) connOrDial(p *callPeer) (*callConn, *dialResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.conn; c != nil && !c.broken() {
+		return c, nil, nil
+	}
+	if s.pending == nil {
+		d := &dialResult{done: make(chan struct{})}
+		if !p.t.goroutine(func() { p.dial(s, d) }) {
+			return nil, nil, ErrClosed
+		}
+		s.pending = d
+	}
+	return nil, s.pending, nil
+}
+
+// live returns the slot's connection when it has one that works, else nil.
+func (s *callSlot) live() *callConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.conn; c != nil && !c.broken() {
+		return c
+	}
+	return nil
+}
+
+type dialWaitKey struct{}
+
+// WithDialWait returns a context whose calls (Call) wait at most d for a
+// connection to their peer to be made. A call that would wait longer fails
+// with ErrUnreachable, and the dial goes on for the calls after it. A
+// caller with somewhere else to go uses it: a peer whose address vanished
+// (a stopped Kubernetes pod, whose IP no longer answers) takes the whole
+// dial timeout to refuse, and a request waiting for it waits as long.
+func WithDialWait(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, dialWaitKey{}, d)
 }
 
 // dial fills slot s and publishes the outcome in d.

@@ -37,12 +37,14 @@ func (f *Faults) Isolate(peer string) {
 	f.active.Store(true)
 }
 
-// CutDial makes this transport's dials to the peer address fail, as when
-// its name still resolves to an address the peer no longer has (a
-// restarted Kubernetes pod, before the cluster DNS's cache expires).
-// Connections the peer opens to this transport still carry its calls and
-// their answers, and its Raft messages; this transport's own messages and
-// calls to the peer, which need a connection it dials, fail.
+// CutDial makes this transport's dials to the peer address hang until the
+// dial timeout and then fail, as when its name still resolves to an
+// address nothing answers at any more: a stopped or restarted Kubernetes
+// pod's old IP, until the cluster DNS's cache expires. Connections made
+// before stay up (a stopped peer closes its own). Connections the peer
+// opens to this transport still carry its calls and their answers, and
+// its Raft messages; this transport's own messages and calls to the peer,
+// which need a connection it dials, fail.
 func (f *Faults) CutDial(peer string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -59,11 +59,15 @@ func (l *link) writeFull(b []byte) error {
 // the transport's dial timeout. Failures wrap ErrUnreachable, refusals for
 // cluster id reasons wrap ErrClusterMismatch.
 func (t *Transport) dial(ctx context.Context, addr string, proto byte) (*link, error) {
-	if t.faults.isolated(addr) || t.faults.dialCut(addr) {
+	if t.faults.isolated(addr) {
 		return nil, fmt.Errorf("dial %s: isolated by fault injection: %w", addr, ErrUnreachable)
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.tm.dial)
 	defer cancel()
+	if t.faults.dialCut(addr) {
+		<-ctx.Done() // an address nothing answers at: no refusal comes
+		return nil, fmt.Errorf("dial %s: no answer (fault injection): %w: %w", addr, ErrUnreachable, ctx.Err())
+	}
 	d := net.Dialer{KeepAliveConfig: t.keepAliveConfig()}
 	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
