@@ -7,9 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,7 +46,8 @@ func WithFallbacks(baseURLs ...string) Option {
 // be sent again (see WithFallbacks), while it has fallbacks left to try: a
 // server that answers GET /healthz within d is waited for (and checked
 // again every d), one that does not is left and the request sent to the
-// next. A queue receive that long-polls gets its wait on top of the first
+// next. A server that has not even taken the connection within d (an
+// address that drops packets: a stopped pod's) is left at once, unasked. A queue receive that long-polls gets its wait on top of the first
 // d. Zero, the default, waits as long as the request's context allows.
 func WithAttemptTimeout(d time.Duration) Option {
 	return func(c *Client) { c.attemptTimeout = d }
@@ -52,6 +55,10 @@ func WithAttemptTimeout(d time.Duration) Option {
 
 // errNoAnswer is the cause of an attempt abandoned by WithAttemptTimeout.
 var errNoAnswer = errors.New("no answer in time")
+
+// errNoConnection is the cause of an attempt abandoned by
+// WithAttemptTimeout before its connection was made.
+var errNoConnection = errors.New("no connection")
 
 type attemptExtraKey struct{}
 
@@ -134,7 +141,9 @@ func (c *Client) mayMove(req *http.Request, again bool, err error) bool {
 // poll's wait) is asked whether it is alive (GET /healthz, within the
 // timeout): a server that says so is waited for again, one that does not is
 // abandoned with errNoAnswer. A slow request on a live node is not sent
-// twice; a node that accepts connections and then hangs is left.
+// twice; a node that accepts connections and then hangs is left. A server
+// whose connection was not made by then is abandoned with errNoConnection
+// without the question: its probe would wait on the same dead address.
 func (c *Client) attempt(req *http.Request, base string, limited bool) (*http.Response, error) {
 	if c.attemptTimeout <= 0 || !limited {
 		return c.hc.Do(req)
@@ -143,7 +152,10 @@ func (c *Client) attempt(req *http.Request, base string, limited bool) (*http.Re
 	if extra, ok := req.Context().Value(attemptExtraKey{}).(time.Duration); ok {
 		d += extra
 	}
-	ctx, cancel := context.WithCancelCause(req.Context())
+	var connected atomic.Bool
+	ctx, cancel := context.WithCancelCause(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+	}))
 	type answer struct {
 		resp *http.Response
 		err  error
@@ -168,7 +180,10 @@ func (c *Client) attempt(req *http.Request, base string, limited bool) (*http.Re
 		case a := <-got:
 			return take(a)
 		case <-timer.C:
-			if c.alive(req.Context(), base) {
+			why := errNoAnswer
+			if !connected.Load() {
+				why = errNoConnection
+			} else if c.alive(req.Context(), base) {
 				timer.Reset(c.attemptTimeout)
 				continue
 			}
@@ -177,12 +192,15 @@ func (c *Client) attempt(req *http.Request, base string, limited bool) (*http.Re
 				return take(a)
 			default:
 			}
-			cancel(errNoAnswer)
+			cancel(why)
 			if a := <-got; a.err == nil {
 				a.resp.Body.Close() // came as it was abandoned: its context is gone
 			}
 			if err := req.Context().Err(); err != nil {
 				return nil, err
+			}
+			if why == errNoConnection {
+				return nil, fmt.Errorf("%s: %w within %s", req.URL.Host, errNoConnection, d)
 			}
 			return nil, fmt.Errorf("%s: %w within %s, nor to GET /healthz", req.URL.Host, errNoAnswer, d)
 		}

@@ -182,3 +182,33 @@ func TestClient_AttemptTimeoutWaitsForASlowLiveServer(t *testing.T) {
 		t.Fatalf("the fallback got %q after %d probes: a slow live server was left", *bodies, probes.Load())
 	}
 }
+
+// A server whose address takes no connection (it drops packets, as a
+// stopped pod's old address does) is left once the attempt timeout passes,
+// without a GET /healthz that would wait on the same address again.
+func TestClient_LeavesAServerThatTakesNoConnectionUnasked(t *testing.T) {
+	srv, bodies := recorder(t)
+	const dead = "192.0.2.1:7070" // TEST-NET-1: never dialled, the dialer below hangs
+	var deadDials atomic.Int32
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr == dead {
+			deadDials.Add(1)
+			<-ctx.Done() // no dial timeout of its own: only the attempt's ends it
+			return nil, ctx.Err()
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	c := New("http://"+dead, WithHTTPClient(&http.Client{Transport: tr}), WithFallbacks(srv.URL), WithAttemptTimeout(50*time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if v, err := c.KVPut(ctx, "k", []byte("v"), PutOptions{IdempotencyKey: "req-1"}); err != nil || v != 7 {
+		t.Fatalf("keyed put through an address that takes no connection = %d, %v; want version 7 from the fallback", v, err)
+	}
+	if n := deadDials.Load(); n != 1 {
+		t.Fatalf("%d dials to the dead address, want 1: the request's own, and no probe after it", n)
+	}
+	if len(*bodies) != 1 || c.Server() != srv.URL {
+		t.Fatalf("the fallback got %q, Server() = %s", *bodies, c.Server())
+	}
+}
