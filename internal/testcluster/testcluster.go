@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -438,7 +439,7 @@ func (c *Cluster) WaitConverged(timeout time.Duration) {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("cluster did not converge in %v: %v", timeout, err)
+			c.t.Fatalf("cluster did not converge in %v: %v\n%s", timeout, err, c.raftReport())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -495,6 +496,44 @@ func (c *Cluster) Converged() error {
 		}
 	}
 	return nil
+}
+
+// raftReport is every running node's view of its replicas, for a failure
+// message: how far its map has got, and per group its role, term, commit,
+// applied index, membership and, on a leader, each replica's progress.
+func (c *Cluster) raftReport() string {
+	c.mu.Lock()
+	nodes := append([]*node.Node(nil), c.nodes...)
+	c.mu.Unlock()
+	var b strings.Builder
+	for i, n := range nodes {
+		if n == nil {
+			continue
+		}
+		next := uint64(0)
+		if m := n.Map(); m != nil {
+			next = m.NextReplicaID
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		sts, err := n.Engine().Status(ctx)
+		cancel()
+		fmt.Fprintf(&b, "node %d (its map's next replica id %d):", i+1, next)
+		if err != nil {
+			fmt.Fprintf(&b, " status: %v\n", err)
+			continue
+		}
+		b.WriteString("\n")
+		for _, st := range sts {
+			fmt.Fprintf(&b, "  group %d replica %d leader %d term %d commit %d applied %d voters %v learners %v",
+				st.Group, st.Replica, st.Leader, st.Term, st.Commit, st.Applied, st.ConfState.Voters, st.ConfState.Learners)
+			for _, id := range slices.Sorted(maps.Keys(st.Progress)) {
+				pr := st.Progress[id]
+				fmt.Fprintf(&b, " [%d match %d active %v]", id, pr.Match, pr.Active)
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }
 
 // replicaRoles shows g's replicas as the map has them: "n1:voter n3:learner".
