@@ -47,8 +47,9 @@ func WithFallbacks(baseURLs ...string) Option {
 // server that answers GET /healthz within d is waited for (and checked
 // again every d), one that does not is left and the request sent to the
 // next. A server that has not even taken the connection within d (an
-// address that drops packets: a stopped pod's) is left at once, unasked. A queue receive that long-polls gets its wait on top of the first
-// d. Zero, the default, waits as long as the request's context allows.
+// address that drops packets: a stopped pod's) is left at once, unasked.
+// A queue receive that long-polls gets its wait on top of the first d.
+// Zero, the default, waits as long as the request's context allows.
 func WithAttemptTimeout(d time.Duration) Option {
 	return func(c *Client) { c.attemptTimeout = d }
 }
