@@ -108,20 +108,29 @@ func (e *Engine) tickGroups() {
 // with 507 though another replica may take it a moment later. Once the
 // loop has looked (shedLooked), writes that find no hand-over running are
 // refused at once: a full cluster's refusals cost the loop nothing.
-func (e *Engine) shedNow(ctx context.Context, g *group) {
+// It reports, as the loop saw it, whether the write may succeed elsewhere
+// or on a retry: the replica no longer leads g, or hands it over, or the
+// disk has room again; false when ctx or the engine ended first.
+func (e *Engine) shedNow(ctx context.Context, g *group) bool {
 	done := make(chan struct{})
+	var elsewhere bool
 	e.post(func() {
 		defer close(done)
-		if e.groups[g.id] == g && g.isLeader && e.diskLow() {
-			e.shedLeadership(g, true)
-			e.markTouched(g)
+		if e.groups[g.id] != g || !g.isLeader || !e.diskLow() {
+			elsewhere = true
+			return
 		}
+		e.shedLeadership(g, true)
+		e.markTouched(g)
+		elsewhere = g.handingOver.Load()
 	})
 	select {
 	case <-done:
+		return elsewhere
 	case <-ctx.Done():
 	case <-e.done:
 	}
+	return false
 }
 
 // shedLeadership asks g, which this node leads, to transfer leadership to

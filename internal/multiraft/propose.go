@@ -130,13 +130,18 @@ func (e *Engine) Propose(ctx context.Context, groupID uint64, id, cmd []byte) ([
 		return nil, &NotLeaderError{Group: groupID, Leader: l}
 	}
 	if err := e.cfg.DB.CheckSpace(); err != nil {
-		if !g.handingOver.Load() && !g.shedLooked.Load() {
-			e.shedNow(ctx, g) // the disk filled since the loop's last tick
+		elsewhere := g.handingOver.Load()
+		if !elsewhere && !g.shedLooked.Load() {
+			elsewhere = e.shedNow(ctx, g) // the disk filled since the loop's last tick
 		}
-		if g.handingOver.Load() {
-			// Another replica is taking the group over: the write can
-			// succeed there.
-			return nil, &NotLeaderError{Group: groupID}
+		// Another replica is taking the group over, or took it since the
+		// check above (a hand-over can finish before handingOver is read,
+		// and then reads false): the write can succeed there.
+		if l := g.leader.Load(); elsewhere || l != g.replica {
+			if l == g.replica {
+				l = 0
+			}
+			return nil, &NotLeaderError{Group: groupID, Leader: l}
 		}
 		return nil, errs.Wrap(errs.InsufficientStorage, err, "the disk is full: writes are refused until space is freed; reads still work")
 	}
