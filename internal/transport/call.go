@@ -99,9 +99,10 @@ type callSlot struct {
 // dialResult is the outcome of one dial, shared by every caller waiting
 // for it.
 type dialResult struct {
-	done chan struct{}
-	conn *callConn
-	err  error
+	done    chan struct{}
+	started time.Time
+	conn    *callConn
+	err     error
 }
 
 // conn returns a live connection from the next slot, dialing when the slot
@@ -139,15 +140,19 @@ func (p *callPeer) conn(ctx context.Context) (*callConn, error) {
 }
 
 // connOrDial returns the slot's live connection, or the dial that will
-// fill it, starting one when none runs.
+// fill it, starting one when none runs or when the one running has gone
+// on for timing.redial: a dial to an address that stopped answering hangs
+// for the whole dial timeout, while the peer may be back, at that address
+// or (its name resolved again) at another. The older dial keeps its
+// callers; the first to connect fills the slot.
 func (s *callSlot) connOrDial(p *callPeer) (*callConn, *dialResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.conn; c != nil && !c.broken() {
 		return c, nil, nil
 	}
-	if s.pending == nil {
-		d := &dialResult{done: make(chan struct{})}
+	if s.pending == nil || time.Since(s.pending.started) >= p.t.tm.redial {
+		d := &dialResult{done: make(chan struct{}), started: time.Now()}
 		if !p.t.goroutine(func() { p.dial(s, d) }) {
 			return nil, nil, ErrClosed
 		}
@@ -185,12 +190,24 @@ func (p *callPeer) dial(s *callSlot, d *dialResult) {
 		d.conn, err = p.t.newCallConn(l)
 	}
 	d.err = err
+	var extra *callConn
 	s.mu.Lock()
-	s.pending = nil
+	if s.pending == d {
+		s.pending = nil
+	}
 	if err == nil {
-		s.conn = d.conn
+		if c := s.conn; c != nil && !c.broken() {
+			// A later dial filled the slot first: this one's callers share
+			// its connection, and this connection is not kept.
+			extra, d.conn = d.conn, c
+		} else {
+			s.conn = d.conn
+		}
 	}
 	s.mu.Unlock()
+	if extra != nil {
+		extra.fail(ErrClosed)
+	}
 	close(d.done)
 }
 

@@ -130,6 +130,7 @@ func (c Config) withDefaults() Config {
 // package shorten them.
 type timing struct {
 	dial       time.Duration // TCP connect plus TLS and protocol handshake
+	redial     time.Duration // a call dial pending this long is joined by a fresh one
 	write      time.Duration // one write of a frame or batch
 	keepalive  time.Duration // idle interval after which a keepalive frame is sent
 	idleRead   time.Duration // a stream silent this long is considered dead
@@ -144,6 +145,7 @@ type timing struct {
 func defaultTiming() timing {
 	return timing{
 		dial:       5 * time.Second,
+		redial:     time.Second,
 		write:      10 * time.Second,
 		keepalive:  2 * time.Second,
 		idleRead:   10 * time.Second,

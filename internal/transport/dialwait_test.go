@@ -56,3 +56,35 @@ func TestTransport_CallUsesALiveConnectionWhileAnotherDials(t *testing.T) {
 		}
 	}
 }
+
+// A peer whose address stopped answering and then came back is called
+// again as soon as it is back, not once the dials started while it was
+// away have waited out the dial timeout: a dial pending longer than the
+// redial interval is joined by a fresh one.
+func TestTransport_CallRedialsPastADialThatHangs(t *testing.T) {
+	tm := testTiming()
+	tm.dial = 30 * time.Second // the hung dials outlast the test
+	tm.redial = 100 * time.Millisecond
+	a, err := newTransport(Config{ListenAddr: "127.0.0.1:0", NodeID: "a", ClusterID: func() string { return "c1" }}, newTestHandler(), tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	b := mustNew(t, node{id: "b", cluster: "c1"}, newTestHandler())
+	a.Faults().CutDial(b.Addr())
+	for range 2 * callConnsPerPeer { // a hung dial in every slot
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := a.Call(WithDialWait(ctx, 20*time.Millisecond), b.Addr(), "echo", []byte("x"))
+		cancel()
+		if !errors.Is(err, ErrUnreachable) {
+			t.Fatalf("call while dials hang: %v, want unreachable", err)
+		}
+	}
+	a.Faults().Heal(b.Addr())
+	poll.Until(t, 10*time.Second, "a call to the peer back at its address, while the first dials still hang", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := a.Call(WithDialWait(ctx, 20*time.Millisecond), b.Addr(), "echo", []byte("x"))
+		return err == nil
+	})
+}
