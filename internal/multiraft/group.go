@@ -113,6 +113,7 @@ func (e *Engine) openGroup(id, replica uint64, peers []uint64) (*group, error) {
 		MaxCommittedSizePerReady:  64 << 20,
 		MaxUncommittedEntriesSize: 256 << 20,
 		MaxInflightMsgs:           e.cfg.MaxInflightMsgs,
+		MaxInflightBytes:          e.cfg.MaxInflightBytes,
 		CheckQuorum:               true,
 		PreVote:                   true,
 		StepDownOnRemoval:         true,
