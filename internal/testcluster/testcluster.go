@@ -260,14 +260,18 @@ func logger(id string) *slog.Logger {
 // come from below the kernel's ephemeral range (32768 and up on Linux), so
 // that the many outgoing connections of a test run, which take ephemeral
 // ports, cannot grab one between this check and the node's listen; each
-// process starts at a random point of the range so parallel test binaries
-// rarely try the same ports.
+// process starts at a random point of the range and claims each port it
+// hands out for its lifetime (claimPort), so parallel test binaries never
+// hand out the same port.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
 	for range (freeHi - freeLo) / 2 {
 		// Even offsets only: the port after each one stays free for a node
 		// that gossips on its cluster port + 1.
 		port := freeLo + (freePort.Add(2) % (freeHi - freeLo))
+		if !claimPort(port) {
+			continue
+		}
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			continue
