@@ -6,6 +6,7 @@ import (
 
 	"go.etcd.io/raft/v3"
 	raftpb "go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 )
 
 // A node whose disk is (nearly) full — storage.DB.CheckSpace reports
@@ -46,9 +47,11 @@ const (
 	// PeerDiskSlow: the node's disk is slow; it takes leadership only from
 	// a node whose disk is full.
 	PeerDiskSlow
-	// PeerDiskUnfit: the node's disk is full, or the replica is unknown;
-	// it takes no leadership.
+	// PeerDiskUnfit: the replica is unknown; it takes no leadership.
 	PeerDiskUnfit
+	// PeerDiskFull: the node's disk is full; it takes no leadership, and
+	// a leader sends it appends without their commands (fullPeers).
+	PeerDiskFull
 )
 
 // diskLow reports whether the node's disk is below its reserve.
@@ -67,15 +70,45 @@ func dropForDisk(m raftpb.Message, low func() bool) bool {
 	if m.Type == raftpb.MsgTimeoutNow {
 		return low()
 	}
+	return carriesCommands(m) && low()
+}
+
+// carriesCommands reports whether m is an append with at least one command
+// (a normal entry with data) among its entries.
+func carriesCommands(m raftpb.Message) bool {
 	if m.Type != raftpb.MsgApp {
 		return false
 	}
 	for _, ent := range m.Entries {
 		if ent.Type == raftpb.EntryNormal && len(ent.Data) > 0 {
-			return low()
+			return true
 		}
 	}
 	return false
+}
+
+// noteFullPeers records, for a group this node leads, which of its other
+// replicas are on nodes whose disk is full (Config.PeerDisk, from gossip):
+// queueMessages strips the entries of appends carrying commands to them.
+// Such a replica would step them without their entries anyway
+// (dropForDisk), and while it lags, the leader's probe re-sends up to
+// MaxSizePerMsg of entries to it every heartbeat: bytes encoded, carried
+// and decoded only to be dropped. It runs on the loop, once per tick.
+// Gossip lags the disk: for up to a gossip round after space returns the
+// replica is still sent appends without commands, and catches up after.
+func (e *Engine) noteFullPeers(g *group) {
+	if e.cfg.PeerDisk == nil {
+		return
+	}
+	clear(g.fullPeers)
+	g.rn.WithProgress(func(id uint64, _ raft.ProgressType, _ tracker.Progress) {
+		if id != g.replica && e.cfg.PeerDisk(g.id, id) == PeerDiskFull {
+			if g.fullPeers == nil {
+				g.fullPeers = map[uint64]bool{}
+			}
+			g.fullPeers[id] = true
+		}
+	})
 }
 
 // tickGroups ticks every group, or, while the disk is low, only the groups
@@ -90,6 +123,11 @@ func (e *Engine) tickGroups() {
 			continue
 		}
 		g.rn.Tick()
+		if g.isLeader {
+			e.noteFullPeers(g)
+		} else if len(g.fullPeers) > 0 {
+			clear(g.fullPeers)
+		}
 		if shed && g.isLeader {
 			e.shedLeadership(g, low)
 		} else {

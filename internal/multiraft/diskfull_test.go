@@ -3,6 +3,10 @@ package multiraft
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,7 +89,7 @@ func TestEngine_FullDiskHandsOverToASlowOneRatherThanRefuse(t *testing.T) {
 	for _, tc := range []struct {
 		peers PeerDisk
 		moves bool
-	}{{PeerDiskSlow, true}, {PeerDiskUnfit, false}} {
+	}{{PeerDiskSlow, true}, {PeerDiskFull, false}, {PeerDiskUnfit, false}} {
 		tn := newTestNet(t, 3, 0, func(c *Config) {
 			c.PeerDisk = func(uint64, uint64) PeerDisk { return tc.peers }
 		})
@@ -108,4 +112,55 @@ func TestEngine_FullDiskHandsOverToASlowOneRatherThanRefuse(t *testing.T) {
 			t.Fatalf("peers' disks %d: a write while every disk is unfit = %d, %v; want 507", tc.peers, total, err)
 		}
 	}
+}
+
+// A leader sends a replica on a node whose disk is full (as gossip tells
+// it: Config.PeerDisk) its appends without their commands, which that
+// replica would drop, while the group commits with the other follower;
+// once its disk is reported fine again, the replica catches up.
+func TestEngine_AppendsToAFullPeerCarryNoCommands(t *testing.T) {
+	var fullPeer atomic.Uint64 // the replica reported full; 0: none
+	tn := newTestNet(t, 3, 0, func(c *Config) {
+		c.PeerDisk = func(_, replica uint64) PeerDisk {
+			if replica == fullPeer.Load() {
+				return PeerDiskFull
+			}
+			return PeerDiskFine
+		}
+	})
+	tn.propose([]byte("before"), 1)
+	lead := tn.leader()
+	leadName, full := tn.nameOf(lead), tn.follower()
+	fullID, _ := strconv.ParseUint(strings.TrimPrefix(full, "n"), 10, 64)
+	var commandBytes atomic.Int64
+	tn.net.mu.Lock()
+	tn.net.filter = func(from, to string, m *raftpb.Message) bool {
+		if from == leadName && to == full && carriesCommands(*m) {
+			commandBytes.Add(int64(m.Size()))
+		}
+		return true
+	}
+	tn.net.mu.Unlock()
+	fullPeer.Store(fullID)
+	n := 0
+	poll.Until(t, 5*time.Second, "the leader strips an append to the full peer", func() bool {
+		n++
+		tn.propose(fmt.Appendf(nil, "settle-%d", n), 1)
+		return lead.stats.FullPeerStrips.Load() > 0
+	})
+	commandBytes.Store(0)
+	for i := range 50 {
+		tn.propose(fmt.Appendf(nil, "while full %d", i), 1)
+	}
+	if b := commandBytes.Load(); b != 0 {
+		t.Fatalf("the leader sent %d bytes of appends carrying commands to a replica whose disk is full", b)
+	}
+	fullPeer.Store(0)
+	tn.propose([]byte("after"), 1)
+	ctx := context.Background()
+	poll.Until(t, 10*time.Second, "the replica catches up", func() bool {
+		ls, _, err1 := lead.GroupStatus(ctx, 1)
+		fs, _, err2 := tn.net.engines[full].GroupStatus(ctx, 1)
+		return err1 == nil && err2 == nil && fs.Applied == ls.Applied && ls.Applied > 0
+	})
 }

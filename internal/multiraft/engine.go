@@ -77,6 +77,9 @@ type Stats struct {
 	// DiskSheds leadership transfers started
 	// because the disk was low or slow (diskslow.go).
 	DiskDrops, DiskSheds atomic.Uint64
+	// FullPeerStrips counts appends this node sent without their commands
+	// to a replica whose node's disk is full (noteFullPeers).
+	FullPeerStrips atomic.Uint64
 }
 
 // New returns an engine; call Start to run its loop.

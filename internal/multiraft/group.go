@@ -52,6 +52,10 @@ type group struct {
 	// group to (shedLeadership) and cleared by a tick that sheds nothing:
 	// while set, a write on a full disk need not ask the loop to look.
 	shedLooked atomic.Bool
+	// fullPeers are the replicas on nodes whose disk is full, while this
+	// replica leads: their appends go without commands (noteFullPeers).
+	// Loop only.
+	fullPeers  map[uint64]bool
 	appliedIdx atomic.Uint64
 	caughtUpAt atomic.Int64 // unix ms when the replica last knew it had applied the leader's commit
 

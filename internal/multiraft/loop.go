@@ -543,6 +543,10 @@ func (e *Engine) queueMessages(g *group, msgs []raftpb.Message) {
 			g.rn.ReportUnreachable(m.To)
 			continue
 		}
+		if g.fullPeers[m.To] && carriesCommands(m) {
+			m.Entries = nil // its disk is full: it would drop them (noteFullPeers)
+			e.stats.FullPeerStrips.Add(1)
+		}
 		ls.outbox[addr] = append(ls.outbox[addr], transport.GroupMessage{Group: g.id, Msg: m})
 	}
 }

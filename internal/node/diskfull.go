@@ -26,8 +26,10 @@ func (n *Node) peerDisk(group, replica uint64) multiraft.PeerDisk {
 	}
 	id, ok := replicaNodeOf(g, replica)
 	switch {
-	case !ok || n.memberDiskFull(id):
+	case !ok:
 		return multiraft.PeerDiskUnfit
+	case n.memberDiskFull(id):
+		return multiraft.PeerDiskFull
 	case n.memberDiskSlow(id):
 		return multiraft.PeerDiskSlow
 	}
