@@ -164,3 +164,45 @@ func TestEngine_AppendsToAFullPeerCarryNoCommands(t *testing.T) {
 		return err1 == nil && err2 == nil && fs.Applied == ls.Applied && ls.Applied > 0
 	})
 }
+
+// A leader sends no snapshot to a replica on a node whose disk is full: it
+// would refuse it, and the leader would dial it and read the group's state
+// again every heartbeat. Once its disk is reported fine, the replica gets
+// its snapshot and catches up.
+func TestEngine_NoSnapshotToAFullPeer(t *testing.T) {
+	var fullPeer atomic.Uint64 // the replica reported full; 0: none
+	tn := newTestNet(t, 3, 10, func(c *Config) {
+		c.PeerDisk = func(_, replica uint64) PeerDisk {
+			if replica == fullPeer.Load() {
+				return PeerDiskFull
+			}
+			return PeerDiskFine
+		}
+	})
+	victim := tn.follower()
+	victimID, _ := strconv.ParseUint(strings.TrimPrefix(victim, "n"), 10, 64)
+	tn.net.mu.Lock()
+	tn.net.down[victim] = true
+	tn.net.mu.Unlock()
+	for range 60 { // past the compaction threshold (10): only a snapshot catches it up
+		tn.propose(NewProposalID(), 1)
+	}
+	fullPeer.Store(victimID)
+	lead := tn.leader()
+	strips := lead.stats.FullPeerStrips.Load()
+	tn.net.mu.Lock()
+	tn.net.down[victim] = false
+	tn.net.mu.Unlock()
+	poll.Until(t, 5*time.Second, "the leader passes over a snapshot to the full replica", func() bool {
+		return lead.stats.FullPeerStrips.Load() >= strips+3
+	})
+	tn.net.mu.Lock()
+	sent := tn.net.snapshotsTo[victim]
+	tn.net.mu.Unlock()
+	if sent != 0 {
+		t.Fatalf("%d snapshots sent to a replica whose disk is full", sent)
+	}
+	fullPeer.Store(0)
+	e := tn.net.engines[victim]
+	poll.Until(t, 10*time.Second, "the replica catches up by snapshot", func() bool { return e.Applied(1) >= lead.Applied(1) })
+}

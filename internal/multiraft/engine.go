@@ -77,8 +77,9 @@ type Stats struct {
 	// DiskSheds leadership transfers started
 	// because the disk was low or slow (diskslow.go).
 	DiskDrops, DiskSheds atomic.Uint64
-	// FullPeerStrips counts appends this node sent without their commands
-	// to a replica whose node's disk is full (noteFullPeers).
+	// FullPeerStrips counts appends this node sent without their commands,
+	// and snapshots it did not send, to a replica whose node's disk is
+	// full (noteFullPeers).
 	FullPeerStrips atomic.Uint64
 }
 

@@ -119,6 +119,8 @@ type network struct {
 	// filter, when set, sees every message that is not cut off by down and
 	// returns what is delivered: it may drop messages or change the copies.
 	filter func(from, to string, m *raftpb.Message) (deliver bool)
+	// snapshotsTo counts the snapshots sent to each node.
+	snapshotsTo map[string]int
 }
 
 type netSender struct {
@@ -150,6 +152,10 @@ func (s *netSender) SendRaft(addr string, msgs []transport.GroupMessage) {
 func (s *netSender) SendSnapshot(ctx context.Context, addr string, msg transport.GroupMessage, data func(io.Writer) error) error {
 	s.net.mu.Lock()
 	e := s.net.engines[addr]
+	if s.net.snapshotsTo == nil {
+		s.net.snapshotsTo = map[string]int{}
+	}
+	s.net.snapshotsTo[addr]++
 	s.net.mu.Unlock()
 	if e == nil {
 		return fmt.Errorf("no engine %s", addr)

@@ -535,6 +535,14 @@ func (e *Engine) queueMessages(g *group, msgs []raftpb.Message) {
 	ls := e.ls()
 	for _, m := range msgs {
 		if m.Type == raftpb.MsgSnap {
+			if g.fullPeers[m.To] {
+				// Its disk is full and it refuses snapshots (HandleSnapshot):
+				// sending one would dial and read the group's state for
+				// nothing, again every heartbeat (noteFullPeers).
+				g.rn.ReportSnapshot(m.To, raft.SnapshotFailure)
+				e.stats.FullPeerStrips.Add(1)
+				continue
+			}
 			e.sendSnapshot(g, m)
 			continue
 		}
