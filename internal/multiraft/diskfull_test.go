@@ -84,16 +84,25 @@ func TestEngine_DiskFillsWhileATransferRuns(t *testing.T) {
 // A leader whose disk fills hands its group to a replica whose disk is
 // slow when no replica's disk is fine: a slow disk still takes writes, and
 // the write lands there. With every other disk full too, the write is
-// refused with 507 and the leader keeps the group.
+// refused with 507 and the leader keeps the group. (The peers' disks are
+// reported only after the first write: a leader sends replicas it is told
+// are full no commands, so that write would never commit.)
 func TestEngine_FullDiskHandsOverToASlowOneRatherThanRefuse(t *testing.T) {
 	for _, tc := range []struct {
 		peers PeerDisk
 		moves bool
 	}{{PeerDiskSlow, true}, {PeerDiskFull, false}, {PeerDiskUnfit, false}} {
+		var reported atomic.Bool
 		tn := newTestNet(t, 3, 0, func(c *Config) {
-			c.PeerDisk = func(uint64, uint64) PeerDisk { return tc.peers }
+			c.PeerDisk = func(uint64, uint64) PeerDisk {
+				if !reported.Load() {
+					return PeerDiskFine
+				}
+				return tc.peers
+			}
 		})
 		tn.propose([]byte("before"), 1)
+		reported.Store(true)
 		lead := tn.leader()
 		tn.fss[tn.nameOf(lead)].TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: 1, TotalBytes: 1 << 30})
 		poll.Until(t, 5*time.Second, "the leader sees its disk full", func() bool {
