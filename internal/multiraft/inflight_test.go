@@ -3,12 +3,16 @@ package multiraft
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 // A follower that receives appends but stops answering them (a stuck node,
@@ -18,9 +22,17 @@ import (
 func TestEngine_AppendsInFlightToASilentFollowerAreBounded(t *testing.T) {
 	const perMsg, inflight, cmdSize, cmds = 64 << 10, 512 << 10, 16 << 10, 160
 	tn := newTestNet(t, 3, 0, func(c *Config) { c.MaxSizePerMsg, c.MaxInflightBytes = perMsg, inflight })
-	tn.propose([]byte("warm"), 1) // both followers replicating
+	tn.propose([]byte("warm"), 1)
 	lead := tn.nameOf(tn.leader())
 	silent := tn.follower()
+	silentID, _ := strconv.ParseUint(strings.TrimPrefix(silent, "n"), 10, 64)
+	// The follower to be silenced has acknowledged the leader's log: the
+	// leader replicates to it (a follower still probed gets one append
+	// per heartbeat answered, and it will answer none).
+	poll.Until(t, 5*time.Second, "the follower acknowledges the leader's log", func() bool {
+		st, ok, err := tn.net.engines[lead].GroupStatus(context.Background(), 1)
+		return err == nil && ok && st.Progress[silentID].Match >= st.Commit
+	})
 	var sent atomic.Int64
 	tn.net.mu.Lock()
 	tn.net.filter = func(from, to string, m *raftpb.Message) bool {
