@@ -40,8 +40,10 @@ func TestEngine_LostLogIsReportedNotPanicked(t *testing.T) {
 	f.Step([]transport.GroupMessage{{Group: 1, Msg: hb}, {Group: 1, Msg: hb}})
 	select {
 	case r := <-lost:
-		if r != (report{1, fg.replica, last, last + 5}) {
-			t.Fatalf("reported %+v, want group 1, replica %d, last %d, commit %d", r, fg.replica, last, last+5)
+		// The follower's log may have grown since last was read (an
+		// append still on its way), never up to the heartbeat's commit.
+		if r.group != 1 || r.replica != fg.replica || r.commit != last+5 || r.last < last || r.last >= r.commit {
+			t.Fatalf("reported %+v, want group 1, replica %d, last from %d below commit %d", r, fg.replica, last, last+5)
 		}
 	case <-ctx.Done():
 		t.Fatal("the heartbeat past the follower's log was not reported")
