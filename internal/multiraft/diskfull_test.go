@@ -129,14 +129,7 @@ func TestEngine_FullDiskHandsOverToASlowOneRatherThanRefuse(t *testing.T) {
 // once its disk is reported fine again, the replica catches up.
 func TestEngine_AppendsToAFullPeerCarryNoCommands(t *testing.T) {
 	var fullPeer atomic.Uint64 // the replica reported full; 0: none
-	tn := newTestNet(t, 3, 0, func(c *Config) {
-		c.PeerDisk = func(_, replica uint64) PeerDisk {
-			if replica == fullPeer.Load() {
-				return PeerDiskFull
-			}
-			return PeerDiskFine
-		}
-	})
+	tn := newTestNet(t, 3, 0, reportFull(&fullPeer))
 	tn.propose([]byte("before"), 1)
 	lead := tn.leader()
 	leadName, full := tn.nameOf(lead), tn.follower()
@@ -180,14 +173,7 @@ func TestEngine_AppendsToAFullPeerCarryNoCommands(t *testing.T) {
 // its snapshot and catches up.
 func TestEngine_NoSnapshotToAFullPeer(t *testing.T) {
 	var fullPeer atomic.Uint64 // the replica reported full; 0: none
-	tn := newTestNet(t, 3, 10, func(c *Config) {
-		c.PeerDisk = func(_, replica uint64) PeerDisk {
-			if replica == fullPeer.Load() {
-				return PeerDiskFull
-			}
-			return PeerDiskFine
-		}
-	})
+	tn := newTestNet(t, 3, 10, reportFull(&fullPeer))
 	victim := tn.follower()
 	victimID, _ := strconv.ParseUint(strings.TrimPrefix(victim, "n"), 10, 64)
 	tn.net.mu.Lock()
@@ -214,4 +200,17 @@ func TestEngine_NoSnapshotToAFullPeer(t *testing.T) {
 	fullPeer.Store(0)
 	e := tn.net.engines[victim]
 	poll.Until(t, 10*time.Second, "the replica catches up by snapshot", func() bool { return e.Applied(1) >= lead.Applied(1) })
+}
+
+// reportFull has Config.PeerDisk report the disk of the replica fullPeer
+// names (0: none) full, and every other one fine.
+func reportFull(fullPeer *atomic.Uint64) func(*Config) {
+	return func(c *Config) {
+		c.PeerDisk = func(_, replica uint64) PeerDisk {
+			if replica == fullPeer.Load() {
+				return PeerDiskFull
+			}
+			return PeerDiskFine
+		}
+	}
 }
