@@ -17,7 +17,8 @@ import (
 //   - 3: what protocol 2 brings may be stored: API tokens, room roles,
 //     bans, mutes, invitations and settings (room retention and legal
 //     holds among them), incoming and outgoing webhooks (with their outbox
-//     and delivery logs). A format 2
+//     and delivery logs); and what protocol 3 brings: idempotency
+//     records stored as one key (multiraft's dedup rule 3). A format 2
 //     directory is read as it is (it holds none of them), so an upgrade
 //     from format 2 is a restart; a build of format 2 refuses a format 3
 //     directory instead of misreading it.
@@ -64,7 +65,13 @@ const MinDataFormat = 2
 //     engine-reserved command its leader proposes only once the cluster
 //     speaks 2 (multiraft.DedupRuleProtocol), and under it the sweeps of
 //     an idle group's expired records (an engine-reserved command too).
-const Protocol = 2
+//   - 3: the dedup rule 3 (each new idempotency record stored as one key
+//     ordered by expiry instead of a record and an index key), which a
+//     group moves to at the index of the same engine-reserved command, its
+//     leader proposing it only once the cluster speaks 3
+//     (multiraft.DedupInlineProtocol). A cluster that speaks 2 moves to
+//     rule 2 as before.
+const Protocol = 3
 
 // MinProtocol is the oldest internal protocol this build still speaks: the
 // protocol of the previous release, so that a cluster can be upgraded one

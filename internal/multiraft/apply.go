@@ -100,7 +100,7 @@ func (e *Engine) applyCommand(w state.Writer, g *group, ent *raftpb.Entry) error
 		// The client's idempotency key was used for another request within
 		// its window: nothing is applied, on every replica alike.
 	case recorded != nil:
-		if result, _, err = lookupDedup(w, recorded, ts); err != nil {
+		if result, err = g.dedup.result(w, recorded); err != nil {
 			return err
 		}
 	default:

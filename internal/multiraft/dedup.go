@@ -21,10 +21,14 @@ var (
 // How expired dedup records are deleted. Rule 1, the first: at most 8 at
 // indexes divisible by 16, half a record per entry, fewer than commands make
 // under steady writes, so the records grew without bound. Rule 2: at most
-// 64 after every command. Every replica must delete the same records at the
-// same index (they are in the state sums), so a group switches rules at one
-// index of its log: the dedupRuleCommand its leader proposes once every node
-// speaks DedupRuleProtocol.
+// 64 after every command. Rule 3 expires as rule 2 and stores each new
+// record inline: one key under prefixDedupExp, ordered by expiry, holding
+// the result (the cache answers lookups), instead of a record and an index
+// key; records made before it stay split until they expire. Every replica
+// must store and delete the same records at the same index (they are in
+// the state sums), so a group switches rules at one index of its log: the
+// dedupRuleCommand its leader proposes once every node speaks the rule's
+// protocol.
 const (
 	expireEvery          = 16 // rule 1: at indexes divisible by it
 	maxExpiredPerApply   = 8  // rule 1: per such index
@@ -32,9 +36,16 @@ const (
 	// DedupRuleProtocol is the internal protocol from which the command
 	// switching to rule 2 may be proposed (compat.Protocol).
 	DedupRuleProtocol = 2
-	opDedupRule       = 'D'
-	dedupRuleEager    = 2 // rule 2: after every command, and sweeps when idle
-	dedupRuleLatest   = dedupRuleEager
+	// DedupInlineProtocol is the internal protocol from which the command
+	// switching to rule 3 may be proposed.
+	DedupInlineProtocol = 3
+	opDedupRule         = 'D'
+	dedupRuleEager      = 2 // rule 2: after every command, and sweeps when idle
+	dedupRuleInline     = 3 // rule 3: as rule 2, each new record one key
+	dedupRuleLatest     = dedupRuleInline
+	// dedupInlineTag starts the value of an inline record (the index
+	// keys of split records are empty).
+	dedupInlineTag = 'r'
 	// Under rule 2, a leader whose group applied no command for dedupIdle
 	// while some of its records expired proposes dedup sweeps, each
 	// deleting up to maxExpiredPerSweep, at most one every
@@ -55,23 +66,36 @@ func isDedupSweep(cmd []byte) bool {
 }
 
 // dedupRuleCommand is the engine-reserved command that moves a group to
-// dedupRuleLatest from the index it applies at.
-func dedupRuleCommand() []byte { return []byte{reservedTag, opDedupRule, dedupRuleLatest} }
+// rule from the index it applies at.
+func dedupRuleCommand(rule byte) []byte { return []byte{reservedTag, opDedupRule, rule} }
 
 // dedupRuleRetry spaces a leader's proposals of the dedup rule command.
 const dedupRuleRetry = 5 * time.Second
 
+// dedupRuleFor returns the newest dedup rule a cluster speaking protocol
+// may move to (every replica must know it), 1 when none newer than the
+// first.
+func dedupRuleFor(protocol int) byte {
+	switch {
+	case protocol >= DedupInlineProtocol:
+		return dedupRuleInline
+	case protocol >= DedupRuleProtocol:
+		return dedupRuleEager
+	}
+	return 1
+}
+
 // maybeProposeDedupCommand runs from the loop's tick for a group this node
-// leads. Before the latest dedup rule, it proposes the command moving the
-// group to it, once every node speaks DedupRuleProtocol, at most once every
-// dedupRuleRetry, until the group applied it. Under it, it proposes sweeps
-// of expired records while the group is idle.
+// leads. From rule 2 on, it proposes sweeps of expired records while the
+// group is idle. Before the newest rule the cluster's protocol allows, it
+// proposes the command moving the group to it, at most once every
+// dedupRuleRetry, until the group applied it.
 func (e *Engine) maybeProposeDedupCommand(g *group, now time.Time) {
 	if !g.isLeader || g.dedup == nil {
 		return
 	}
-	if g.dedup.rule >= dedupRuleLatest {
-		// Sweep what an idle group's records left expired (rule 2).
+	if g.dedup.rule >= dedupRuleEager {
+		// Sweep what an idle group's records left expired.
 		if g.lastCommand != g.idleMark {
 			g.idleMark, g.idleSince = g.lastCommand, now
 		}
@@ -79,16 +103,14 @@ func (e *Engine) maybeProposeDedupCommand(g *group, now time.Time) {
 			g.dedupSweepNext = now.Add(dedupSweepEvery)
 			e.proposeInBackground(g.id, dedupSweepCommand(), dedupSweepEvery)
 		}
-		return
 	}
-	if e.cfg.ClusterProtocol == nil || now.Before(g.dedupRuleNext) {
+	if g.dedup.rule >= dedupRuleLatest || e.cfg.ClusterProtocol == nil || now.Before(g.dedupRuleNext) {
 		return
 	}
 	g.dedupRuleNext = now.Add(dedupRuleRetry)
-	if e.cfg.ClusterProtocol() < DedupRuleProtocol {
-		return
+	if rule := dedupRuleFor(e.cfg.ClusterProtocol()); rule > g.dedup.rule {
+		e.proposeInBackground(g.id, dedupRuleCommand(rule), dedupRuleRetry)
 	}
-	e.proposeInBackground(g.id, dedupRuleCommand(), dedupRuleRetry)
 }
 
 // proposeInBackground proposes an engine-reserved command to group id off

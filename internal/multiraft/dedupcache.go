@@ -9,19 +9,29 @@ import (
 	"github.com/parley-chat/parley/internal/state"
 )
 
-// dedupCache mirrors a group's dedup records (id -> expiry) exactly, so Apply
-// answers "was this id applied within its window?" and finds expired records
-// without reading Pebble. It is rebuilt from the state when the group opens
-// and after a snapshot replaced the state; every change to the records goes
-// through it, so it always answers as the stored records would.
+// dedupCache mirrors a group's dedup records (id -> expiry, and where the
+// record is stored) exactly, so Apply answers "was this id applied within
+// its window?" and finds expired records without reading Pebble. It is
+// rebuilt from the state when the group opens and after a snapshot replaced
+// the state; every change to the records goes through it, so it always
+// answers as the stored records would.
 type dedupCache struct {
-	expiry map[string]int64
-	order  expiryHeap // by (expiry, id): the order of the stored expiry index
+	records map[string]dedupEntry
+	order   expiryHeap // by (expiry, id): the order of the stored expiry keys
 	// keyed lists, per client key of checked ids (CheckedClientProposalID),
 	// the ids with a record: the same request's fingerprint, or another's.
 	keyed map[string][]string
 	// rule is the expiry rule in force (dedup.go), stored at keyDedupRule.
 	rule byte
+}
+
+// dedupEntry is what the cache knows of one id's record: when it expires,
+// and whether it is inline (rule 3: one key under prefixDedupExp holding
+// the result) or split (rules 1 and 2: the result under prefixDedup, an
+// empty index key under prefixDedupExp).
+type dedupEntry struct {
+	expiry int64
+	inline bool
 }
 
 type expiryItem struct {
@@ -48,22 +58,30 @@ func (h *expiryHeap) Pop() any {
 }
 
 // loadDedupCache reads every stored dedup record of a group: the map from
-// the records, the heap from the expiry index (which may still hold keys of
-// records that were re-recorded, exactly as every other replica's does).
+// the split records and the inline ones, the heap from every key under
+// prefixDedupExp (which may still hold index keys of split records that
+// were re-recorded under rule 2, exactly as every other replica's does).
 func loadDedupCache(r state.Reader) (*dedupCache, error) {
-	c := &dedupCache{expiry: map[string]int64{}, keyed: map[string][]string{}}
+	c := &dedupCache{records: map[string]dedupEntry{}, keyed: map[string][]string{}}
 	err := r.Scan(prefixDedup, state.PrefixEnd(prefixDedup), func(k, v []byte) bool {
 		if exp, n := binary.Varint(v); n > 0 {
 			id := k[len(prefixDedup):]
-			c.expiry[string(id)] = exp
+			c.records[string(id)] = dedupEntry{expiry: exp}
 			c.addKeyed(id)
 		}
 		return true
 	})
 	if err == nil {
-		err = r.Scan(prefixDedupExp, state.PrefixEnd(prefixDedupExp), func(k, _ []byte) bool {
-			if rest := k[len(prefixDedupExp):]; len(rest) >= 8 {
-				c.order = append(c.order, expiryItem{expiry: int64(binary.BigEndian.Uint64(rest)), id: string(rest[8:])})
+		err = r.Scan(prefixDedupExp, state.PrefixEnd(prefixDedupExp), func(k, v []byte) bool {
+			rest := k[len(prefixDedupExp):]
+			if len(rest) < 8 {
+				return true
+			}
+			it := expiryItem{expiry: int64(binary.BigEndian.Uint64(rest)), id: string(rest[8:])}
+			c.order = append(c.order, it)
+			if len(v) > 0 && v[0] == dedupInlineTag {
+				c.records[it.id] = dedupEntry{expiry: it.expiry, inline: true}
+				c.addKeyed([]byte(it.id))
 			}
 			return true
 		})
@@ -83,8 +101,29 @@ func loadDedupCache(r state.Reader) (*dedupCache, error) {
 
 // lookup reports whether id has a record that has not expired at nowMs.
 func (c *dedupCache) lookup(id []byte, nowMs int64) bool {
-	exp, ok := c.expiry[string(id)]
-	return ok && exp >= nowMs
+	r, ok := c.records[string(id)]
+	return ok && r.expiry >= nowMs
+}
+
+// result returns the result recorded for id, which has a live record
+// (lookupChecked named it).
+func (c *dedupCache) result(r state.Reader, id []byte) ([]byte, error) {
+	rec, ok := c.records[string(id)]
+	if !ok {
+		return nil, fmt.Errorf("multiraft: no dedup record of a looked-up id")
+	}
+	if !rec.inline {
+		res, _, err := lookupDedup(r, id, rec.expiry)
+		return res, err
+	}
+	v, found, err := r.Get(dedupExpKey(rec.expiry, id))
+	if err != nil {
+		return nil, err
+	}
+	if !found || len(v) == 0 || v[0] != dedupInlineTag {
+		return nil, fmt.Errorf("multiraft: corrupt or missing inline dedup record")
+	}
+	return v[1:], nil
 }
 
 // lookupChecked answers for a proposal id what Apply does with it. recorded
@@ -103,7 +142,7 @@ func (c *dedupCache) lookupChecked(id []byte, nowMs int64) (recorded []byte, reu
 	}
 	if checked, ok := checkedKeyOf(id); ok {
 		for _, other := range c.keyed[string(checked)] {
-			if c.expiry[other] >= nowMs {
+			if c.records[other].expiry >= nowMs {
 				return []byte(other), false
 			}
 		}
@@ -117,7 +156,7 @@ func (c *dedupCache) lookupChecked(id []byte, nowMs int64) (recorded []byte, reu
 		return legacy, false
 	}
 	for _, other := range c.keyed[string(key)] {
-		if other != string(id) && c.expiry[other] >= nowMs {
+		if other != string(id) && c.records[other].expiry >= nowMs {
 			return nil, true
 		}
 	}
@@ -147,16 +186,40 @@ func (c *dedupCache) dropKeyed(id []byte) {
 	}
 }
 
-// record stores id's result until nowMs+windowMs, in the state and here.
+// record stores id's result until nowMs+windowMs, in the state and here:
+// under rule 3 as one inline key, before it split.
 func (c *dedupCache) record(w state.Writer, id []byte, nowMs, windowMs int64, result []byte) error {
-	if err := recordDedup(w, id, nowMs, windowMs, result); err != nil {
+	exp := nowMs + windowMs
+	inline := c.rule >= dedupRuleInline
+	if inline {
+		// A re-recorded id (its earlier record had expired) loses that
+		// record now, in whichever form it was: at most one record of an
+		// id is stored. Its heap item stays and deletes nothing when
+		// popped.
+		if old, ok := c.records[string(id)]; ok {
+			if !old.inline {
+				if err := w.Delete(dedupKey(id)); err != nil {
+					return err
+				}
+			}
+			if old.expiry != exp {
+				if err := w.Delete(dedupExpKey(old.expiry, id)); err != nil {
+					return err
+				}
+			}
+		}
+		v := make([]byte, 0, 1+len(result))
+		v = append(append(v, dedupInlineTag), result...)
+		if err := w.Set(dedupExpKey(exp, id), v); err != nil {
+			return err
+		}
+	} else if err := recordDedup(w, id, nowMs, windowMs, result); err != nil {
+		// Under rule 2, a re-recorded id keeps its old index key until
+		// that key's own expiry pops it; the record then survives because
+		// its expiry no longer matches.
 		return err
 	}
-	// A re-recorded id (its earlier record had expired) keeps its old index
-	// key until that key's own expiry pops it; the record then survives
-	// because its expiry no longer matches.
-	exp := nowMs + windowMs
-	c.expiry[string(id)] = exp
+	c.records[string(id)] = dedupEntry{expiry: exp, inline: inline}
 	c.addKeyed(id)
 	heap.Push(&c.order, expiryItem{expiry: exp, id: string(id)})
 	return nil
@@ -203,11 +266,13 @@ func (c *dedupCache) expire(w state.Writer, nowMs int64, limit int) error {
 	for n := 0; n < limit && len(c.order) > 0 && c.order[0].expiry < nowMs; n++ {
 		it := heap.Pop(&c.order).(expiryItem)
 		id := []byte(it.id)
-		if c.expiry[it.id] == it.expiry {
-			delete(c.expiry, it.id)
+		if rec, ok := c.records[it.id]; ok && rec.expiry == it.expiry {
+			delete(c.records, it.id)
 			c.dropKeyed(id)
-			if err := w.Delete(dedupKey(id)); err != nil {
-				return err
+			if !rec.inline {
+				if err := w.Delete(dedupKey(id)); err != nil {
+					return err
+				}
 			}
 		}
 		if err := w.Delete(dedupExpKey(it.expiry, id)); err != nil {
