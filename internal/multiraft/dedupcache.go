@@ -59,8 +59,8 @@ func (h *expiryHeap) Pop() any {
 
 // loadDedupCache reads every stored dedup record of a group: the map from
 // the split records and the inline ones, the heap from every key under
-// prefixDedupExp (which may still hold index keys of split records that
-// were re-recorded under rule 2, exactly as every other replica's does).
+// prefixDedupExp (which may still hold keys of records that were
+// re-recorded, exactly as every other replica's does).
 func loadDedupCache(r state.Reader) (*dedupCache, error) {
 	c := &dedupCache{records: map[string]dedupEntry{}, keyed: map[string][]string{}}
 	err := r.Scan(prefixDedup, state.PrefixEnd(prefixDedup), func(k, v []byte) bool {
@@ -80,6 +80,8 @@ func loadDedupCache(r state.Reader) (*dedupCache, error) {
 			it := expiryItem{expiry: int64(binary.BigEndian.Uint64(rest)), id: string(rest[8:])}
 			c.order = append(c.order, it)
 			if len(v) > 0 && v[0] == dedupInlineTag {
+				// Keys come in expiry order: a re-recorded id's latest
+				// record wins, its earlier key stays in the heap only.
 				c.records[it.id] = dedupEntry{expiry: it.expiry, inline: true}
 				c.addKeyed([]byte(it.id))
 			}
@@ -192,20 +194,14 @@ func (c *dedupCache) record(w state.Writer, id []byte, nowMs, windowMs int64, re
 	exp := nowMs + windowMs
 	inline := c.rule >= dedupRuleInline
 	if inline {
-		// A re-recorded id (its earlier record had expired) loses that
-		// record now, in whichever form it was: at most one record of an
-		// id is stored. Its heap item stays and deletes nothing when
-		// popped.
-		if old, ok := c.records[string(id)]; ok {
-			if !old.inline {
-				if err := w.Delete(dedupKey(id)); err != nil {
-					return err
-				}
-			}
-			if old.expiry != exp {
-				if err := w.Delete(dedupExpKey(old.expiry, id)); err != nil {
-					return err
-				}
+		// A re-recorded id (its earlier record had expired) keeps its
+		// earlier expiry key until that key's own expiry pops it, as under
+		// rule 2, so that a cache loaded from the state holds the same
+		// heap (expire's limit counts every item). A split record's by-id
+		// key goes now: nothing else would delete it.
+		if old, ok := c.records[string(id)]; ok && !old.inline {
+			if err := w.Delete(dedupKey(id)); err != nil {
+				return err
 			}
 		}
 		v := make([]byte, 0, 1+len(result))
