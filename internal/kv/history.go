@@ -269,7 +269,8 @@ func (x *revWriter) finish() error {
 	if x.rev == 0 {
 		return nil
 	}
-	if err := x.w.Set([]byte(revisionKey), u64(x.rev)); err != nil {
+	// Every command that writes rewrites it: stored lazily, once a batch.
+	if err := state.SetLatest(x.w, []byte(revisionKey), u64(x.rev)); err != nil {
 		x.c.revKnown = false
 		return err
 	}

@@ -212,8 +212,13 @@ func (t *tx) tick() ([]byte, error) {
 }
 
 // storeQueue stores a queue record read by loadQueue or made by Create.
+// Nearly every command rewrites it, so it is stored lazily
+// (state.SetLatest): a batch of commands on one queue writes it once.
 func storeQueue(w state.Writer, q *queueRecord) error {
-	return set(w, q.key, q.encode())
+	if err := state.SetLatest(w, q.key, q.encode()); err != nil {
+		return fmt.Errorf("queue: write %q: %w", q.key, err)
+	}
+	return nil
 }
 
 func set(w state.Writer, k, v []byte) error {

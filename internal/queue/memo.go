@@ -122,6 +122,19 @@ func (mw memoWriter) Set(key, value []byte) error {
 	return nil
 }
 
+// SetLatest implements state.LatestSetter: as Set, the store writing the
+// value lazily when it can.
+func (mw memoWriter) SetLatest(key, value []byte) error {
+	if err := state.SetLatest(mw.w, key, value); err != nil {
+		return err
+	}
+	mw.k.set(key, value)
+	if memoKey(key) {
+		remember(mw.m, string(key), memoEntry{v: bytes.Clone(value), found: true})
+	}
+	return nil
+}
+
 // Delete implements state.Writer.
 func (mw memoWriter) Delete(key []byte) error {
 	if err := mw.w.Delete(key); err != nil {

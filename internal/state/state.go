@@ -51,6 +51,25 @@ type Writer interface {
 	Delete(key []byte) error
 }
 
+// LatestSetter is a Writer that can store a key's value lazily: SetLatest
+// is Set for a key the same batch is likely to set again (a record every
+// command rewrites), where only the last value needs to reach the store.
+// Every read through the Writer sees the value at once, and a scan covering
+// the key writes it first, so what Apply observes and what the batch
+// commits are exactly what Set would have given.
+type LatestSetter interface {
+	SetLatest(key, value []byte) error
+}
+
+// SetLatest stores value under key in w: lazily when w is a LatestSetter,
+// by Set otherwise.
+func SetLatest(w Writer, key, value []byte) error {
+	if ls, ok := w.(LatestSetter); ok {
+		return ls.SetLatest(key, value)
+	}
+	return w.Set(key, value)
+}
+
 // Meta describes the committed command being applied.
 type Meta struct {
 	// Partition is the Raft group id of the partition.

@@ -84,7 +84,27 @@ func (b *Batch) Close() {
 }
 
 // Empty reports whether the batch holds no writes.
-func (b *Batch) Empty() bool { return b.pb.Empty() }
+func (b *Batch) Empty() bool {
+	for _, d := range b.deltas[:b.n] {
+		if d.state != nil && len(d.state.latest) > 0 {
+			return false
+		}
+	}
+	return b.pb.Empty()
+}
+
+// writeLatest writes every group's lazily stored state values
+// (StateWriter.SetLatest) to the Pebble batch.
+func (b *Batch) writeLatest() error {
+	for _, d := range b.deltas[:b.n] {
+		if d.state != nil && len(d.state.latest) > 0 {
+			if err := d.state.writeLatest(nil, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // delta returns the batch's pending view of g, starting from g's committed state.
 func (b *Batch) delta(g *GroupStorage) (*groupDelta, error) {
@@ -288,6 +308,9 @@ func (b *Batch) Commit(sync bool) error {
 	}
 	if b.db.closed.Load() {
 		return ErrClosed
+	}
+	if err := b.writeLatest(); err != nil {
+		return err
 	}
 	if !b.pb.Empty() {
 		if err := b.db.commit(b.pb, sync); err != nil {

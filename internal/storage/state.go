@@ -1,9 +1,11 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
@@ -20,6 +22,69 @@ type StateWriter struct {
 	prefix []byte // tagState <group>
 	key    []byte // scratch for absolute keys
 	err    error  // set when the batch refused the group
+	// latest holds the values SetLatest stored that are not yet in the
+	// Pebble batch: one per key, few keys. Gets answer from it; Set and
+	// Delete of such a key drop it; a Scan covering it, Batch.Empty and
+	// Batch.Commit write it first.
+	latest []latestValue
+}
+
+// latestValue is a value stored by SetLatest, not yet in the Pebble batch.
+type latestValue struct {
+	key, value []byte
+}
+
+// SetLatest implements state.LatestSetter: key's value is kept here and
+// written to the batch only when a scan covers it or the batch is
+// committed, so a key the batch sets again and again is inserted into the
+// memtable once.
+func (w *StateWriter) SetLatest(key, value []byte) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	for i := range w.latest {
+		if l := &w.latest[i]; string(l.key) == string(key) {
+			l.value = append(l.value[:0], value...)
+			return nil
+		}
+	}
+	w.latest = append(w.latest, latestValue{key: bytes.Clone(key), value: append([]byte{}, value...)})
+	return nil
+}
+
+// latestIndex returns the index of key's lazily stored value, -1 if none.
+func (w *StateWriter) latestIndex(key []byte) int {
+	for i := range w.latest {
+		if string(w.latest[i].key) == string(key) {
+			return i
+		}
+	}
+	return -1
+}
+
+// dropLatest forgets key's lazily stored value: a Set or Delete replaces it.
+func (w *StateWriter) dropLatest(key []byte) {
+	if i := w.latestIndex(key); i >= 0 {
+		w.latest = slices.Delete(w.latest, i, i+1)
+	}
+}
+
+// writeLatest writes to the batch the lazily stored values whose keys are
+// in [lo, hi) (hi nil: to the end), and forgets them here.
+func (w *StateWriter) writeLatest(lo, hi []byte) error {
+	kept := w.latest[:0]
+	for _, l := range w.latest {
+		if bytes.Compare(l.key, lo) < 0 || (hi != nil && bytes.Compare(l.key, hi) >= 0) {
+			kept = append(kept, l)
+			continue
+		}
+		if err := w.set(l.key, l.value); err != nil {
+			return err
+		}
+	}
+	clear(w.latest[len(kept):])
+	w.latest = kept
+	return nil
 }
 
 // check returns why the writer cannot be used, if it cannot.
@@ -40,6 +105,11 @@ func (w *StateWriter) Get(key []byte) ([]byte, bool, error) {
 	if err := w.check(); err != nil {
 		return nil, false, err
 	}
+	if len(w.latest) > 0 {
+		if i := w.latestIndex(key); i >= 0 {
+			return bytes.Clone(w.latest[i].value), true, nil
+		}
+	}
 	w.key = append(append(w.key[:0], w.prefix...), key...)
 	return getCopy(w.b.pb, w.key)
 }
@@ -51,6 +121,11 @@ func (w *StateWriter) Scan(lo, hi []byte, fn func(k, v []byte) bool) error {
 	if err := w.check(); err != nil {
 		return err
 	}
+	if len(w.latest) > 0 {
+		if err := w.writeLatest(lo, hi); err != nil {
+			return err
+		}
+	}
 	return scanState(w.b.pb, w.prefix, lo, hi, false, fn)
 }
 
@@ -59,6 +134,14 @@ func (w *StateWriter) Set(key, value []byte) error {
 	if err := w.check(); err != nil {
 		return err
 	}
+	if len(w.latest) > 0 {
+		w.dropLatest(key)
+	}
+	return w.set(key, value)
+}
+
+// set writes key = value to the Pebble batch.
+func (w *StateWriter) set(key, value []byte) error {
 	op := w.b.pb.SetDeferred(len(w.prefix)+len(key), len(value))
 	copy(op.Key[copy(op.Key, w.prefix):], key)
 	copy(op.Value, value)
@@ -72,6 +155,9 @@ func (w *StateWriter) Set(key, value []byte) error {
 func (w *StateWriter) Delete(key []byte) error {
 	if err := w.check(); err != nil {
 		return err
+	}
+	if len(w.latest) > 0 {
+		w.dropLatest(key)
 	}
 	op := w.b.pb.DeleteDeferred(len(w.prefix) + len(key))
 	copy(op.Key[copy(op.Key, w.prefix):], key)
