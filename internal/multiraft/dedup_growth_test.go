@@ -87,42 +87,51 @@ func (tn *testNet) waitDedupRule(rule byte) {
 }
 
 // Under steady writes the dedup records stay bounded by the window once the
-// group moved to rule 2 or 3: expired ones are deleted faster than new ones
-// are made. (Under rule 1, half a record per entry at most, 1,200 writes
-// left 775 records with a 20 ms window.) The leader proposes the move
-// itself to the newest rule every node speaks, every replica moves at the
-// same index, and a replica that reloads its state keeps the rule.
+// group moved to rule 2 or 3: of the records left after 1,200 writes with a
+// 20 ms window, at most one command's worth of deletions (64) had expired
+// by the last command's time, whatever the write rate. (Under rule 1, half
+// a record per entry at most, they pile up: 888 of 1,202 expired.) The
+// leader proposes the move itself to the newest rule every node speaks,
+// every replica moves at the same index, and a replica that reloads its
+// state keeps the rule.
 func TestEngine_DedupRecordsStayBoundedUnderSteadyWrites(t *testing.T) {
+	const window = 20 * time.Millisecond
+	eachEagerRule(t, window, func(t *testing.T, tn *testNet, rule byte) {
+		lead := tn.leader()
+		const writes = 1200
+		for range writes {
+			tn.propose(NewProposalID(), 1)
+		}
+		applied := lead.Applied(1)
+		for name, e := range tn.net.engines {
+			for e.Applied(1) < applied {
+				time.Sleep(5 * time.Millisecond)
+			}
+			records, expired := tn.dedupExpired(name)
+			t.Logf("%s: %d dedup records after %d writes with a %v window, %d of them expired", name, records, writes, window, expired)
+			if expired > maxExpiredPerCommand {
+				t.Fatalf("%s keeps %d expired dedup records of %d after %d writes with a %v window: expired ones are not deleted as fast as they are made", name, expired, records, writes, window)
+			}
+		}
+		c, err := loadDedupCache(tn.dbs["n1"].State(1))
+		if err != nil || c.rule != rule {
+			t.Fatalf("reloaded rule %d, %v; want %d", c.rule, err, rule)
+		}
+	})
+}
+
+// eachEagerRule runs test once per dedup rule from 2 on, each on a fresh
+// three-engine net with the dedup window given whose group moved to it.
+func eachEagerRule(t *testing.T, window time.Duration, test func(t *testing.T, tn *testNet, rule byte)) {
 	for _, protocol := range []int{DedupRuleProtocol, DedupInlineProtocol} {
 		t.Run(fmt.Sprintf("protocol=%d", protocol), func(t *testing.T) {
-			const window = 20 * time.Millisecond
 			tn := newTestNet(t, 3, 0, func(c *Config) {
 				c.DedupWindow = window
 				c.ClusterProtocol = func() int { return protocol }
 			})
-			tn.propose(NewProposalID(), 1)
-			lead := tn.leader()
 			rule := dedupRuleFor(protocol)
 			tn.waitDedupRule(rule)
-			const writes = 1200
-			for range writes {
-				tn.propose(NewProposalID(), 1)
-			}
-			applied := lead.Applied(1)
-			for name, e := range tn.net.engines {
-				for e.Applied(1) < applied {
-					time.Sleep(5 * time.Millisecond)
-				}
-				records, expired := tn.dedupExpired(name)
-				t.Logf("%s: %d dedup records after %d writes with a %v window, %d of them expired", name, records, writes, window, expired)
-				if expired > maxExpiredPerCommand {
-					t.Fatalf("%s keeps %d expired dedup records of %d after %d writes with a %v window: expired ones are not deleted as fast as they are made", name, expired, records, writes, window)
-				}
-			}
-			c, err := loadDedupCache(tn.dbs["n1"].State(1))
-			if err != nil || c.rule != rule {
-				t.Fatalf("reloaded rule %d, %v; want %d", c.rule, err, rule)
-			}
+			test(t, tn, rule)
 		})
 	}
 }
@@ -146,37 +155,29 @@ func TestEngine_DedupRuleWaitsForTheProtocol(t *testing.T) {
 // once no command applied for a while, its leader sweeps them, on every
 // replica.
 func TestEngine_IdleGroupSweepsExpiredDedupRecords(t *testing.T) {
-	for _, protocol := range []int{DedupRuleProtocol, DedupInlineProtocol} {
-		t.Run(fmt.Sprintf("protocol=%d", protocol), func(t *testing.T) {
-			const window = 20 * time.Millisecond
-			tn := newTestNet(t, 3, 0, func(c *Config) {
-				c.DedupWindow = window
-				c.ClusterProtocol = func() int { return protocol }
-			})
-			tn.waitDedupRule(dedupRuleFor(protocol))
-			// A burst faster than the per-command expiry can follow: every
-			// record is made before any expired.
-			ids := make([][]byte, 300)
-			for i := range ids {
-				ids[i] = NewProposalID()
-			}
-			for _, id := range ids {
-				tn.propose(id, 1)
-			}
-			deadline := time.Now().Add(10 * time.Second)
-			for time.Now().Before(deadline) {
-				left := 0
-				for name := range tn.net.engines {
-					left += tn.dedupRecords(name)
-				}
-				if left == 0 {
-					return
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+	eachEagerRule(t, 20*time.Millisecond, func(t *testing.T, tn *testNet, _ byte) {
+		// A burst faster than the per-command expiry can follow: every
+		// record is made before any expired.
+		ids := make([][]byte, 300)
+		for i := range ids {
+			ids[i] = NewProposalID()
+		}
+		for _, id := range ids {
+			tn.propose(id, 1)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			left := 0
 			for name := range tn.net.engines {
-				t.Errorf("%s keeps %d dedup records of an idle group", name, tn.dedupRecords(name))
+				left += tn.dedupRecords(name)
 			}
-		})
-	}
+			if left == 0 {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		for name := range tn.net.engines {
+			t.Errorf("%s keeps %d dedup records of an idle group", name, tn.dedupRecords(name))
+		}
+	})
 }
