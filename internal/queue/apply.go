@@ -212,11 +212,17 @@ func (t *tx) tick() ([]byte, error) {
 }
 
 // storeQueue stores a queue record read by loadQueue or made by Create.
-// Nearly every command rewrites it, so it is stored lazily
-// (state.SetLatest): a batch of commands on one queue writes it once.
+// Nearly every command rewrites it: it is stored lazily.
 func storeQueue(w state.Writer, q *queueRecord) error {
-	if err := state.SetLatest(w, q.key, q.encode()); err != nil {
-		return fmt.Errorf("queue: write %q: %w", q.key, err)
+	return setLatest(w, q.key, q.encode())
+}
+
+// setLatest stores a record that the commands of a batch rewrite again and
+// again (a queue's record, an index's floors) lazily (state.SetLatest): the
+// batch writes its last value once.
+func setLatest(w state.Writer, k, v []byte) error {
+	if err := state.SetLatest(w, k, v); err != nil {
+		return fmt.Errorf("queue: write %q: %w", k, err)
 	}
 	return nil
 }

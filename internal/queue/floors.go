@@ -112,7 +112,7 @@ func (t *tx) raiseFloors(rh *readyHeads, taken position, found bool) error {
 			}
 		}
 		if !h.hasFloor || f != h.floors {
-			if err := set(t.w, t.k.floor(h.prefix), f.encode()); err != nil {
+			if err := setLatest(t.w, t.k.floor(h.prefix), f.encode()); err != nil {
 				return err
 			}
 		}
@@ -142,7 +142,7 @@ func (t *tx) lowerFloors(a, b []byte, pos position) error {
 		}
 		f.mask |= bit
 		f.ids[pos.rank] = pos.id
-		if err := set(t.w, t.k.floor(p), f.encode()); err != nil {
+		if err := setLatest(t.w, t.k.floor(p), f.encode()); err != nil {
 			return err
 		}
 	}
