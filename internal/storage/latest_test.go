@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -98,6 +99,33 @@ func TestStateWriter_SetLatestReadsAndCommitsAsSet(t *testing.T) {
 				t.Fatalf("committed %q, want %q", got, model)
 			}
 		})
+	}
+}
+
+// A snapshot applied in a batch replaces the values stored lazily before
+// it, as it replaces what Set wrote.
+func TestStateWriter_SnapshotReplacesLatest(t *testing.T) {
+	src, g, want := leaderWithState(t)
+	snap, err := g.Snapshot()
+	must(t, err)
+	stream := mustSnapshotData(t, src, 1, 40)
+	dst := mustOpen(t, "b", memOptions())
+	gb := mustGroup(t, dst, 9)
+	p, err := dst.PrepareSnapshot(9, snap.Metadata, bytes.NewReader(stream))
+	must(t, err)
+	defer p.Close()
+	mustWrite(t, dst, func(b *Batch) error {
+		if err := b.State(gb).SetLatest([]byte("stale"), []byte("set before the snapshot")); err != nil {
+			return err
+		}
+		return b.ApplySnapshot(gb, p)
+	})
+	got := stateOf(t, dst, 9)
+	if v, ok := got["stale"]; ok {
+		t.Fatalf("a value stored lazily before the snapshot survived it: stale = %q", v)
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("state after the snapshot holds %d keys, want the snapshot's %d", len(got), len(want))
 	}
 }
 

@@ -276,6 +276,12 @@ func (b *Batch) ApplySnapshot(g *GroupStorage, p *PreparedSnapshot) error {
 	if err := b.pb.Apply(p.pb, nil); err != nil {
 		return fmt.Errorf("storage: group %d: apply snapshot: %w", g.id, err)
 	}
+	if d.state != nil {
+		// The snapshot replaces the group's state: values stored lazily
+		// before it are gone, as Set's are under its range deletion.
+		clear(d.state.latest)
+		d.state.latest = d.state.latest[:0]
+	}
 	d.st.truncIndex, d.st.truncTerm, d.st.last = p.meta.Index, p.meta.Term, p.meta.Index
 	d.st.applied = AppliedState{Index: p.meta.Index, Term: p.meta.Term, ConfState: p.meta.ConfState}
 	d.ops = append(d.ops, cacheOp{kind: cacheReset})
