@@ -146,21 +146,18 @@ func dedupExpKey(expiry int64, id []byte) []byte {
 	return append(k, id...)
 }
 
-// lookupDedup returns the recorded result of id if it was applied and has
-// not expired at nowMs.
-func lookupDedup(r state.Reader, id []byte, nowMs int64) ([]byte, bool, error) {
+// splitResult returns the result a split record (rules 1 and 2) holds for
+// id; whether the record is live is the cache's to say.
+func splitResult(r state.Reader, id []byte) ([]byte, error) {
 	v, ok, err := r.Get(dedupKey(id))
-	if err != nil || !ok {
-		return nil, false, err
+	if err != nil {
+		return nil, err
 	}
-	exp, n := binary.Varint(v)
-	if n <= 0 {
-		return nil, false, fmt.Errorf("multiraft: corrupt dedup record")
+	_, n := binary.Varint(v)
+	if !ok || n <= 0 {
+		return nil, fmt.Errorf("multiraft: corrupt or missing dedup record")
 	}
-	if exp < nowMs {
-		return nil, false, nil
-	}
-	return v[n:], true, nil
+	return v[n:], nil
 }
 
 // recordDedup remembers id's result until nowMs+windowMs.

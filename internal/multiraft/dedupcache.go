@@ -115,8 +115,7 @@ func (c *dedupCache) result(r state.Reader, id []byte) ([]byte, error) {
 		return nil, fmt.Errorf("multiraft: no dedup record of a looked-up id")
 	}
 	if !rec.inline {
-		res, _, err := lookupDedup(r, id, rec.expiry)
-		return res, err
+		return splitResult(r, id)
 	}
 	v, found, err := r.Get(dedupExpKey(rec.expiry, id))
 	if err != nil {
