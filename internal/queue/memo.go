@@ -115,10 +115,7 @@ func (mw memoWriter) Set(key, value []byte) error {
 	if err := mw.w.Set(key, value); err != nil {
 		return err
 	}
-	mw.k.set(key, value)
-	if memoKey(key) {
-		remember(mw.m, string(key), memoEntry{v: bytes.Clone(value), found: true})
-	}
+	mw.noteSet(key, value)
 	return nil
 }
 
@@ -128,11 +125,17 @@ func (mw memoWriter) SetLatest(key, value []byte) error {
 	if err := state.SetLatest(mw.w, key, value); err != nil {
 		return err
 	}
+	mw.noteSet(key, value)
+	return nil
+}
+
+// noteSet brings the known ranges and the memo up to date with a stored
+// key = value.
+func (mw memoWriter) noteSet(key, value []byte) {
 	mw.k.set(key, value)
 	if memoKey(key) {
 		remember(mw.m, string(key), memoEntry{v: bytes.Clone(value), found: true})
 	}
-	return nil
 }
 
 // Delete implements state.Writer.
