@@ -104,6 +104,16 @@ func TestDedupCache_RuleThreeStoresOneKeyPerRecord(t *testing.T) {
 	if w.sets != 3 {
 		t.Fatalf("rule 3 set %d keys for 3 records, want 3", w.sets)
 	}
+	// One inline record expiring is one deletion (a split one is two).
+	one, err := loadDedupCache(state.NewMem())
+	must(err)
+	one.rule = dedupRuleInline
+	ow := &writeCounter{Mem: state.NewMem()}
+	must(one.record(ow, []byte("x"), 0, 10, nil))
+	must(one.expire(ow, 100, maxExpiredPerCommand))
+	if ow.deletes != 1 || ow.Len() != 0 {
+		t.Fatalf("expiring an inline record deleted %d keys and left %d, want 1 and none", ow.deletes, ow.Len())
+	}
 	answer(b, 300, "b1") // split, from before the switch
 	answer([]byte("c-id"), 210, "c1")
 	answer([]byte("d-id"), 210, "")
