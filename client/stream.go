@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -25,6 +26,15 @@ const (
 	FrameTyping   = "typing"   // Username is typing in Room
 	FrameKVReady  = "kv_ready" // kv watch KV starts at Token
 	FrameKVEvent  = "kv_event" // one revision (Partition, Revision) of kv watch KV: Events, then Token
+	// FrameQueueReady says queue consumer Queue runs (its first receive
+	// succeeded); FrameQueueMessage delivers one leased message of it
+	// (Delivery), to acknowledge with Stream.AckQueue.
+	FrameQueueReady   = "queue_ready"
+	FrameQueueMessage = "queue_message"
+	// FrameSent says send ID (Stream.SendQueue) to Queue is durable as
+	// message MessageID, sent at Ts; a refused send is an error frame with
+	// Queue and ID.
+	FrameSent = "sent"
 )
 
 // Error codes of error frames (Frame.Code).
@@ -77,6 +87,14 @@ type Frame struct {
 	Partition uint64    `json:"partition,omitempty"`
 	Revision  uint64    `json:"revision,omitempty"`
 	Events    []KVEvent `json:"events,omitempty"`
+	// Queue names the queue consumer of queue_ready, queue_message and its
+	// error frames; Delivery is a queue_message frame's message.
+	Queue    string        `json:"queue,omitempty"`
+	Delivery *QueueMessage `json:"delivery,omitempty"`
+	// ID names the send of a sent frame or of its error frame; MessageID
+	// is the message a sent frame made.
+	ID        string `json:"id,omitempty"`
+	MessageID uint64 `json:"message_id,omitempty"`
 }
 
 // Event returns the event an event frame carries.
@@ -261,6 +279,82 @@ func (s *Stream) SubscribeKV(ctx context.Context, id string, opts WatchOptions) 
 // UnsubscribeKV ends kv watch id.
 func (s *Stream) UnsubscribeKV(ctx context.Context, id string) error {
 	return s.send(ctx, map[string]any{"type": "unsubscribe", "kv": map[string]any{"id": id}})
+}
+
+// ConsumeOptions shape a queue consumer on a stream.
+type ConsumeOptions struct {
+	// Prefetch is how many messages the consumer holds, delivered and not
+	// acknowledged, at most: 1 (the default) to 100.
+	Prefetch int
+	// AckTimeout is each message's lease (0: the queue's default).
+	AckTimeout time.Duration
+	// From takes only messages from this sender.
+	From string
+}
+
+// Consume starts a queue consumer on the stream, beside rooms and kv
+// watches, named id (the frames that answer it carry it in Frame.Queue):
+// a queue_ready frame once it runs, then a queue_message frame per
+// message, leased, as long as it holds fewer than opts.Prefetch. Each
+// message must be acknowledged with AckQueue; those it holds when the
+// consumer or the stream ends go back to the queue at once.
+func (s *Stream) Consume(ctx context.Context, id, queue string, opts ConsumeOptions) error {
+	q := map[string]any{"id": id, "name": queue}
+	if opts.Prefetch > 0 {
+		q["prefetch"] = opts.Prefetch
+	}
+	if opts.AckTimeout > 0 {
+		q["ack_timeout_ms"] = opts.AckTimeout.Milliseconds()
+	}
+	if opts.From != "" {
+		q["from"] = opts.From
+	}
+	return s.send(ctx, map[string]any{"type": "subscribe", "queue": q})
+}
+
+// AckQueue acknowledges messages queue consumer id delivered, by their
+// receipts (at most 100). A refused receipt (its lease lapsed) comes back
+// as the consumer's conflict error frame; the consumer goes on.
+func (s *Stream) AckQueue(ctx context.Context, id string, receipts ...string) error {
+	return s.send(ctx, ackFrame{Type: "ack", Queue: queueRef{ID: id}, Receipts: receipts})
+}
+
+// ackFrame is {"type":"ack","queue":{"id"},"receipts"}.
+type ackFrame struct {
+	Type     string   `json:"type"`
+	Queue    queueRef `json:"queue"`
+	Receipts []string `json:"receipts"`
+}
+
+// queueRef names a queue consumer (ID) or a queue (Name) in a frame.
+type queueRef struct {
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// SendQueue sends a message to queue over the stream, beside rooms and
+// consumers: the server answers with a sent frame naming id (FrameSent,
+// with the message's id) once the message is durable, or with an error
+// frame naming queue and id. id is the send's idempotency key: sent again
+// after a failure, on this stream or another, the message is not sent
+// twice. Sends on one stream are applied in the order they were written,
+// one after the other.
+func (s *Stream) SendQueue(ctx context.Context, queue, id, body string, opts SendOptions) error {
+	return s.send(ctx, sendFrame{Type: "send", Queue: queueRef{Name: queue}, ID: id, Message: messageInOf(body, opts)})
+}
+
+// sendFrame is {"type":"send","queue":{"name"},"id","message"}.
+type sendFrame struct {
+	Type    string    `json:"type"`
+	Queue   queueRef  `json:"queue"`
+	ID      string    `json:"id"`
+	Message messageIn `json:"message"`
+}
+
+// StopConsuming ends queue consumer id; the messages it holds go back to
+// the queue.
+func (s *Stream) StopConsuming(ctx context.Context, id string) error {
+	return s.send(ctx, map[string]any{"type": "unsubscribe", "queue": queueRef{ID: id}})
 }
 
 // Unsubscribe ends the subscription to room.

@@ -179,7 +179,7 @@ func (s *Server) streamHandler(w http.ResponseWriter, r *http.Request) {
 		return // Accept answered the request
 	}
 	defer c.CloseNow()
-	c.SetReadLimit(stream.MaxClientFrame)
+	c.SetReadLimit(max(stream.MaxClientFrame, s.limits.send.body+stream.MaxClientFrame)) // send frames carry a message
 	if !byHeader {
 		if id, token, err = s.streamAuthFrame(r, c); err != nil {
 			closeAuthFailed(r.Context(), c, err)
@@ -326,6 +326,8 @@ func isClosed(sub *stream.Subscriber) bool {
 func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.Subscriber, id Identity, token string) {
 	kvs := s.newKVStreams(ctx, sub)
 	defer kvs.close()
+	qs := s.newQueueStreams(ctx, sub, id)
+	defer qs.close()
 	for {
 		_, b, err := c.Read(ctx)
 		if err != nil {
@@ -334,6 +336,10 @@ func (s *Server) streamRead(ctx context.Context, c *websocket.Conn, sub *stream.
 		f, err := stream.DecodeClientFrame(b)
 		if err != nil {
 			sub.Send(stream.ErrorFrameFor("", err))
+			continue
+		}
+		if f.Queue != nil {
+			s.streamQueueFrame(ctx, qs, f, id, token)
 			continue
 		}
 		switch {

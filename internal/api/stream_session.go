@@ -61,6 +61,12 @@ func (s *Server) guardStream(sub *stream.Subscriber, id Identity, token string) 
 // every stream it holds open here, this one included; any other failure
 // refuses this subscription with the room's error frame.
 func (s *Server) recheckSubscribe(ctx context.Context, sub *stream.Subscriber, token, room string) bool {
+	return s.recheckToken(ctx, sub, token, room, func(err error) []byte { return stream.ErrorFrameFor(room, err) })
+}
+
+// recheckToken is recheckSubscribe for any subscription: what names it in
+// the log, errorFrame makes its error frame.
+func (s *Server) recheckToken(ctx context.Context, sub *stream.Subscriber, token, what string, errorFrame func(error) []byte) bool {
 	if token == "" {
 		return true
 	}
@@ -73,9 +79,9 @@ func (s *Server) recheckSubscribe(ctx context.Context, sub *stream.Subscriber, t
 		sub.End(stream.ErrSessionEnded) // watched or not
 	case ctx.Err() == nil:
 		if errs.CodeOf(err) == errs.Internal {
-			s.log.Error("stream subscribe: session check failed", "room", room, "err", err)
+			s.log.Error("stream subscribe: session check failed", "subscription", what, "err", err)
 		}
-		sub.Send(stream.ErrorFrameFor(room, err))
+		sub.Send(errorFrame(err))
 	}
 	return false
 }

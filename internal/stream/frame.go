@@ -110,11 +110,14 @@ func EncodeReady(room string, seq uint64) []byte {
 }
 
 // errorFrame is {"type":"error","room","code","message"}, or with "kv"
-// instead of "room" for a kv watch (kvframe.go).
+// instead of "room" for a kv watch (kvframe.go), "queue" for a queue
+// consumer (queueframe.go).
 type errorFrame struct {
 	Type    string `json:"type"`
 	Room    string `json:"room,omitempty"`
 	KV      string `json:"kv,omitempty"`
+	Queue   string `json:"queue,omitempty"`
+	ID      string `json:"id,omitempty"` // a send frame's id
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
@@ -161,8 +164,8 @@ func EncodePresence(room, user string, online bool) []byte {
 	return b
 }
 
-// ClientFrame is a frame a client sends: auth, subscribe, unsubscribe or
-// typing.
+// ClientFrame is a frame a client sends: auth, subscribe, unsubscribe,
+// typing or ack.
 type ClientFrame struct {
 	Type  string `json:"type"`
 	Room  string `json:"room,omitempty"`
@@ -172,6 +175,15 @@ type ClientFrame struct {
 	// KV, instead of Room, subscribes to (or unsubscribes from) a kv
 	// watch (kvframe.go).
 	KV *KVSubscription `json:"kv,omitempty"`
+	// Queue, instead of Room, starts (or ends) a queue consumer, or names
+	// the consumer an ack frame is for (queueframe.go).
+	Queue *QueueConsumer `json:"queue,omitempty"`
+	// Receipts are the messages an ack frame acknowledges.
+	Receipts []string `json:"receipts,omitempty"`
+	// ID and Message are a send frame's idempotency key and message
+	// object (as POST …/messages takes it).
+	ID      string          `json:"id,omitempty"`
+	Message json.RawMessage `json:"message,omitempty"`
 }
 
 // DecodeClientFrame decodes and checks a client frame: a JSON object of at
@@ -180,11 +192,13 @@ type ClientFrame struct {
 // for the client.
 func DecodeClientFrame(b []byte) (ClientFrame, error) {
 	var f ClientFrame
-	if len(b) > MaxClientFrame {
-		return f, errs.New(errs.Invalid, "frame of %d bytes exceeds the %d byte limit", len(b), MaxClientFrame)
-	}
 	if err := json.Unmarshal(b, &f); err != nil {
 		return ClientFrame{}, errs.New(errs.Invalid, "a frame must be a JSON object with a type: %v", jsonProblem(err))
+	}
+	if len(b) > MaxClientFrame && f.Type != TypeSend {
+		// Only a send frame may be larger (a message body); the connection's
+		// read limit bounds it.
+		return ClientFrame{}, errs.New(errs.Invalid, "frame of %d bytes exceeds the %d byte limit", len(b), MaxClientFrame)
 	}
 	switch f.Type {
 	case TypeTyping:
@@ -192,12 +206,20 @@ func DecodeClientFrame(b []byte) (ClientFrame, error) {
 			return f, errs.New(errs.Invalid, "a typing frame needs a room")
 		}
 	case TypeSubscribe, TypeUnsubscribe:
+		if f.Queue != nil {
+			return f, checkQueueFrame(f)
+		}
 		if f.KV != nil {
 			return f, checkKVFrame(f)
 		}
 		if f.Room == "" {
-			return f, errs.New(errs.Invalid, "a %s frame needs a room or a kv watch", f.Type)
+			return f, errs.New(errs.Invalid, "a %s frame needs a room, a kv watch or a queue consumer", f.Type)
 		}
+	case TypeAck, TypeSend:
+		if f.Queue == nil {
+			return f, errs.New(errs.Invalid, "%s frame needs a queue object: {\"type\":\"ack\",\"queue\":{\"id\":\"...\"},\"receipts\":[...]} or {\"type\":\"send\",\"queue\":{\"name\":\"...\"},\"id\":\"...\",\"message\":{...}}", article(f.Type))
+		}
+		return f, checkQueueFrame(f)
 	case TypeAuth:
 		if f.Token == "" {
 			return f, errs.New(errs.Invalid, "an auth frame needs a token")
@@ -205,9 +227,17 @@ func DecodeClientFrame(b []byte) (ClientFrame, error) {
 	case "":
 		return f, errs.New(errs.Invalid, "a frame needs a type")
 	default:
-		return f, errs.New(errs.Invalid, "unknown frame type %q: use subscribe, unsubscribe or typing", clip(f.Type))
+		return f, errs.New(errs.Invalid, "unknown frame type %q: use subscribe, unsubscribe, typing, ack or send", clip(f.Type))
 	}
 	return f, nil
+}
+
+// article is "an ack" or "a send": a frame type with its article.
+func article(typ string) string {
+	if typ == TypeAck {
+		return "an " + typ
+	}
+	return "a " + typ
 }
 
 // checkKVFrame checks the kv object of a subscribe or unsubscribe frame.
