@@ -41,6 +41,14 @@ type QueueOptions struct {
 	// and one Raft entry per message fewer. A consumer's last message
 	// stays leased when the run ends.
 	AckOnReceive bool
+	// Stream makes each consumer a queue consumer on a live stream of its
+	// own (prefetch 1, as RabbitMQ's consumers here): the server pushes
+	// each message, leased, and the consumer acknowledges it with an ack
+	// frame, which rides on the server's next receive for it. Each
+	// producer sends over a stream of its own too, waiting for each send's
+	// sent frame (as RabbitMQ's publishers here wait for each confirm). No
+	// call per message at all; excludes AckOnReceive.
+	Stream bool
 	// Pool, when not nil, sends each call to the client of the server
 	// leading its queue's partition (the caller's own client when the
 	// pool does not know it).
@@ -60,9 +68,10 @@ type Queue struct {
 	run       string
 	names     []string
 	body      string
-	consumers []int           // consumers per queue, from Prepare
-	held      []string        // per consumer with AckOnReceive: the receipt its next receive acknowledges
-	credit    []chan struct{} // per queue: sends allowed
+	consumers []int            // consumers per queue, from Prepare
+	held      []string         // per consumer with AckOnReceive: the receipt its next receive acknowledges
+	streams   []*client.Stream // per consumer with Stream: its live stream, consuming its queue
+	credit    []chan struct{}  // per queue: sends allowed
 	sent      atomic.Int64
 	sendErrs  atomic.Int64
 	lastErr   atomic.Value // string: the latest send error
@@ -89,6 +98,8 @@ func NewQueue(o QueueOptions) (*Queue, error) {
 		return nil, fmt.Errorf("queue workload: size %d: want at least 1", o.Size)
 	case o.AckTimeout < time.Millisecond || o.Wait < time.Millisecond:
 		return nil, errors.New("queue workload: the ack timeout and the wait must be at least 1 ms")
+	case o.Stream && o.AckOnReceive:
+		return nil, errors.New("queue workload: stream consumers acknowledge with frames, not on receive")
 	}
 	run := RunID()
 	names := make([]string, o.Queues)
@@ -141,10 +152,16 @@ func (q *Queue) Prepare(ctx context.Context, workers int) error {
 	}
 	q.held = make([]string, workers)
 	// Two ready messages per consumer; with AckOnReceive one more, since
-	// each consumer keeps the last message it took until its next receive.
+	// each consumer keeps the last message it took until its next receive,
+	// and with Stream one more, the one the server pushed.
 	perConsumer := 2
-	if q.o.AckOnReceive {
+	if q.o.AckOnReceive || q.o.Stream {
 		perConsumer = 3
+	}
+	if q.o.Stream {
+		if err := q.openStreams(ctx, workers); err != nil {
+			return err
+		}
 	}
 	q.credit = make([]chan struct{}, q.o.Queues)
 	for i, n := range q.consumers {
@@ -167,6 +184,16 @@ func (q *Queue) Prepare(ctx context.Context, workers int) error {
 func (q *Queue) produce(ctx context.Context, p int) {
 	qi := p % q.o.Queues
 	cl := q.client(p+1, qi)
+	var st *client.Stream
+	if q.o.Stream {
+		var err error
+		if st, err = cl.Stream(ctx, client.StreamOptions{}); err != nil {
+			q.sendErrs.Add(1)
+			q.lastErr.Store(OpError("open stream", err).Error())
+			return
+		}
+		defer st.Close()
+	}
 	for n := 0; ; {
 		select {
 		case <-ctx.Done():
@@ -178,7 +205,12 @@ func (q *Queue) produce(ctx context.Context, p int) {
 		if q.o.DeadLettersPriorities {
 			opts.Priority = n % 10
 		}
-		_, err := cl.Send(client.WithIdempotencyKey(ctx, key), q.names[qi], q.body, opts)
+		var err error
+		if st != nil {
+			err = sendOnStream(ctx, st, q.names[qi], key, q.body, opts)
+		} else {
+			_, err = cl.Send(client.WithIdempotencyKey(ctx, key), q.names[qi], q.body, opts)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -201,8 +233,11 @@ func (q *Queue) produce(ctx context.Context, p int) {
 // With AckOnReceive the receive acknowledges the consumer's previous
 // message instead, which then frees its credit.
 func (q *Queue) Op(ctx context.Context, worker, i int) error {
-	if q.o.AckOnReceive {
+	switch {
+	case q.o.AckOnReceive:
 		return q.opAckOnReceive(ctx, worker)
+	case q.o.Stream:
+		return q.opStream(ctx, worker)
 	}
 	qi := worker % q.o.Queues
 	cl := q.client(worker, qi)
@@ -244,6 +279,72 @@ func (q *Queue) opAckOnReceive(ctx context.Context, worker int) error {
 	return nil
 }
 
+// sendOnStream sends body to queue over st with idempotency key id and
+// waits for its answer. A stream that failed stays failed: the producer's
+// next sends fail too, and the report counts them.
+func sendOnStream(ctx context.Context, st *client.Stream, queue, id, body string, opts client.SendOptions) error {
+	if err := st.SendQueue(ctx, queue, id, body, opts); err != nil {
+		return err
+	}
+	for {
+		f, err := st.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if f.ID != id {
+			continue
+		}
+		switch f.Type {
+		case client.FrameSent:
+			return nil
+		case client.FrameError:
+			return fmt.Errorf("send: %s: %s", f.Code, f.Message)
+		}
+	}
+}
+
+// openStreams opens each consumer's live stream and starts its queue
+// consumer there (prefetch 1), on the server its client goes to.
+func (q *Queue) openStreams(ctx context.Context, workers int) error {
+	q.streams = make([]*client.Stream, workers)
+	return Parallel(ctx, workers, workers, func(ctx context.Context, _, w int) error {
+		qi := w % q.o.Queues
+		st, err := q.client(w, qi).Stream(ctx, client.StreamOptions{})
+		if err != nil {
+			return fmt.Errorf("consumer %d: open stream: %w", w, err)
+		}
+		q.streams[w] = st
+		if err := st.Consume(ctx, "c", q.names[qi], client.ConsumeOptions{Prefetch: 1, AckTimeout: q.o.AckTimeout}); err != nil {
+			return fmt.Errorf("consumer %d: consume: %w", w, err)
+		}
+		return nil
+	})
+}
+
+// opStream is Op with Stream: the next message the server pushes, then
+// its ack frame, which frees its credit.
+func (q *Queue) opStream(ctx context.Context, worker int) error {
+	st := q.streams[worker]
+	ctx, cancel := context.WithTimeout(ctx, q.o.Wait)
+	defer cancel()
+	for {
+		f, err := st.Next(ctx)
+		if err != nil {
+			return OpError("stream", err)
+		}
+		switch f.Type {
+		case client.FrameQueueMessage:
+			if err := st.AckQueue(ctx, "c", f.Delivery.Receipt); err != nil {
+				return OpError("ack", err)
+			}
+			q.credit[worker%q.o.Queues] <- struct{}{}
+			return nil
+		case client.FrameError:
+			return fmt.Errorf("consumer: %s: %s", f.Code, f.Message)
+		}
+	}
+}
+
 // client is the client caller c (a consumer, or a producer's number plus
 // one) uses for queue qi: the pool's pick, else its own.
 func (q *Queue) client(c, qi int) *client.Client {
@@ -254,8 +355,14 @@ func (q *Queue) client(c, qi int) *client.Client {
 	return cl
 }
 
-// Close stops the producers.
+// Close stops the producers and closes the consumers' streams.
 func (q *Queue) Close() error {
+	for _, st := range q.streams {
+		if st != nil {
+			_ = st.Close()
+		}
+	}
+	q.streams = nil
 	if q.stop != nil {
 		q.stop()
 	}

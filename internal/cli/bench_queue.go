@@ -32,6 +32,9 @@ type BenchQueueOptions struct {
 	// AckOnReceive acknowledges each message with the consumer's next
 	// receive.
 	AckOnReceive bool
+	// Stream sends and consumes over live streams, the server pushing
+	// messages to consumers.
+	Stream bool
 }
 
 // runBenchQueue is the action of `parley bench queue`.
@@ -67,6 +70,7 @@ each queue holds about two messages per consumer.`)
 	fs.StringVar(&o.QueuePrefix, "queue-prefix", "bench-", "`prefix` of the queue names (a run id follows)")
 	fs.BoolVar(&o.DeadLettersPriorities, "dead-letters-priorities", false, "give every queue a dead-letter queue and a delivery limit of 5, and send with priorities 0 to 9 in turn (the features' cost, against a run without)")
 	fs.BoolVar(&o.AckOnReceive, "ack-on-receive", false, "acknowledge each message with the consumer's next receive instead of a call of its own (one call and one Raft entry per message fewer)")
+	fs.BoolVar(&o.Stream, "stream", false, "send and consume over live streams, one per producer and consumer: producers wait for each send's sent frame, the server pushes each message to a consumer (prefetch 1), which acknowledges it with a frame; no call per message")
 	if err := parseBench(fs, path, args, getenv, &o.BenchOptions); err != nil {
 		return o, err
 	}
@@ -82,6 +86,8 @@ each queue holds about two messages per consumer.`)
 		return o, usagef(path, "--size %d: want at least 1", o.Size)
 	case o.AckTimeout < time.Millisecond || o.Wait < time.Millisecond:
 		return o, usagef(path, "--ack-timeout and --wait: want at least 1ms")
+	case o.Stream && o.AckOnReceive:
+		return o, usagef(path, "--stream and --ack-on-receive: stream consumers acknowledge with frames; pick one")
 	}
 	return o, nil
 }
@@ -108,7 +114,7 @@ func BenchQueue(ctx context.Context, o BenchQueueOptions, stdout, stderr io.Writ
 	w, err := bench.NewQueue(bench.QueueOptions{
 		Clients: clients, Queues: o.Queues, Producers: o.Producers, Size: o.Size,
 		AckTimeout: o.AckTimeout, Wait: o.Wait, QueuePrefix: o.QueuePrefix, DeadLettersPriorities: o.DeadLettersPriorities,
-		AckOnReceive: o.AckOnReceive, Pool: pool,
+		AckOnReceive: o.AckOnReceive, Stream: o.Stream, Pool: pool,
 	})
 	if err != nil {
 		return err
@@ -119,6 +125,9 @@ func BenchQueue(ctx context.Context, o BenchQueueOptions, stdout, stderr io.Writ
 	}
 	if o.AckOnReceive {
 		params["ack"] = "with the next receive"
+	}
+	if o.Stream {
+		params["consume"] = "live streams, prefetch 1, ack frames"
 	}
 	return runBenchThen(ctx, w, o.BenchOptions, params, stdout, stderr, func(rep *bench.Report) {
 		_ = w.Close()

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/parley-chat/parley/client"
 	"github.com/parley-chat/parley/internal/bench"
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 // benchQueueLeftovers runs `parley bench queue` for 50 messages with 3
@@ -18,6 +20,15 @@ import (
 // its report, the messages the producers sent, and the bench queues' count,
 // stored messages and messages in flight afterwards.
 func benchQueueLeftovers(t *testing.T, extra ...string) (rep bench.Report, sent int, queues int, stored, inFlight uint64) {
+	t.Helper()
+	rep, sent, count := benchQueueRun(t, extra...)
+	queues, stored, inFlight = count()
+	return rep, sent, queues, stored, inFlight
+}
+
+// benchQueueRun is benchQueueLeftovers with the count of what is left
+// (bench queues, stored messages, messages in flight) to call when wanted.
+func benchQueueRun(t *testing.T, extra ...string) (rep bench.Report, sent int, count func() (queues int, stored, inFlight uint64)) {
 	t.Helper()
 	url, _ := startServe(t)
 	token := signUp(t, url)
@@ -36,20 +47,23 @@ func benchQueueLeftovers(t *testing.T, extra ...string) (rep bench.Report, sent 
 	if sent, err = strconv.Atoi(rep.Params["sent"]); err != nil || sent < 50 {
 		t.Fatalf("sent %q, want at least 50", rep.Params["sent"])
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	qs, err := client.New(url, client.WithToken(token)).ListQueues(ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range qs {
-		if strings.HasPrefix(q.Name, "bench-") {
-			queues++
-			stored += q.Messages
-			inFlight += q.InFlight
+	return rep, sent, func() (queues int, stored, inFlight uint64) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		qs, err := client.New(url, client.WithToken(token)).ListQueues(ctx, false)
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, q := range qs {
+			if strings.HasPrefix(q.Name, "bench-") {
+				queues++
+				stored += q.Messages
+				inFlight += q.InFlight
+			}
+		}
+		return queues, stored, inFlight
 	}
-	return rep, sent, queues, stored, inFlight
 }
 
 func TestBenchQueue_MessagesThrough(t *testing.T) {
@@ -73,6 +87,24 @@ func TestBenchQueue_AckOnReceive(t *testing.T) {
 	if inFlight < 1 || inFlight > 3 || stored-inFlight < uint64(sent-50) || stored-inFlight > uint64(sent-50+2) {
 		t.Errorf("bench queue stores %d messages, %d in flight; want 1-3 in flight and %d (+2 at most) besides", stored, inFlight, sent-50)
 	}
+}
+
+// With --stream the consumers take their messages from live streams and
+// acknowledge them with frames: every message through was acknowledged,
+// and the one each consumer held when its stream closed goes back to the
+// queue at once, so nothing stays leased.
+func TestBenchQueue_Stream(t *testing.T) {
+	rep, sent, count := benchQueueRun(t, "--queues", "1", "--stream")
+	if rep.Params["consume"] == "" {
+		t.Errorf("params %v do not say the consumers use streams", rep.Params)
+	}
+	poll.Until(t, 10*time.Second, "the consumers' held messages returned", func() error {
+		n, stored, inFlight := count()
+		if n != 1 || stored < uint64(sent-50) || stored > uint64(sent-50+2) || inFlight != 0 {
+			return fmt.Errorf("%d bench queues storing %d messages, %d in flight; want 1, %d (+2 at most), 0", n, stored, inFlight, sent-50)
+		}
+		return nil
+	})
 }
 
 func TestParseBenchQueue_Invalid(t *testing.T) {

@@ -66,21 +66,26 @@ servers_cpu() {
 
 # measure NAME CMD...: runs the benchmark CMD with its text report in
 # $OUT/NAME.txt, and writes to $OUT/NAME.cpu how busy the machine was over
-# the run (warm-up included) and how many cores the servers used.
+# the run (warm-up included), how many cores the servers used and how many
+# the load generator, CMD itself, used.
 measure() {
-	local name=$1 m0 m1 s0 s1 t0 t1
+	local name=$1 m0 m1 s0 s1 k0 k1 t0 t1
 	shift
-	m0=$(machine_cpu) s0=$(servers_cpu) t0=$(date +%s.%N)
+	m0=$(machine_cpu) s0=$(servers_cpu) k0=$(children_ticks) t0=$(date +%s.%N)
 	"$@" >"$OUT/$name.txt"
-	m1=$(machine_cpu) s1=$(servers_cpu) t1=$(date +%s.%N)
-	awk -v m0="$m0" -v m1="$m1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+	k1=$(children_ticks) m1=$(machine_cpu) s1=$(servers_cpu) t1=$(date +%s.%N)
+	awk -v m0="$m0" -v m1="$m1" -v s0="$s0" -v s1="$s1" -v k="$((k1 - k0))" -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" 'BEGIN {
 		split(m0, a, " "); split(m1, b, " ")
-		printf "busy_pct %.0f\nserver_cores %.2f\n", 100 * (b[1] - a[1]) / (b[2] - a[2]), (s1 - s0) / hz / (t1 - t0)
+		printf "busy_pct %.0f\nserver_cores %.2f\nclient_cores %.2f\n", 100 * (b[1] - a[1]) / (b[2] - a[2]), (s1 - s0) / hz / (t1 - t0), k / hz / (t1 - t0)
 	}' >"$OUT/$name.cpu"
 }
 
 # cpu NAME FIELD prints a figure measure noted.
 cpu() { awk -v f="$2" '$1 == f { print $2 }' "$OUT/$1.cpu"; }
+
+# per_op NAME FIELD prints the CPU µs per operation of run NAME that the
+# cores FIELD (server_cores or client_cores) stand for.
+per_op() { ratio "$(cpu "$1" "$2")e6" "$(figure "$OUT/$1.json" ops_per_s)" | cut -d. -f1; }
 
 # --- tools ---------------------------------------------------------------
 
@@ -206,17 +211,17 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/mach
 		peer_errors etcd "$e" "$p"
 	done
 	echo
-	printf '%-8s | %-33s | %-33s\n' "" "etcd CPU" "parley CPU"
-	printf '%-8s | %7s %12s %12s | %7s %12s %12s\n' clients "busy %" "server cores" "server us/op" "busy %" "server cores" "server us/op"
+	printf '%-8s | %-46s | %-46s\n' "" "etcd CPU" "parley CPU"
+	printf '%-8s | %7s %12s %12s %12s | %7s %12s %12s %12s\n' clients "busy %" "server cores" "server us/op" "client us/op" \
+		"busy %" "server cores" "server us/op" "client us/op"
 	for c in $CLIENTS; do
-		printf '%-8s | %7s %12s %12s | %7s %12s %12s\n' "$c" \
-			"$(cpu "etcd-c$c" busy_pct)" "$(cpu "etcd-c$c" server_cores)" \
-			"$(ratio "$(cpu "etcd-c$c" server_cores)e6" "$(figure "$OUT/etcd-c$c.json" ops_per_s)" | cut -d. -f1)" \
-			"$(cpu "parley-c$c" busy_pct)" "$(cpu "parley-c$c" server_cores)" \
-			"$(ratio "$(cpu "parley-c$c" server_cores)e6" "$(figure "$OUT/parley-c$c.json" ops_per_s)" | cut -d. -f1)"
+		printf '%-8s | %7s %12s %12s %12s | %7s %12s %12s %12s\n' "$c" \
+			"$(cpu "etcd-c$c" busy_pct)" "$(cpu "etcd-c$c" server_cores)" "$(per_op etcd-c"$c" server_cores)" "$(per_op etcd-c"$c" client_cores)" \
+			"$(cpu "parley-c$c" busy_pct)" "$(cpu "parley-c$c" server_cores)" "$(per_op parley-c"$c" server_cores)" "$(per_op parley-c"$c" client_cores)"
 	done
 	echo "busy %: the whole machine over the run, warm-up included (the load generator runs here too);"
-	echo "server cores: CPU time of the 3 server processes per second of run; server us/op: that over ops/s."
+	echo "server cores: CPU time of the 3 server processes per second of run; server us/op: that over ops/s;"
+	echo "client us/op: the load generator's CPU time over its ops (etcd's Go client over gRPC, Parley's over HTTP)."
 	echo
 	echo "where a parley put's time went (the leaders' parley_raft_proposal_phase_seconds over the run, ms):"
 	printf '%-8s | %-8s %9s %9s %9s\n' clients phase mean p50 p99

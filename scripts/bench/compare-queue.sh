@@ -8,7 +8,7 @@
 # and for each shape (queues x consumers) runs the same workload against
 # each, one after the other: `parley-bench rabbitmq-queue` (quorum queue, publisher confirms,
 # manual acks, prefetch 1) and `parley bench queue` (send, leased receive,
-# ack). One operation is one message through; producers are paced by the
+# ack; over live streams or HTTP calls, see ACK_MODES). One operation is one message through; producers are paced by the
 # acks on both sides. Prints throughput, p50/p99 and the ratio Parley /
 # RabbitMQ (issue 9, acceptance W5: at least 1.2), beside this disk's fsync
 # p50 from the same run, then each side's server CPU per message (every
@@ -23,13 +23,17 @@
 # queue with one consumer, one queue with 64 consumers, and 64 queues with
 # one consumer each (64 consumers); producers = consumers in every shape.
 #
-# ACK_MODES picks how Parley's consumers acknowledge: "receive" (the next
-# receive carries the ack, POST …/receive {ack}: one call per message, as
-# RabbitMQ's consumer acks ride along with its deliveries), "call" (a
-# separate POST …/ack), or both, measured one after the other in each shape.
+# ACK_MODES picks how Parley's consumers take and acknowledge: "receive"
+# (the next receive carries the ack, POST …/receive {ack}: one call per
+# message), "call" (a separate POST …/ack), "stream" (producers and
+# consumers on live streams, as RabbitMQ's publishers and consumers here
+# use their connections: each send waits for its sent frame as a publisher
+# waits for its confirm, the server pushes each message to a consumer with
+# prefetch 1, which acknowledges it with a frame), or several, measured one
+# after the other in each shape.
 #
 # Environment (defaults in brackets): DURATION [10s], WARMUP [1s],
-# ACK_MODES ["receive"],
+# ACK_MODES ["stream receive"],
 # SHAPES ["1x1 1x64 64x64"] (QUEUESxCONSUMERS; CLIENTS="1 64" with QUEUES=Q
 # is the older spelling, Q x each client count), SIZE [200] (message bytes), RABBIT_NODES [3]
 # (1: a one-node RabbitMQ), OUT [./bench-results/<UTC time>],
@@ -52,9 +56,9 @@ for s in $SHAPES; do
 	((${s%x*} <= ${s#*x})) || { echo "SHAPES: $s has fewer consumers than queues" >&2; exit 2; }
 done
 SIZE=${SIZE:-200}
-ACK_MODES=${ACK_MODES:-receive}
+ACK_MODES=${ACK_MODES:-stream receive}
 for m in $ACK_MODES; do
-	[[ $m == receive || $m == call ]] || { echo "ACK_MODES: $m is neither receive nor call" >&2; exit 2; }
+	[[ $m == receive || $m == call || $m == stream ]] || { echo "ACK_MODES: $m is none of receive, call and stream" >&2; exit 2; }
 done
 RABBIT_NODES=${RABBIT_NODES:-3}
 EPMD_PORT=24369
@@ -157,24 +161,26 @@ done
 # measure NAME GROUPS CMD...: runs the benchmark CMD with its text report in
 # $OUT/NAME.txt and writes to $OUT/NAME.cpu how many cores the servers'
 # process groups GROUPS (a space-separated list) used over the run, warm-up
-# included: their CPU time over the run's wall time.
+# included: their CPU time over the run's wall time; and how many the load
+# generator, CMD itself, used (client_cores).
 measure() {
-	local name=$1 groups=$2 c0 c1 t0 t1
+	local name=$1 groups=$2 c0 c1 k0 k1 t0 t1
 	shift 2
 	# shellcheck disable=SC2086 # GROUPS is a list
-	c0=$(group_ticks $groups) t0=$(date +%s.%N)
+	c0=$(group_ticks $groups) k0=$(children_ticks) t0=$(date +%s.%N)
 	"$@" >"$OUT/$name.txt"
 	# shellcheck disable=SC2086
-	c1=$(group_ticks $groups) t1=$(date +%s.%N)
-	awk -v c=$((c1 - c0)) -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" \
-		'BEGIN { printf "server_cores %.3f\n", c / hz / (t1 - t0) }' >"$OUT/$name.cpu"
+	k1=$(children_ticks) c1=$(group_ticks $groups) t1=$(date +%s.%N)
+	awk -v c=$((c1 - c0)) -v k=$((k1 - k0)) -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "server_cores %.3f\nclient_cores %.3f\n", c / hz / (t1 - t0), k / hz / (t1 - t0) }' >"$OUT/$name.cpu"
 }
 
-# cpu_per_msg NAME prints the servers' CPU µs per message of run NAME: the
-# cores they used over its messages per second.
+# cpu_per_msg NAME [FIELD] prints the CPU µs per message of run NAME that
+# FIELD (server_cores, the default, or client_cores) used: those cores over
+# its messages per second.
 cpu_per_msg() {
-	awk -v c="$(awk '$1 == "server_cores" { print $2 }' "$OUT/$1.cpu")" -v r="$(jq '.ops_per_s' "$OUT/$1.json")" \
-		'BEGIN { if (r > 0) printf "%.0f", c * 1e6 / r; else print "-" }'
+	awk -v c="$(awk -v f="${2:-server_cores}" '$1 == f { print $2 }' "$OUT/$1.cpu")" -v r="$(jq '.ops_per_s' "$OUT/$1.json")" \
+		'BEGIN { if (r > 0 && c != "") printf "%.0f", c * 1e6 / r; else print "-" }'
 }
 
 start_parley
@@ -189,6 +195,7 @@ for s in $SHAPES; do
 		log "parley: $q queue(s), $c consumers for $DURATION, ack by $m"
 		ack=()
 		[[ $m == receive ]] && ack=(--ack-on-receive)
+		[[ $m == stream ]] && ack=(--stream)
 		measure "parley-$m-$s" "${parley_pids[*]}" "$parley" bench queue --servers "$parley_urls" "$(route_flag)" --clients "$c" \
 			--queues "$q" --size "$SIZE" "${ack[@]}" --duration "$DURATION" --warmup "$WARMUP" \
 			--json "$OUT/parley-$m-$s.json" --svg "$OUT/parley-$m-$s.svg" -q
@@ -218,11 +225,15 @@ stop_all
 	echo
 	echo "servers' CPU per message (us: the cores every server process used over the run, warm-up included,"
 	echo "over the messages per second)"
-	printf '%-8s | %-7s | %8s %8s | %s\n' "queues x" "ack by" rabbit parley "parley / rabbit"
+	echo "and the load generator's (its client: AMQP for RabbitMQ, Parley's Go client over HTTP for Parley)"
+	printf '%-8s | %-7s | %8s %8s | %-15s | %8s %8s | %s\n' "queues x" "ack by" rabbit parley "parley / rabbit" \
+		"client r" "client p" "parley / rabbit"
 	for s in $SHAPES; do
 		for m in $ACK_MODES; do
 			rc=$(cpu_per_msg "rabbitmq-$s") pc=$(cpu_per_msg "parley-$m-$s")
-			printf '%-8s | %-7s | %8s %8s | %s\n' "$s" "$m" "$rc" "$pc" "$(ratio "$pc" "$rc")"
+			rk=$(cpu_per_msg "rabbitmq-$s" client_cores) pk=$(cpu_per_msg "parley-$m-$s" client_cores)
+			printf '%-8s | %-7s | %8s %8s | %-15s | %8s %8s | %s\n' "$s" "$m" "$rc" "$pc" "$(ratio "$pc" "$rc")" \
+				"$rk" "$pk" "$(ratio "$pk" "$rk")"
 		done
 	done
 	echo

@@ -109,6 +109,14 @@ group_ticks() {
 	} END { print s + 0 }'
 }
 
+# children_ticks prints the CPU time (user + system), in clock ticks, of
+# every child of this shell that has ended and been waited for: a
+# benchmark command run in the foreground between two calls is the
+# difference (plus the few ticks of the call's own subshell).
+children_ticks() {
+	awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "/proc/$$/stat"
+}
+
 # median prints the median of its numeric arguments ("-" when none).
 median() {
 	(($#)) || { echo -; return; }
