@@ -16,11 +16,14 @@ import (
 	"github.com/parley-chat/parley/internal/stream"
 )
 
-// queueStreams are one stream connection's queue consumers, by id. Each
-// runs on its own goroutine until unsubscribed, replaced, failed or the
-// connection ends: it takes messages for its user under a lease, as many
-// as its prefetch allows beside those delivered and not yet acknowledged,
-// and queues them on the connection's subscriber as queue_message frames.
+// queueStreams are one stream connection's queue consumers, by id, and its
+// sender. Each consumer runs on its own goroutine until unsubscribed,
+// replaced, failed or the connection ends: it takes messages for its user
+// under a lease, as many as its prefetch allows beside those delivered and
+// not yet acknowledged, and queues them on the connection's subscriber as
+// queue_message frames. The sender sends the connection's send frames one
+// after the other and answers each (internal/queue/DESIGN.md, "Consumers
+// and senders on live streams").
 //
 // An ack frame that arrives while the consumer waits for credit rides on
 // the consumer's next receive (one Raft entry acknowledges and takes, as
@@ -357,8 +360,10 @@ func (qs *queueStreams) run(ctx context.Context, c *queueConsumer) {
 			c.ackAlone(acks)
 		case code == errs.Unavailable || code == errs.Timeout:
 			c.ackAlone(acks)
-			if sleepCtx(ctx, 100*time.Millisecond) != nil {
+			select { // the partition has no leader yet, or it moves: soon again
+			case <-ctx.Done():
 				return
+			case <-time.After(100 * time.Millisecond):
 			}
 		default:
 			if code == errs.Internal {
@@ -486,17 +491,5 @@ func (qs *queueStreams) finish(c *queueConsumer) {
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) && errs.CodeOf(err) == errs.Internal {
 			qs.s.log.Error("queue consumer: return a message", "queue", c.queue, "err", err)
 		}
-	}
-}
-
-// sleepCtx waits d or until ctx ends (its error then).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

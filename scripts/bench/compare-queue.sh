@@ -225,7 +225,7 @@ stop_all
 	echo
 	echo "servers' CPU per message (us: the cores every server process used over the run, warm-up included,"
 	echo "over the messages per second)"
-	echo "and the load generator's (its client: AMQP for RabbitMQ, Parley's Go client over HTTP for Parley)"
+	echo "and the load generator's (its client: AMQP for RabbitMQ; for Parley its Go client, over HTTP or live streams)"
 	printf '%-8s | %-7s | %8s %8s | %-15s | %8s %8s | %s\n' "queues x" "ack by" rabbit parley "parley / rabbit" \
 		"client r" "client p" "parley / rabbit"
 	for s in $SHAPES; do
