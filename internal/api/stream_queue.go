@@ -133,9 +133,9 @@ func (qs *queueStreams) subscribe(q stream.QueueConsumer) {
 	})
 }
 
-// streamQueueFrame applies a client's frame for a queue consumer: a
-// subscribe must be allowed by the token's scopes (write on the queue, as
-// POST …/receive needs) and checks the token again first.
+// streamQueueFrame applies a client's queue frame: a consumer's subscribe
+// (allowed by the token's scopes: write on the queue, as POST …/receive
+// needs; the token checked again first), unsubscribe or ack, or a send.
 func (s *Server) streamQueueFrame(ctx context.Context, qs *queueStreams, f stream.ClientFrame, id Identity, token string) {
 	key := f.Queue.Key()
 	switch f.Type {

@@ -165,7 +165,7 @@ func EncodePresence(room, user string, online bool) []byte {
 }
 
 // ClientFrame is a frame a client sends: auth, subscribe, unsubscribe,
-// typing or ack.
+// typing, ack or send.
 type ClientFrame struct {
 	Type  string `json:"type"`
 	Room  string `json:"room,omitempty"`
@@ -187,9 +187,11 @@ type ClientFrame struct {
 }
 
 // DecodeClientFrame decodes and checks a client frame: a JSON object of at
-// most MaxClientFrame bytes with a known type, a room for subscribe and
-// unsubscribe and a token for auth. Errors are errs.Invalid with a message
-// for the client.
+// most MaxClientFrame bytes (a send frame may be larger: the connection's
+// read limit bounds it) with a known type, a room, kv watch or queue
+// object for subscribe and unsubscribe, a queue object for ack and send,
+// and a token for auth. Errors are errs.Invalid with a message for the
+// client.
 func DecodeClientFrame(b []byte) (ClientFrame, error) {
 	var f ClientFrame
 	if err := json.Unmarshal(b, &f); err != nil {

@@ -7,9 +7,10 @@ import (
 	"github.com/parley-chat/parley/internal/errs"
 )
 
-// Queue consumer frame types (a queue consumer beside rooms and kv
+// Queue frame types (queue consumers and sends beside rooms and kv
 // watches): the server pushes a consumer's messages, leased, as it has
-// credit for them, and the client acknowledges them with ack frames.
+// credit for them, and the client acknowledges them with ack frames; a
+// send frame is answered with a sent frame once its message is durable.
 const (
 	TypeAck          = "ack"           // client: {"type":"ack","queue":{"id"},"receipts":[...]}
 	TypeQueueReady   = "queue_ready"   // server: the consumer runs
@@ -32,9 +33,10 @@ const (
 )
 
 // QueueConsumer is the "queue" object of a client's subscribe,
-// unsubscribe or ack frame: {"id","name","prefetch","ack_timeout_ms",
+// unsubscribe, ack or send frame: {"id","name","prefetch","ack_timeout_ms",
 // "from"}. ID names the consumer in the frames that answer it (default:
-// the queue's name); only it is read in unsubscribe and ack frames.
+// the queue's name); only it is read in unsubscribe and ack frames, only
+// Name in send frames.
 type QueueConsumer struct {
 	ID   string `json:"id,omitempty"`
 	Name string `json:"name,omitempty"`
