@@ -286,7 +286,7 @@ type ConsumeOptions struct {
 	// Prefetch is how many messages the consumer holds, delivered and not
 	// acknowledged, at most: 1 (the default) to 100.
 	Prefetch int
-	// AckTimeout is each message's lease (0: the queue's default).
+	// AckTimeout is each message's lease (0: 30 s).
 	AckTimeout time.Duration
 	// From takes only messages from this sender.
 	From string

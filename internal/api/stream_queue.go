@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,8 +32,8 @@ import (
 // goes out on its own (Ack per receipt). When a consumer ends, the
 // messages it delivered and nobody acknowledged go back to the queue at
 // once (nack), as RabbitMQ requeues a closed channel's unacknowledged
-// deliveries; a message leased by a receive the end cut short comes back
-// when its lease lapses.
+// deliveries, those its last receive took included (the end stops a long
+// poll's wait, never a receive under way).
 type queueStreams struct {
 	s   *Server
 	ctx context.Context
@@ -81,6 +82,13 @@ type queueConsumer struct {
 // consumerEndWait bounds the acks and returns a consumer makes as it ends.
 const consumerEndWait = 5 * time.Second
 
+// defaultConsumerLease is a consumer's lease when its subscribe names
+// none: a consumer always leases, and its messages wait for acks.
+const defaultConsumerLease = 30 * time.Second
+
+// receiveGrace bounds a consumer's receive beyond its long poll's wait.
+const receiveGrace = 30 * time.Second
+
 func (s *Server) newQueueStreams(ctx context.Context, sub *stream.Subscriber, id Identity) *queueStreams {
 	return &queueStreams{s: s, ctx: ctx, sub: sub, id: id, consumers: map[string]*queueConsumer{}}
 }
@@ -118,7 +126,7 @@ func (qs *queueStreams) subscribe(q stream.QueueConsumer) {
 	ctx, cancel := context.WithCancel(qs.ctx)
 	c := &queueConsumer{
 		key: key, queue: q.Name, from: q.From, prefetch: prefetch,
-		ackTimeout: time.Duration(q.AckTimeoutMs) * time.Millisecond,
+		ackTimeout: cmp.Or(time.Duration(q.AckTimeoutMs)*time.Millisecond, defaultConsumerLease),
 		cancel:     cancel, wake: make(chan struct{}, 1), ackWake: make(chan struct{}, 1), held: map[string]bool{},
 	}
 	qs.consumers[key] = c
@@ -336,8 +344,12 @@ func (qs *queueStreams) run(ctx context.Context, c *queueConsumer) {
 			}
 			continue
 		}
-		o := queue.ReceiveOptions{From: c.from, AckTimeout: c.ackTimeout, Wait: wait, Max: credit, Ack: acks}
-		msgs, err := qs.s.queues.ReceiveMany(ctx, qs.id.User, c.queue, o, "")
+		// The consumer's end stops a long poll's wait, never a receive under
+		// way: what it takes is held, and returned as the consumer ends.
+		o := queue.ReceiveOptions{From: c.from, AckTimeout: c.ackTimeout, Wait: wait, Max: credit, Ack: acks, StopWaiting: ctx.Done()}
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), wait+receiveGrace)
+		msgs, err := qs.s.queues.ReceiveMany(rctx, qs.id.User, c.queue, o, "")
+		rcancel()
 		code := errs.CodeOf(err)
 		switch {
 		case err == nil:

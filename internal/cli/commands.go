@@ -122,6 +122,7 @@ func dataCommands() []*command {
 			{name: "send", summary: "send a message, to anyone or to one receiver", action: runQueueSend},
 			{name: "peek", summary: "show the next message without taking it", action: runQueuePeek},
 			{name: "receive", summary: "take the next message (leased with --ack-timeout)", action: runQueueReceive},
+			{name: "consume", summary: "follow a queue: write out each message as it arrives, then acknowledge it", action: runQueueConsume},
 			{name: "ack", summary: "acknowledge a leased message", action: runQueueAck},
 			{name: "nack", summary: "give a leased message back, now, later or to the dead letters", action: runQueueNack},
 			{name: "extend", summary: "extend a lease", action: runQueueExtend},

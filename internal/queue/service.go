@@ -217,6 +217,12 @@ type ReceiveOptions struct {
 	// one less call and one less Raft entry per message for a consumer
 	// that acks each message as it asks for the next.
 	Ack []string
+	// StopWaiting, when it closes, ends a long poll's wait (the receive
+	// then answers no message) but not a receive under way: a caller that
+	// goes away cancels nothing that may have taken messages, and learns
+	// what was taken (the stream's consumers, which return what they hold
+	// when they end).
+	StopWaiting <-chan struct{}
 }
 
 // Receive takes the first message user may receive from queue (highest

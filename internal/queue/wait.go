@@ -30,7 +30,7 @@ func (s *Service) receive(ctx context.Context, user, queue string, o ReceiveOpti
 		if err != nil || len(rr.msgs) > 0 || o.Wait <= 0 {
 			return rr.msgs, err
 		}
-		ready, err := s.awaitMessage(ctx, p, user, queue, o.From, rr.index, rr.nextLapseMs, deadline)
+		ready, err := s.awaitMessage(ctx, o.StopWaiting, p, user, queue, o.From, rr.index, rr.nextLapseMs, deadline)
 		if err != nil || !ready {
 			return nil, err
 		}
@@ -47,11 +47,11 @@ func (s *Service) receive(ctx context.Context, user, queue string, o ReceiveOpti
 // stale read and returns true only when the probe finds a message, or when
 // the Notifier reported a change the probe cannot see yet (the proposal that
 // follows settles it, and yields a current index to wait after).
-func (s *Service) awaitMessage(ctx context.Context, p uint64, user, queue, from string, after uint64, lapseMs int64, deadline time.Time) (bool, error) {
+func (s *Service) awaitMessage(ctx context.Context, stop <-chan struct{}, p uint64, user, queue, from string, after uint64, lapseMs int64, deadline time.Time) (bool, error) {
 	poll := s.cfg.PollMin
 	for {
 		d := time.Until(deadline)
-		if d <= 0 {
+		if d <= 0 || closed(stop) {
 			return false, nil
 		}
 		if lapseMs > 0 {
@@ -61,6 +61,15 @@ func (s *Service) awaitMessage(ctx context.Context, p uint64, user, queue, from 
 		notified := false
 		if n := s.cfg.Notifier; n != nil {
 			wctx, cancel := context.WithTimeout(ctx, d)
+			if stop != nil {
+				go func() {
+					select {
+					case <-stop:
+						cancel()
+					case <-wctx.Done():
+					}
+				}()
+			}
 			err := n.Wait(wctx, queue, after)
 			timedOut := wctx.Err() != nil
 			cancel()
@@ -72,10 +81,13 @@ func (s *Service) awaitMessage(ctx context.Context, p uint64, user, queue, from 
 			}
 			notified = err == nil
 		} else {
-			if err := sleep(ctx, min(d, poll)); err != nil {
+			if err := sleep(ctx, stop, min(d, poll)); err != nil {
 				return false, err
 			}
 			poll = min(2*poll, s.cfg.PollMax)
+		}
+		if closed(stop) {
+			return false, nil
 		}
 		var pr probeResult
 		now := s.cfg.Now().UnixMilli()
@@ -98,14 +110,26 @@ func (s *Service) awaitMessage(ctx context.Context, p uint64, user, queue, from 
 	}
 }
 
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
+// sleep waits for d, until stop closes (nil: never) or until ctx is done.
+func sleep(ctx context.Context, stop <-chan struct{}, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return nil
+	case <-stop:
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// closed reports whether stop (nil: never) is closed.
+func closed(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
 	}
 }

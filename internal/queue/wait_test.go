@@ -213,3 +213,26 @@ func TestService_Receive_WaitEnds(t *testing.T) {
 		wantCode(t, got.err, errs.NotFound)
 	})
 }
+
+// Closing StopWaiting ends a long poll's wait, with no message and no
+// error, on the notifier and on polling alike; a message sent afterwards
+// stays in the queue for the next receiver.
+func TestService_Receive_StopWaiting(t *testing.T) {
+	for _, notify := range []bool{true, false} {
+		s, _, f := newWaitService(t, notify, 0)
+		stop := make(chan struct{})
+		ch := receiveAsync(context.Background(), s, "bob", queue.ReceiveOptions{Wait: 10 * time.Second, AckTimeout: time.Minute, StopWaiting: stop}, "")
+		if notify {
+			waitForCalls(t, f, 1)
+		}
+		close(stop)
+		got := <-ch
+		if got.err != nil || got.found || got.took > 5*time.Second {
+			t.Fatalf("notify %v: long poll after stop = %+v, want no message, no error, at once", notify, got)
+		}
+		mustSend(t, s, "alice", "q", "", "later")
+		if m := mustReceive(t, s, "carol", "q", queue.ReceiveOptions{}); string(m.Body) != "later" {
+			t.Fatalf("notify %v: the next receiver got %q", notify, m.Body)
+		}
+	}
+}

@@ -43,7 +43,8 @@ type QueueConsumer struct {
 	// Prefetch is how many messages the consumer holds, delivered and not
 	// acknowledged, at most (default 1).
 	Prefetch int `json:"prefetch,omitempty"`
-	// AckTimeoutMs is each message's lease (0: the queue's default).
+	// AckTimeoutMs is each message's lease (0: 30 s; a consumer always
+	// leases).
 	AckTimeoutMs int64 `json:"ack_timeout_ms,omitempty"`
 	// From takes only messages from this sender.
 	From string `json:"from,omitempty"`
