@@ -44,8 +44,12 @@ const (
 	streamAuthWait = 5 * time.Second
 	// streamPing is how often the server pings an idle connection.
 	streamPing = 30 * time.Second
-	// streamWriteWait bounds one frame's write (and the ping's answer).
+	// streamWriteWait bounds one frame's write (and the ping's answer);
+	// the writer gives a batch of frames that long per writeBatchFrames.
 	streamWriteWait = 15 * time.Second
+	// writeBatchFrames is how many frames of a batch share one
+	// streamWriteWait.
+	writeBatchFrames = 256
 )
 
 // streamParams are the subscriptions asked for on the URL:
@@ -299,14 +303,20 @@ func (s *Server) streamWrite(ctx context.Context, c *websocket.Conn, sub *stream
 			}
 			return err
 		}
+		// One deadline for the batch, not one per frame: under load a
+		// context and its timer per frame cost more than the frame.
+		wctx, cancel := context.WithTimeout(ctx, streamWriteWait*time.Duration(1+len(buf)/writeBatchFrames))
 		for _, f := range buf {
 			if err := sub.Ended(); err != nil {
+				cancel()
 				return err
 			}
-			if err := writeFrame(ctx, c, f); err != nil {
+			if err := c.Write(wctx, websocket.MessageText, f); err != nil {
+				cancel()
 				return err
 			}
 		}
+		cancel()
 	}
 }
 
