@@ -324,10 +324,23 @@ func (p polish) longPaste(t *testing.T) {
 // from under the sticky top bar, and clicks it (chromedp.Click scrolls
 // only an element wholly off screen, and may hit the bar).
 func click(sel string) chromedp.Action[chromedp.Void] {
-	return chromedp.Steps(
+	once := chromedp.Steps(
 		chromedp.WaitVisible(chromedp.CSS(sel)),
 		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%s).scrollIntoView({block: 'center'})`, js(sel))),
 		chromedp.Click(chromedp.CSS(sel)))
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		// The page may render what sel finds anew between the query and
+		// the click (a stream frame updating the room list): Chrome then
+		// no longer knows the node it was asked about, and the click is
+		// made on the new one, as a user's click lands on what is there.
+		var err error
+		for range 3 {
+			if _, err = once(ctx, t); err == nil || !strings.Contains(err.Error(), "Could not find node with given id") {
+				return err
+			}
+		}
+		return err
+	})
 }
 
 // pressEnter presses Enter with the modifiers given as a keyboard does: a
