@@ -88,7 +88,14 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, limit int64,
 	if trimmed[0] != '{' {
 		return errs.New(errs.Invalid, "the body must be a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	return decodeObject(trimmed, v)
+}
+
+// decodeObject decodes b, a JSON object, into v: no unknown fields and
+// nothing after it. Errors name the offending field where there is one
+// and call b "the body".
+func decodeObject(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)

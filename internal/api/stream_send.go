@@ -1,9 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 
@@ -41,10 +39,8 @@ func (s *Server) streamSend(ctx context.Context, qs *queueStreams, f stream.Clie
 		return
 	}
 	var body outMessageJSON
-	dec := json.NewDecoder(bytes.NewReader(f.Message))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		e, _ := errors.AsType[*errs.Error](jsonError(err))
+	if err := decodeObject(f.Message, &body); err != nil {
+		e, _ := errors.AsType[*errs.Error](err)
 		refuse(errs.New(errs.Invalid, "message: %s", strings.Replace(e.Message, "the body", "it", 1)))
 		return
 	}

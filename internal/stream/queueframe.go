@@ -2,7 +2,6 @@ package stream
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/parley-chat/parley/internal/errs"
 )
@@ -129,13 +128,12 @@ func SendErrorFrameFor(queue, id string, err error) []byte {
 	return errorFrameOf(errorFrame{Queue: queue, ID: id}, err, "the message may or may not have been sent; send it again with the same id")
 }
 
-// queueFrame is {"type":"queue_ready"|"queue_message","queue","delivery"}.
-// The message is "delivery", not "message": error frames carry their text
-// in "message".
+// queueFrame is {"type":"queue_ready","queue"}. A queue_message frame
+// adds "delivery" (EncodeQueueMessage), not "message": error frames carry
+// their text in "message".
 type queueFrame struct {
-	Type     string          `json:"type"`
-	Queue    string          `json:"queue"`
-	Delivery json.RawMessage `json:"delivery,omitempty"`
+	Type  string `json:"type"`
+	Queue string `json:"queue"`
 }
 
 // EncodeQueueReady returns the frame telling that consumer id runs.
@@ -145,13 +143,15 @@ func EncodeQueueReady(id string) []byte {
 }
 
 // EncodeQueueMessage returns the frame delivering one message (its JSON
-// object, as POST …/receive answers it) to consumer id.
+// object as json.Marshal made it, as POST …/receive answers it) to
+// consumer id. The object is copied in as it is: marshalling the frame
+// would scan and compact it a second time, once per message.
 func EncodeQueueMessage(id string, message json.RawMessage) []byte {
-	b, err := json.Marshal(queueFrame{Type: TypeQueueMessage, Queue: id, Delivery: message})
-	if err != nil {
-		panic(fmt.Sprintf("stream: encode queue message: %v", err))
-	}
-	return b
+	q, _ := json.Marshal(id) // a string: cannot fail
+	const head, mid = `{"type":"` + TypeQueueMessage + `","queue":`, `,"delivery":`
+	b := make([]byte, 0, len(head)+len(q)+len(mid)+len(message)+1)
+	b = append(append(append(append(b, head...), q...), mid...), message...)
+	return append(b, '}')
 }
 
 // QueueErrorFrameFor returns the error frame of consumer id: the code and
