@@ -46,7 +46,10 @@ func TestCluster_QueueConsumerSurvivesItsNode(t *testing.T) {
 
 	seen := map[string]int{}
 	var order []string
-	consume := func(node, upTo int) (delivered map[string]int) {
+	// consume reads node's stream until upTo messages were seen; with
+	// drain, on until the queue holds nothing, stored or leased (messages
+	// the dead consumer held come back only when their leases lapse).
+	consume := func(node, upTo int, drain bool) (delivered map[string]int) {
 		delivered = map[string]int{}
 		t.Helper()
 		st, err := c.Client(node).Stream(ctx, client.StreamOptions{})
@@ -57,9 +60,42 @@ func TestCluster_QueueConsumerSurvivesItsNode(t *testing.T) {
 		if err := st.Consume(ctx, "c", q, client.ConsumeOptions{Prefetch: prefetch, AckTimeout: 2 * time.Second}); err != nil {
 			t.Fatal(err)
 		}
-		for len(order) < upTo {
+		reached, drained := make(chan struct{}), make(chan struct{})
+		if drain {
+			go func() { // ends the stream once the queue is empty
+				select {
+				case <-reached:
+				case <-ctx.Done():
+					return
+				}
+				for ctx.Err() == nil {
+					if info, err := c.Client(node).GetQueue(ctx, q); err == nil && info.Messages == 0 && info.InFlight == 0 {
+						close(drained)
+						st.Close()
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}()
+		}
+		for {
+			if len(order) >= upTo {
+				if !drain {
+					break
+				}
+				select {
+				case <-reached:
+				default:
+					close(reached)
+				}
+			}
 			f, err := st.Next(ctx)
 			if err != nil {
+				select {
+				case <-drained:
+					return delivered
+				default:
+				}
 				t.Fatalf("stream on n%d: %v", node+1, err)
 			}
 			switch f.Type {
@@ -79,9 +115,9 @@ func TestCluster_QueueConsumerSurvivesItsNode(t *testing.T) {
 		}
 		return delivered
 	}
-	before := consume(first, 60)
+	before := consume(first, 60, false)
 	c.Kill(first)
-	after := consume(second, total)
+	after := consume(second, total, true)
 
 	for i, body := range order[:60] {
 		if want := fmt.Sprintf("m%03d", i); body != want {
