@@ -52,8 +52,9 @@ type Options struct {
 	// node's data across restarts). It overrides CrashableFS.
 	FS func(i int) vfs.FS
 	// Logger, if set, gives the logger of the node with the given id at
-	// every start; by default nodes log to stderr when PARLEY_TEST_LOG is
-	// set and nowhere otherwise.
+	// every start; by default nodes log into the cluster's ring of recent
+	// lines (shown when the cluster fails to converge), and to stderr too
+	// when PARLEY_TEST_LOG is set.
 	Logger func(id string) *slog.Logger
 }
 
@@ -72,6 +73,7 @@ type Cluster struct {
 	// created it.
 	joinToken string
 	signInMu  sync.Mutex // one sign-in at a time
+	logs      logRing    // the nodes' last log lines, for failure reports
 }
 
 // TestUser and TestPassword are the account Client signs in with; it is
@@ -227,7 +229,7 @@ func (c *Cluster) startErr(i int) error {
 		opts = append(opts, node.WithFS(c.opts.FS(i)))
 	}
 	c.mu.Unlock()
-	log := logger(cfg.ID)
+	log := c.logger(cfg.ID)
 	if c.opts.Logger != nil {
 		log = c.opts.Logger(cfg.ID)
 	}
@@ -247,13 +249,6 @@ func (c *Cluster) startErr(i int) error {
 	}
 	c.mu.Unlock()
 	return nil
-}
-
-func logger(id string) *slog.Logger {
-	if os.Getenv("PARLEY_TEST_LOG") == "" {
-		return nil
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test_node", id)
 }
 
 // FreeAddr returns a loopback address with a port free right now. Ports
@@ -443,7 +438,7 @@ func (c *Cluster) WaitConverged(timeout time.Duration) {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("cluster did not converge in %v: %v\n%s", timeout, err, c.raftReport())
+			c.t.Fatalf("cluster did not converge in %v: %v\n%s%s", timeout, err, c.raftReport(), c.placementReport())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -1,0 +1,121 @@
+package testcluster
+
+import (
+	"fmt"
+
+	"github.com/parley-chat/parley/internal/node"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+)
+
+// logRingLines is how many log lines of its nodes a cluster keeps for a
+// failure report.
+const logRingLines = 4000
+
+// logRing keeps the last log lines of a cluster's nodes, at debug level,
+// so that a test that fails in CI (where nodes do not log to stderr) can
+// show what the nodes were doing: why the placement controller did not
+// promote a replica, which configuration change Raft ignored.
+type logRing struct {
+	mu    sync.Mutex
+	lines []string
+	next  int // where the next line goes once the ring is full
+}
+
+// Write takes one record: slog's text handler writes each in one call.
+func (r *logRing) Write(p []byte) (int, error) {
+	line := strings.TrimRight(string(p), "\n")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.lines) < logRingLines {
+		r.lines = append(r.lines, line)
+	} else {
+		r.lines[r.next] = line
+		r.next = (r.next + 1) % logRingLines
+	}
+	return len(p), nil
+}
+
+// tail returns the kept lines, oldest first, that contain one of keys (all
+// lines when keys is empty), at most max of the newest.
+func (r *logRing) tail(max int, keys ...string) []string {
+	r.mu.Lock()
+	all := append(append([]string(nil), r.lines[r.next:]...), r.lines[:r.next]...)
+	r.mu.Unlock()
+	var out []string
+	for _, l := range all {
+		if len(keys) == 0 || containsAny(l, keys) {
+			out = append(out, l)
+		}
+	}
+	if len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return out
+}
+
+func containsAny(s string, keys []string) bool {
+	for _, k := range keys {
+		if strings.Contains(s, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// logger returns node id's logger: into the cluster's ring, and to stderr
+// as well when PARLEY_TEST_LOG is set.
+func (c *Cluster) logger(id string) *slog.Logger {
+	var w io.Writer = &c.logs
+	if os.Getenv("PARLEY_TEST_LOG") != "" {
+		w = io.MultiWriter(&c.logs, os.Stderr)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test_node", id)
+}
+
+// placementKeys pick the log lines that explain placement and membership:
+// the controller's steps and failures, the leaders' configuration changes,
+// Raft's elections and the changes it ignored, warnings and errors.
+var placementKeys = []string{
+	"placement", "configuration", "conf change", "became leader", "joint",
+	"level=WARN", "level=ERROR",
+}
+
+// placementReport is, for a failure message, what decides placement: each
+// node's map (its groups' replicas and roles) and gossip's view of the
+// others, and the nodes' recent log lines about placement.
+func (c *Cluster) placementReport() string {
+	c.mu.Lock()
+	nodes := append([]*node.Node(nil), c.nodes...)
+	c.mu.Unlock()
+	var b strings.Builder
+	for i, n := range nodes {
+		if n == nil {
+			continue
+		}
+		m := n.Map()
+		if m == nil {
+			fmt.Fprintf(&b, "node %d: no map\n", i+1)
+			continue
+		}
+		fmt.Fprintf(&b, "node %d map (term %d):", i+1, m.Term)
+		for _, g := range m.Groups {
+			fmt.Fprintf(&b, " g%d[%s]", g.ID, replicaRoles(g))
+		}
+		b.WriteString("\n  gossip:")
+		for _, nd := range m.Nodes {
+			if nd.ID != n.ID() {
+				fmt.Fprintf(&b, " %s=%s", nd.ID, n.MemberState(nd.ID))
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("recent placement log lines:\n")
+	for _, l := range c.logs.tail(300, placementKeys...) {
+		b.WriteString("  " + l + "\n")
+	}
+	return b.String()
+}
