@@ -365,13 +365,15 @@ func (e *Engine) TransferLeadership(ctx context.Context) error {
 
 // ProposeConfChange proposes a membership change to a group this node leads
 // and waits until it is applied here and Raft has been told so, so that the
-// next change may be proposed at once. The library turns a change proposed
-// while another is pending into a no-op (the call then ends with ctx);
-// callers must check the applied membership (GroupStatus) rather than trust
+// next change may be proposed at once. A change Raft would ignore (one
+// proposed while another may be pending, confpending.go) is refused at once
+// with ErrConfChangePending; a leader that steps down before the change
+// applies ends the call with NotLeaderError (the change may still apply).
+// Callers must check the applied membership (GroupStatus) rather than trust
 // a nil error alone.
 func (e *Engine) ProposeConfChange(ctx context.Context, id uint64, cc raftpb.ConfChangeV2) error {
 	var err error
-	var wait chan struct{}
+	var wait chan error
 	derr := e.do(ctx, func() {
 		g := e.groups[id]
 		if g == nil {
@@ -382,6 +384,10 @@ func (e *Engine) ProposeConfChange(ctx context.Context, id uint64, cc raftpb.Con
 			err = &NotLeaderError{Group: id, Leader: g.leader.Load()}
 			return
 		}
+		if g.confChangeBlocked() {
+			err = ErrConfChangePending
+			return
+		}
 		e.confCtxID++
 		cc.Context = e.requestContext("cc", e.confCtxID)
 		if perr := g.rn.ProposeConfChange(cc); perr != nil {
@@ -389,7 +395,7 @@ func (e *Engine) ProposeConfChange(ctx context.Context, id uint64, cc raftpb.Con
 			return
 		}
 		e.markTouched(g)
-		wait = make(chan struct{})
+		wait = make(chan error, 1)
 		g.confWaits[string(cc.Context)] = wait
 	})
 	if derr != nil {
@@ -399,9 +405,17 @@ func (e *Engine) ProposeConfChange(ctx context.Context, id uint64, cc raftpb.Con
 		return err
 	}
 	select {
-	case <-wait:
-		return nil
+	case err := <-wait:
+		return err
 	case <-ctx.Done():
+		// Forget the wait, so that the group takes a next change (this one
+		// may still apply; the caller re-reads the configuration).
+		key := string(cc.Context)
+		e.post(func() {
+			if g := e.groups[id]; g != nil {
+				delete(g.confWaits, key)
+			}
+		})
 		return errs.Wrap(errs.Timeout, ctx.Err(), "membership change of group %d not applied in time", id)
 	case <-e.done:
 		return ErrClosed

@@ -60,10 +60,13 @@ type group struct {
 	caughtUpAt atomic.Int64 // unix ms when the replica last knew it had applied the leader's commit
 
 	proposals map[string][]*proposal // by proposal id, on the node that proposed
-	confWaits map[string]chan struct{}
+	confWaits map[string]chan error
 	// confApplied are the waiters of conf changes applied this round,
-	// closed once Raft is advanced past them.
-	confApplied []chan struct{}
+	// answered once Raft is advanced past them.
+	confApplied []chan error
+	// confFloor mirrors Raft's pendingConfIndex (confpending.go), set for
+	// the leadership of term confTerm.
+	confFloor, confTerm uint64
 
 	pendingReads []*readRequest // not yet sent as a ReadIndex
 	inflight     *readBatch     // sent, waiting for its ReadState
@@ -156,7 +159,7 @@ func (e *Engine) openGroup(id, replica uint64, peers []uint64) (*group, error) {
 		confState:   ap.ConfState,
 		member:      isMember(ap.ConfState, replica),
 		proposals:   map[string][]*proposal{},
-		confWaits:   map[string]chan struct{}{},
+		confWaits:   map[string]chan error{},
 	}
 	g.appliedIdx.Store(ap.Index)
 	g.durable = last

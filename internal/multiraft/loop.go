@@ -301,10 +301,12 @@ func (e *Engine) processReady() error {
 	// Leaders send first: their append runs in parallel with replication.
 	for i := range readies {
 		r := &readies[i]
+		wasLeader := r.g.isLeader
 		if r.rd.SoftState != nil {
 			e.onSoftState(r.g, r.rd.SoftState)
 		}
 		if r.g.isLeader {
+			r.g.noteLeaderEntries(r.rd.Entries, r.g.electedIn(wasLeader, r.rd.HardState))
 			e.queueMessages(r.g, r.rd.Messages)
 		}
 	}
@@ -441,7 +443,7 @@ func (e *Engine) finishRound(rb *roundBatch) error {
 		}
 		r.g.rn.Advance(r.rd)
 		for _, ch := range r.g.confApplied {
-			close(ch) // Raft now counts the change applied: the next one may follow
+			ch <- nil // Raft now counts the change applied: the next one may follow
 		}
 		r.g.confApplied = r.g.confApplied[:0]
 		r.g.inFlight = false
@@ -475,6 +477,12 @@ func (e *Engine) onSoftState(g *group, ss *raft.SoftState) {
 				p.finish(nil, &NotLeaderError{Group: g.id, Leader: ss.Lead})
 			}
 			delete(g.proposals, id)
+		}
+		// A change not yet applied may still be, by the next leader; its
+		// proposer learns no more here and retries at the new leader.
+		for id, ch := range g.confWaits {
+			ch <- &NotLeaderError{Group: g.id, Leader: ss.Lead}
+			delete(g.confWaits, id)
 		}
 	}
 	if wasLeader != g.isLeader {

@@ -26,6 +26,10 @@ type healState struct {
 	// promoteHeld is when each group's lone promotion first waited for a
 	// second learner (reconcile.go; the reconcile goroutine's alone).
 	promoteHeld map[uint64]time.Time
+	// confBusy are the groups whose membership change is under way
+	// (reconcile.go, startConfChange), guarded by confMu.
+	confMu   sync.Mutex
+	confBusy map[uint64]bool
 
 	// gossipRefusals and callRefusals throttle the audit of refused gossip
 	// and refused cluster-port connections (gossipkeys.go).

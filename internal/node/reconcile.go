@@ -67,11 +67,7 @@ func (n *Node) reconcileOnce() {
 			if placement.LonePromotionWaits(v, g, cc) && n.holdPromotion(held, st.Group) {
 				continue
 			}
-			if err := n.engine.ProposeConfChange(ctx, st.Group, raftConfChange(cc)); err != nil {
-				n.log.Debug("raft configuration change failed", "group", st.Group, "err", err)
-			} else {
-				n.log.Info("raft configuration changed", "group", st.Group, "change", string(cc.Kind), "replica", cc.Replica, "also", cc.Also)
-			}
+			n.startConfChange(st.Group, cc)
 		} else if to, ok := placement.LeaderHandOff(v, g); ok {
 			_ = n.engine.TransferLeader(ctx, st.Group, to)
 		}
@@ -80,6 +76,44 @@ func (n *Node) reconcileOnce() {
 		n.heal.lastOrphans = time.Now()
 		n.sweepOrphans(ctx, m, sts)
 	}
+}
+
+// confChangeWait bounds how long one membership change may take to apply
+// before the group's next pass proposes again.
+const confChangeWait = 5 * time.Second
+
+// startConfChange proposes cc to group on a goroutine of its own, unless a
+// change of the group is still under way: a change that cannot commit (a
+// group whose other voters are away) holds up only its own group, never
+// the other groups this node leads. One that applies wakes the reconciler
+// for the group's next change.
+func (n *Node) startConfChange(group uint64, cc placement.ConfChange) {
+	h := &n.heal
+	h.confMu.Lock()
+	if h.confBusy[group] {
+		h.confMu.Unlock()
+		return
+	}
+	if h.confBusy == nil {
+		h.confBusy = map[uint64]bool{}
+	}
+	h.confBusy[group] = true
+	h.confMu.Unlock()
+	n.goBackground(func() {
+		defer func() {
+			h.confMu.Lock()
+			delete(h.confBusy, group)
+			h.confMu.Unlock()
+		}()
+		ctx, cancel := context.WithTimeout(n.ctx, confChangeWait)
+		defer cancel()
+		if err := n.engine.ProposeConfChange(ctx, group, raftConfChange(cc)); err != nil {
+			n.log.Debug("raft configuration change failed", "group", group, "change", string(cc.Kind), "replica", cc.Replica, "err", err)
+			return
+		}
+		n.log.Info("raft configuration changed", "group", group, "change", string(cc.Kind), "replica", cc.Replica, "also", cc.Also)
+		n.kickReconcile()
+	})
 }
 
 // promoteHold bounds how long a lone promotion waits for a second learner
