@@ -76,11 +76,17 @@ func (c *Cluster) logger(id string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test_node", id)
 }
 
+// Report is every running node's view of its replicas and of placement,
+// with the nodes' recent log lines about it: for a test's failure message.
+func (c *Cluster) Report() string {
+	return c.raftReport() + c.placementReport()
+}
+
 // placementKeys pick the log lines that explain placement and membership:
 // the controller's steps and failures, the leaders' configuration changes,
 // Raft's elections and the changes it ignored, warnings and errors.
 var placementKeys = []string{
-	"placement", "configuration", "conf change", "became leader", "joint",
+	"placement", "configuration", "conf change", "became leader", "joint", "transfer",
 	"level=WARN", "level=ERROR",
 }
 

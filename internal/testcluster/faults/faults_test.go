@@ -271,7 +271,7 @@ func TestLifecycle_ShutdownHandsLeadershipOver(t *testing.T) {
 	// the hand-over leaves a leader in place at once.
 	for g := uint64(0); g <= 6; g++ {
 		if l := c.LeaderOf(g); l < 0 || l == victim {
-			t.Fatalf("group %d has no leader right after shutdown (the node led %d groups)", g, led)
+			t.Fatalf("group %d has no leader right after shutdown (the node led %d groups)\n%s", g, led, c.Report())
 		}
 	}
 }
