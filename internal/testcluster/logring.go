@@ -3,7 +3,6 @@ package testcluster
 import (
 	"fmt"
 
-	"github.com/parley-chat/parley/internal/node"
 	"io"
 	"log/slog"
 	"os"
@@ -94,9 +93,7 @@ var placementKeys = []string{
 // node's map (its groups' replicas and roles) and gossip's view of the
 // others, and the nodes' recent log lines about placement.
 func (c *Cluster) placementReport() string {
-	c.mu.Lock()
-	nodes := append([]*node.Node(nil), c.nodes...)
-	c.mu.Unlock()
+	nodes := c.nodesNow()
 	var b strings.Builder
 	for i, n := range nodes {
 		if n == nil {

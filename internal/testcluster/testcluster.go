@@ -448,9 +448,7 @@ func (c *Cluster) WaitConverged(timeout time.Duration) {
 // has): the condition WaitConverged waits for, for tests that combine it
 // with their own.
 func (c *Cluster) Converged() error {
-	c.mu.Lock()
-	nodes := append([]*node.Node(nil), c.nodes...)
-	c.mu.Unlock()
+	nodes := c.nodesNow()
 	var m *placement.Map
 	running := 0
 	for _, n := range nodes {
@@ -497,13 +495,19 @@ func (c *Cluster) Converged() error {
 	return nil
 }
 
+// nodesNow returns the cluster's nodes as they are now, nil where one is
+// not running.
+func (c *Cluster) nodesNow() []*node.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*node.Node(nil), c.nodes...)
+}
+
 // raftReport is every running node's view of its replicas, for a failure
 // message: how far its map has got, and per group its role, term, commit,
 // applied index, membership and, on a leader, each replica's progress.
 func (c *Cluster) raftReport() string {
-	c.mu.Lock()
-	nodes := append([]*node.Node(nil), c.nodes...)
-	c.mu.Unlock()
+	nodes := c.nodesNow()
 	var b strings.Builder
 	for i, n := range nodes {
 		if n == nil {
@@ -597,9 +601,7 @@ func (c *Cluster) ClientWith(i int, opts ...client.Option) *client.Client {
 // of a deterministic state machine must be identical.
 func (c *Cluster) VerifyReplicas(timeout time.Duration) {
 	c.t.Helper()
-	c.mu.Lock()
-	nodes := append([]*node.Node(nil), c.nodes...)
-	c.mu.Unlock()
+	nodes := c.nodesNow()
 	var groups []uint64
 	for _, n := range nodes {
 		if n != nil && n.Map() != nil {
