@@ -338,13 +338,14 @@ func (e *Engine) TransferLeadership(ctx context.Context) error {
 					}
 					continue
 				}
-				var best, bestMatch uint64
-				for rid, pr := range st.Progress {
-					if rid != g.replica && !pr.IsLearner && pr.Match >= bestMatch {
-						best, bestMatch = rid, pr.Match
-					}
+				if st.LeadTransferee != raft.None {
+					// A transfer is under way: asking again, for another
+					// follower as up to date, would abort it and could start
+					// two campaigns that split the vote.
+					pending++
+					continue
 				}
-				if best != 0 {
+				if best := transferTarget(st); best != 0 {
 					handing[id] = true
 					pending++
 					g.rn.TransferLeader(best)
@@ -361,6 +362,22 @@ func (e *Engine) TransferLeadership(ctx context.Context) error {
 		case <-time.After(e.cfg.TickInterval / 4):
 		}
 	}
+}
+
+// transferTarget is the voter a leader whose status is st hands over to:
+// the follower with the highest match, the lowest id among equals, so that
+// every ask names the same one; 0 when there is none.
+func transferTarget(st raft.Status) uint64 {
+	var best, bestMatch uint64
+	for rid, pr := range st.Progress {
+		if rid == st.ID || pr.IsLearner {
+			continue
+		}
+		if best == 0 || pr.Match > bestMatch || pr.Match == bestMatch && rid < best {
+			best, bestMatch = rid, pr.Match
+		}
+	}
+	return best
 }
 
 // ProposeConfChange proposes a membership change to a group this node leads
