@@ -84,6 +84,9 @@ type Meta struct {
 	// DiskSlow is set while the member's synced commits are slow: it hands
 	// its leaderships over and must not be given one.
 	DiskSlow bool `json:"disk_slow,omitempty"`
+	// Leaving is set while the member shuts down: it hands its leaderships
+	// over and must not be given one back.
+	Leaving bool `json:"leaving,omitempty"`
 	// NoSearch is set when the member keeps no chat search index
 	// (--no-search-index): no partition's index is left to it.
 	NoSearch bool `json:"no_search,omitempty"`

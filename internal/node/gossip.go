@@ -297,6 +297,7 @@ func (n *Node) health(m *placement.Map) map[string]placement.NodeHealth {
 		}
 		h.DiskFull = ok && mb.Meta.DiskFull
 		h.DiskSlow = ok && mb.Meta.DiskSlow
+		h.Leaving = ok && mb.Meta.Leaving
 		switch {
 		case !ok && now.Sub(ml.Started()) < grace:
 		case !ok:
@@ -355,3 +356,24 @@ func (n *Node) memberBuild(id string) (string, int) {
 
 // Gossip returns the node's gossip membership (nil before it started).
 func (n *Node) Gossip() *membership.Membership { return n.heal.gossip.Load() }
+
+// gossipLeaving tells the other nodes, through gossip, that this one is
+// shutting down: their placement controller then neither hands it a
+// leadership back nor balances one onto it while it hands its own over.
+// (Without it, the metadata leader saw a node leading nothing and gave it
+// leaderships, which it handed away again, until its time to leave ran
+// out.) The update goes out on a goroutine nothing waits for: memberlist
+// waits up to 5 s for a member to take it, and a node alone has none.
+func (n *Node) gossipLeaving() {
+	ml := n.heal.gossip.Load()
+	if ml == nil {
+		return
+	}
+	meta := ml.LocalMeta()
+	meta.Leaving = true
+	go func() {
+		if err := ml.UpdateMeta(meta); err != nil {
+			n.log.Debug("cannot gossip that this node is leaving", "err", err)
+		}
+	}()
+}

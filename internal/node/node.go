@@ -459,6 +459,7 @@ func (n *Node) Shutdown(ctx context.Context) {
 		cancel()
 		tctx, cancel := context.WithTimeout(ctx, 3*time.Duration(n.cfg.ElectionTicks)*n.cfg.TickInterval)
 		defer cancel()
+		n.gossipLeaving()
 		if err := n.engine.TransferLeadership(tctx); err != nil {
 			n.log.Warn("leadership transfer before exit incomplete", "err", err)
 		}

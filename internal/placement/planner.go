@@ -58,6 +58,9 @@ type NodeHealth struct {
 	// DiskSlow is set while the node's synced commits are slow (it gossips
 	// so): it hands its leaderships over, so it is given none.
 	DiskSlow bool
+	// Leaving is set while the node shuts down (it gossips so): it hands
+	// its leaderships over, so it is given none.
+	Leaving bool
 }
 
 // GroupView is the applied state of one Raft group, as its leader reports it.

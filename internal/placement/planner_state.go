@@ -9,7 +9,7 @@ type nodeView struct {
 	standby  bool
 	draining bool
 	up       bool // alive: may receive replicas, counts as a live voter
-	silent   bool // not heard lately or disk full: gets no leadership (NodeHealth.Silent, DiskFull)
+	silent   bool // not heard lately, disk full or slow, shutting down: gets no leadership (NodeHealth)
 	diskFull bool // disk below its reserve: gets no new replica either (it could not store it)
 	dead     bool // declared dead, for any time
 	gone     bool // dead for DeadAfter or longer, or not in the map
@@ -52,7 +52,7 @@ func newPlanner(v View) *planner {
 		h := v.Health[n.ID]
 		nv := nodeView{zone: n.Zone, standby: n.Standby, draining: n.State == NodeDraining}
 		nv.up = h.State == "" || h.State == HealthAlive
-		nv.silent = h.Silent || h.DiskFull || h.DiskSlow // any way: no leadership
+		nv.silent = h.Silent || h.DiskFull || h.DiskSlow || h.Leaving // any way: no leadership
 		nv.diskFull = h.DiskFull
 		nv.dead = h.State == HealthDead
 		nv.gone = nv.dead && h.DeadFor >= v.DeadAfter

@@ -307,7 +307,7 @@ func BenchmarkPlan(b *testing.B) {
 // A node that lost its leaderships (it died and the groups it led elected
 // others) while gossip still sees it alive must not be handed leaderships
 // back: balancing skips a silent node, and takes it up again once it is
-// heard.
+// heard. Nor one that is shutting down (it gossips so).
 func TestPlan_NoLeadershipToSilentNode(t *testing.T) {
 	s := grow(t, 12, 3, 12, testNodes(3, 0, false))
 	for gid, sg := range s.groups[1:] { // n3's leaderships moved elsewhere
@@ -335,6 +335,11 @@ func TestPlan_NoLeadershipToSilentNode(t *testing.T) {
 	v.Health["n3"] = NodeHealth{Silent: true}
 	if n := transfersTo(v); n != 0 {
 		t.Fatalf("%d leaderships moved to the silent node", n)
+	}
+	// A node shutting down hands its leaderships over: none comes back.
+	v.Health["n3"] = NodeHealth{Leaving: true}
+	if n := transfersTo(v); n != 0 {
+		t.Fatalf("%d leaderships moved to the node that is leaving", n)
 	}
 	v.Health["n3"] = NodeHealth{}
 	if transfersTo(v) == 0 {
