@@ -2,10 +2,10 @@ package testcluster
 
 import (
 	"fmt"
-
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -38,31 +38,19 @@ func (r *logRing) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// tail returns the kept lines, oldest first, that contain one of keys (all
-// lines when keys is empty), at most max of the newest.
-func (r *logRing) tail(max int, keys ...string) []string {
+// tail returns the newest n kept lines that contain one of keys, oldest
+// first.
+func (r *logRing) tail(n int, keys ...string) []string {
 	r.mu.Lock()
 	all := append(append([]string(nil), r.lines[r.next:]...), r.lines[:r.next]...)
 	r.mu.Unlock()
 	var out []string
 	for _, l := range all {
-		if len(keys) == 0 || containsAny(l, keys) {
+		if slices.ContainsFunc(keys, func(k string) bool { return strings.Contains(l, k) }) {
 			out = append(out, l)
 		}
 	}
-	if len(out) > max {
-		out = out[len(out)-max:]
-	}
-	return out
-}
-
-func containsAny(s string, keys []string) bool {
-	for _, k := range keys {
-		if strings.Contains(s, k) {
-			return true
-		}
-	}
-	return false
+	return out[max(0, len(out)-n):]
 }
 
 // logger returns node id's logger: into the cluster's ring, and to stderr
