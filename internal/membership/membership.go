@@ -392,9 +392,10 @@ func (m *Membership) Join(ctx context.Context) error {
 	}
 }
 
-// SetKeys installs a new list of gossip keys, the first in use: keys not
-// listed are removed. It fails on a Membership made without keys.
-func (m *Membership) SetKeys(keys [][]byte) error {
+// AddKeys installs gossip keys beside the one in use, which stays in use:
+// messages sealed with any of them can then be read. It fails on a
+// Membership made without keys.
+func (m *Membership) AddKeys(keys [][]byte) error {
 	if m.keyring == nil || len(keys) == 0 {
 		return errors.New("membership: gossip runs without keys")
 	}
@@ -402,6 +403,15 @@ func (m *Membership) SetKeys(keys [][]byte) error {
 		if err := m.keyring.AddKey(k); err != nil {
 			return fmt.Errorf("membership: add gossip key: %w", err)
 		}
+	}
+	return nil
+}
+
+// SetKeys installs a new list of gossip keys, the first in use: keys not
+// listed are removed. It fails on a Membership made without keys.
+func (m *Membership) SetKeys(keys [][]byte) error {
+	if err := m.AddKeys(keys); err != nil {
+		return err
 	}
 	if err := m.keyring.UseKey(keys[0]); err != nil {
 		return fmt.Errorf("membership: use gossip key: %w", err)

@@ -31,11 +31,22 @@ func (n *Node) gossipKeys() [][]byte {
 	return nil
 }
 
+// gossipKeyUseAfter is how long a node holds a new gossip key before it
+// seals its own gossip with it. Each node installs the cluster's keys
+// within gossipKeySyncEvery of its metadata replica applying a rotation;
+// one that sealed with the new key at once was unreadable, for that long,
+// to the nodes that had not installed it yet, and their probes failed
+// until memberlist called it dead.
+const gossipKeyUseAfter = 5 * gossipKeySyncEvery
+
 // syncGossipKeys keeps the gossip keyring equal to the cluster's keys until
-// the node stops.
+// the node stops: a new key is installed at once beside the one in use, and
+// used gossipKeyUseAfter later (install everywhere, then use).
 func (n *Node) syncGossipKeys(ml *membership.Membership) {
 	t := time.NewTicker(gossipKeySyncEvery)
 	defer t.Stop()
+	var held []byte // the new key installed, not yet used
+	var heldSince time.Time
 	for {
 		select {
 		case <-n.ctx.Done():
@@ -44,12 +55,25 @@ func (n *Node) syncGossipKeys(ml *membership.Membership) {
 		}
 		keys := n.gossipKeys()
 		if len(keys) == 0 || bytes.Equal(keys[0], ml.PrimaryKey()) {
+			held = nil
+			continue
+		}
+		if !bytes.Equal(held, keys[0]) {
+			if err := ml.AddKeys(keys); err != nil {
+				n.log.Warn("cannot install the cluster's gossip keys", "err", err)
+				continue
+			}
+			held, heldSince = keys[0], time.Now()
+			continue
+		}
+		if time.Since(heldSince) < gossipKeyUseAfter {
 			continue
 		}
 		if err := ml.SetKeys(keys); err != nil {
 			n.log.Warn("cannot install the cluster's gossip keys", "err", err)
 			continue
 		}
+		held = nil
 		n.log.Info("gossip key rotated")
 	}
 }
