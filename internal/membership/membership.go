@@ -424,6 +424,14 @@ func (m *Membership) SetKeys(keys [][]byte) error {
 	return nil
 }
 
+// Keys returns the gossip keys this node can read, nil without keys.
+func (m *Membership) Keys() [][]byte {
+	if m.keyring == nil {
+		return nil
+	}
+	return m.keyring.GetKeys()
+}
+
 // PrimaryKey returns the gossip key in use, nil without keys.
 func (m *Membership) PrimaryKey() []byte {
 	if m.keyring == nil {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -431,7 +432,19 @@ func TestSecurity_RotationChangesGossipKeyEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// No node seals its gossip with the new key while another cannot read
+	// it yet: it would be unreadable to that one, whose probes then fail.
 	poll.Until(t, 15*time.Second, "every node on the new gossip key", func() error {
+		for i := range 3 {
+			if keys, _ := placement.LoadGossipKeys(c.Node(i).DB().State(placement.MetaGroup)); len(keys) > 0 &&
+				bytes.Equal(c.Node(i).Gossip().PrimaryKey(), keys[0]) {
+				for j := range 3 {
+					if !slices.ContainsFunc(c.Node(j).Gossip().Keys(), func(k []byte) bool { return bytes.Equal(k, keys[0]) }) {
+						t.Fatalf("n%d gossips with the new key while n%d cannot read it yet", i+1, j+1)
+					}
+				}
+			}
+		}
 		for i := range 3 {
 			keys, err := placement.LoadGossipKeys(c.Node(i).DB().State(placement.MetaGroup))
 			if err != nil || len(keys) != 2 || !bytes.Equal(keys[1], before) {
