@@ -13,6 +13,7 @@
 package api
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"time"
@@ -113,6 +114,12 @@ type Config struct {
 	// CacheTTL + StreamRecheck: 1 s, account.MaxCacheTTL. A logout through
 	// this node ends them at once, and an expiry at its time.
 	StreamRecheck time.Duration
+	// ConsumerLease is how long the node leases each message of a stream
+	// consumer at a time, renewing it while the consumer runs, up to the
+	// consumer's ack timeout: if the node dies, the messages its consumers
+	// held come back within this time (stream_queue_lease.go). 0 means
+	// DefaultConsumerLease.
+	ConsumerLease time.Duration
 	// StreamConnected, when set, is called when a stream connection
 	// authenticates; the release it returns (nil ok) is called when the
 	// connection ends (presence).
@@ -169,6 +176,8 @@ type Server struct {
 	origins         func() []string
 	streamConnected func(user string) (release func())
 	guard           *stream.Guard
+	// consumerLeaseMax is Config.ConsumerLease, its default filled in.
+	consumerLeaseMax time.Duration
 }
 
 // New returns a Server for cfg, filling in defaults. It panics when KV or
@@ -205,6 +214,7 @@ func New(cfg Config) *Server {
 		mux:       http.NewServeMux(),
 	}
 	s.streams, s.origins, s.streamConnected = cfg.Streams, cfg.StreamOrigins, cfg.StreamConnected
+	s.consumerLeaseMax = cmp.Or(cfg.ConsumerLease, DefaultConsumerLease)
 	s.kvWatch = cfg.KVWatch
 	s.auditSource = cfg.AuditSource
 	if s.audit == nil {

@@ -31,7 +31,9 @@ import (
 // messages it delivered and nobody acknowledged go back to the queue at
 // once (nack), as RabbitMQ requeues a closed channel's unacknowledged
 // deliveries, those its last receive took included (the end stops a long
-// poll's wait, never a receive under way).
+// poll's wait, never a receive under way). While it runs, its renewer keeps
+// the leases of the messages it holds short and renewed
+// (stream_queue_lease.go), so that they come back soon if this node dies.
 type queueStreams struct {
 	s   *Server
 	ctx context.Context
@@ -54,24 +56,25 @@ type queueConsumer struct {
 	queue      string
 	from       string
 	prefetch   int
-	ackTimeout time.Duration
+	ackTimeout time.Duration // each message's, as the consumer asked
+	lease      time.Duration // each lease the node takes, renewed up to ackTimeout (stream_queue_lease.go)
 	cancel     context.CancelFunc
 	wake       chan struct{} // capacity 1: the loop has credit or acks again
 	ackWake    chan struct{} // capacity 1: receipts to acknowledge on their own
 
 	mu    sync.Mutex
-	held  map[string]bool // receipts delivered and not acknowledged
-	acks  []string        // acknowledged while the loop waited: its next receive carries them
-	alone []string        // acknowledged while a receive was under way: acked on their own
-	idle  bool            // the loop waits for credit
+	held  map[string]heldLease // receipts delivered and not acknowledged
+	acks  []string             // acknowledged while the loop waited: its next receive carries them
+	alone []string             // acknowledged while a receive was under way: acked on their own
+	idle  bool                 // the loop waits for credit
 }
 
 // consumerEndWait bounds the acks and returns a consumer makes as it ends.
 const consumerEndWait = 5 * time.Second
 
-// defaultConsumerLease is a consumer's lease when its subscribe names
-// none: a consumer always leases, and its messages wait for acks.
-const defaultConsumerLease = 30 * time.Second
+// defaultConsumerAckTimeout is a consumer's ack timeout when its subscribe
+// names none: a consumer always leases, and its messages wait for acks.
+const defaultConsumerAckTimeout = 30 * time.Second
 
 // receiveGrace bounds a consumer's receive beyond its long poll's wait.
 const receiveGrace = 30 * time.Second
@@ -111,19 +114,23 @@ func (qs *queueStreams) subscribe(q stream.QueueConsumer) {
 		old.cancel()
 	}
 	ctx, cancel := context.WithCancel(qs.ctx)
+	ackTimeout := cmp.Or(time.Duration(q.AckTimeoutMs)*time.Millisecond, defaultConsumerAckTimeout)
 	c := &queueConsumer{
 		key: key, queue: q.Name, from: q.From, prefetch: prefetch,
-		ackTimeout: cmp.Or(time.Duration(q.AckTimeoutMs)*time.Millisecond, defaultConsumerLease),
-		cancel:     cancel, wake: make(chan struct{}, 1), ackWake: make(chan struct{}, 1), held: map[string]bool{},
+		ackTimeout: ackTimeout, lease: qs.s.consumerLease(ackTimeout),
+		cancel: cancel, wake: make(chan struct{}, 1), ackWake: make(chan struct{}, 1), held: map[string]heldLease{},
 	}
 	qs.consumers[key] = c
 	qs.wg.Go(func() {
 		defer qs.forget(c)
-		var acker sync.WaitGroup
-		acker.Go(func() { qs.acker(ctx, c) })
+		var helpers sync.WaitGroup
+		helpers.Go(func() { qs.acker(ctx, c) })
+		if c.lease < c.ackTimeout {
+			helpers.Go(func() { qs.renewer(ctx, c) })
+		}
 		qs.run(ctx, c)
 		c.cancel()
-		acker.Wait()
+		helpers.Wait()
 		qs.finish(c)
 	})
 }
@@ -250,21 +257,22 @@ func (qs *queueStreams) run(ctx context.Context, c *queueConsumer) {
 		}
 		// The consumer's end stops a long poll's wait, never a receive under
 		// way: what it takes is held, and returned as the consumer ends.
-		o := queue.ReceiveOptions{From: c.from, AckTimeout: c.ackTimeout, Wait: wait, Max: credit, Ack: acks, StopWaiting: ctx.Done()}
+		o := queue.ReceiveOptions{From: c.from, AckTimeout: c.lease, Wait: wait, Max: credit, Ack: acks, StopWaiting: ctx.Done()}
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), wait+receiveGrace)
 		msgs, err := qs.s.queues.ReceiveMany(rctx, qs.id.User, c.queue, o, "")
 		rcancel()
+		received := time.Now()
 		code := errs.CodeOf(err)
 		switch {
 		case err == nil:
 			if !ready {
 				ready, wait = true, qs.s.queues.Limits().MaxWait
 				if !qs.sub.Send(stream.EncodeQueueReady(c.key)) {
-					c.hold(msgs) // returned as the consumer ends
+					c.hold(msgs, received) // returned as the consumer ends
 					return
 				}
 			}
-			if !qs.deliver(c, msgs) {
+			if !qs.deliver(c, msgs, received) {
 				return
 			}
 		case ctx.Err() != nil:
@@ -341,28 +349,23 @@ func (qs *queueStreams) ackEach(ctx context.Context, c *queueConsumer) {
 	alone := c.alone
 	c.alone = nil
 	c.mu.Unlock()
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, acksInFlight)
-	for _, r := range alone {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			if err := qs.s.queues.Ack(ctx, qs.id.User, c.queue, r, ""); err != nil && ctx.Err() == nil {
-				qs.sub.Send(stream.QueueErrorFrameFor(c.key, err))
-			}
-		})
-	}
-	wg.Wait()
+	eachAtMost(acksInFlight, alone, func(r string) {
+		if err := qs.s.queues.Ack(ctx, qs.id.User, c.queue, r, ""); err != nil && ctx.Err() == nil {
+			qs.sub.Send(stream.QueueErrorFrameFor(c.key, err))
+		}
+	})
 }
 
 // acksInFlight bounds the acks one consumer has under way on their own.
 const acksInFlight = 16
 
-// deliver counts msgs held and queues them as the consumer's frames; false
-// when the connection takes no more frames.
-func (qs *queueStreams) deliver(c *queueConsumer, msgs []queue.Message) bool {
-	c.hold(msgs)
+// deliver counts msgs held (received: when their receive returned) and
+// queues them as the consumer's frames; false when the connection takes no
+// more frames.
+func (qs *queueStreams) deliver(c *queueConsumer, msgs []queue.Message, received time.Time) bool {
+	c.hold(msgs, received)
 	for _, m := range msgs {
+		m.LeaseExpiresMs = c.deadlineMs(m) // the consumer's deadline, not the node's lease
 		b, err := json.Marshal(messageOf(m))
 		if err != nil {
 			qs.s.log.Error("queue consumer: encode message", "queue", c.queue, "err", err)
@@ -375,12 +378,13 @@ func (qs *queueStreams) deliver(c *queueConsumer, msgs []queue.Message) bool {
 	return true
 }
 
-// hold counts msgs delivered and not acknowledged.
-func (c *queueConsumer) hold(msgs []queue.Message) {
+// hold counts msgs delivered and not acknowledged; received is when the
+// receive that leased them returned.
+func (c *queueConsumer) hold(msgs []queue.Message, received time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range msgs {
-		c.held[m.Receipt] = true
+		c.held[m.Receipt] = heldLease{expires: received.Add(c.lease), deadline: received.Add(c.ackTimeout)}
 	}
 }
 

@@ -214,3 +214,81 @@ func TestStream_QueueConsumerRefusals(t *testing.T) {
 		t.Fatalf("frame = %+v, want other's message", f)
 	}
 }
+
+// A consumer's node leases each message for ConsumerLease at a time and
+// renews it while the consumer runs: a message held past many such leases
+// is delivered to nobody else and can still be acknowledged, the delivery
+// names the consumer's own ack deadline, and once that deadline passes the
+// lease is no longer renewed and the message comes back.
+func TestStream_QueueConsumerLeaseRenewedUpToAckTimeout(t *testing.T) {
+	const lease, ackTimeout = 300 * time.Millisecond, 2500 * time.Millisecond
+	e := newStreamEnvWith(t, stream.Config{}, envOptions{cfg: Config{ConsumerLease: lease}})
+	// The queues' clock (frozen in these tests) keeps pace with this one,
+	// so that leases lapse as they would.
+	ticking, stop := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ticking)
+		for last := time.Now(); ; {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			now := time.Now()
+			e.QueueRep.Advance(now.Sub(last).Truncate(time.Millisecond))
+			last = last.Add(now.Sub(last).Truncate(time.Millisecond))
+		}
+	}()
+	defer func() { close(stop); <-ticking }()
+	alice := e.signUp(t, "alice")
+	if w := e.call(t, alice, http.MethodPost, "/api/v1/queues", `{"name":"jobs"}`); w.Code != http.StatusCreated {
+		t.Fatalf("create = %d %s", w.Code, w.Body)
+	}
+	for _, body := range []string{"kept", "dropped"} {
+		if w := e.call(t, alice, http.MethodPost, "/api/v1/queues/jobs/messages", `{"body":"`+body+`"}`); w.Code != http.StatusCreated {
+			t.Fatalf("send = %d %s", w.Code, w.Body)
+		}
+	}
+	c := e.mustDial(t, "", "Authorization", "Bearer "+alice)
+	subscribed, queueClock := time.Now(), e.QueueRep.Now()
+	send(t, c, fmt.Sprintf(`{"type":"subscribe","queue":{"id":"c1","name":"jobs","prefetch":2,"ack_timeout_ms":%d}}`, ackTimeout.Milliseconds()))
+	if f := nextQueue(t, c); f.Type != stream.TypeQueueReady {
+		t.Fatalf("first frame = %+v, want queue_ready", f)
+	}
+	held := map[string]messageJSON{}
+	for range 2 {
+		f := nextQueue(t, c)
+		if f.Type != stream.TypeQueueMessage {
+			t.Fatalf("frame = %+v, want a message", f)
+		}
+		held[f.Message.Body] = f.Message
+		if until := time.UnixMilli(f.Message.LeaseExpiresAt).Sub(queueClock); until < ackTimeout-time.Second || until > ackTimeout+time.Second {
+			t.Fatalf("%s: lease_expires_at %v after subscribing, want about the ack timeout (%v), not the node's lease", f.Message.Body, until, ackTimeout)
+		}
+	}
+	// Five leases later, nobody else can take either message.
+	for end := time.Now().Add(5 * lease); time.Now().Before(end); time.Sleep(lease / 3) {
+		if w := e.call(t, alice, http.MethodPost, "/api/v1/queues/jobs/receive", `{}`); w.Code != http.StatusNoContent {
+			t.Fatalf("receive while the consumer holds both = %d %s, want 204", w.Code, w.Body)
+		}
+	}
+	send(t, c, `{"type":"ack","queue":{"id":"c1"},"receipts":["`+held["kept"].Receipt+`"]}`)
+	poll.Until(t, 10*time.Second, "kept acknowledged", func() error {
+		if msgs, leased := queueCounts(t, e, alice, "jobs"); msgs != 1 || leased != 1 {
+			return fmt.Errorf("%d messages, %d in flight; want 1 and 1", msgs, leased)
+		}
+		return nil
+	})
+	// "dropped" is not acknowledged: past its ack deadline it comes back,
+	// and the consumer, with room again, takes it a second time.
+	f := nextQueue(t, c)
+	if f.Type != stream.TypeQueueMessage || f.Message.Body != "dropped" || f.Message.Deliveries != 2 {
+		t.Fatalf("frame = %+v, want dropped delivered a second time", f)
+	}
+	if back := time.Since(subscribed); back < ackTimeout {
+		t.Fatalf("dropped came back %v after subscribing, before its ack timeout %v", back, ackTimeout)
+	}
+	if msgs, leased := queueCounts(t, e, alice, "jobs"); msgs != 1 || leased != 1 {
+		t.Fatalf("%d messages, %d in flight; want 1 and 1", msgs, leased)
+	}
+}
