@@ -33,8 +33,8 @@ type heldLease struct {
 	expires, deadline time.Time
 }
 
-// consumerLease is how long consumer c's node leases each message at a
-// time: its ack timeout, or the server's ConsumerLease when shorter.
+// consumerLease is how long this node leases each message of a consumer
+// with ackTimeout at a time: the ack timeout, or ConsumerLease when shorter.
 func (s *Server) consumerLease(ackTimeout time.Duration) time.Duration {
 	return min(ackTimeout, s.consumerLeaseMax)
 }
