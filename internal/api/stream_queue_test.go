@@ -221,7 +221,7 @@ func TestStream_QueueConsumerRefusals(t *testing.T) {
 // names the consumer's own ack deadline, and once that deadline passes the
 // lease is no longer renewed and the message comes back.
 func TestStream_QueueConsumerLeaseRenewedUpToAckTimeout(t *testing.T) {
-	const lease, ackTimeout = 300 * time.Millisecond, 2500 * time.Millisecond
+	const lease, ackTimeout = time.Second, 5 * time.Second
 	e := newStreamEnvWith(t, stream.Config{}, envOptions{cfg: Config{ConsumerLease: lease}})
 	// The queues' clock (frozen in these tests) keeps pace with this one,
 	// so that leases lapse as they would.
@@ -266,8 +266,8 @@ func TestStream_QueueConsumerLeaseRenewedUpToAckTimeout(t *testing.T) {
 			t.Fatalf("%s: lease_expires_at %v after subscribing, want about the ack timeout (%v), not the node's lease", f.Message.Body, until, ackTimeout)
 		}
 	}
-	// Five leases later, nobody else can take either message.
-	for end := time.Now().Add(5 * lease); time.Now().Before(end); time.Sleep(lease / 3) {
+	// Three leases later, nobody else can take either message.
+	for end := time.Now().Add(3 * lease); time.Now().Before(end); time.Sleep(lease / 4) {
 		if w := e.call(t, alice, http.MethodPost, "/api/v1/queues/jobs/receive", `{}`); w.Code != http.StatusNoContent {
 			t.Fatalf("receive while the consumer holds both = %d %s, want 204", w.Code, w.Body)
 		}
