@@ -57,7 +57,7 @@ type queueConsumer struct {
 	from       string
 	prefetch   int
 	ackTimeout time.Duration // each message's, as the consumer asked
-	lease      time.Duration // each lease the node takes, renewed up to ackTimeout (stream_queue_lease.go)
+	lease      time.Duration // each lease the node takes: ackTimeout, at most ConsumerLease; renewed up to ackTimeout (stream_queue_lease.go)
 	cancel     context.CancelFunc
 	wake       chan struct{} // capacity 1: the loop has credit or acks again
 	ackWake    chan struct{} // capacity 1: receipts to acknowledge on their own
@@ -117,7 +117,7 @@ func (qs *queueStreams) subscribe(q stream.QueueConsumer) {
 	ackTimeout := cmp.Or(time.Duration(q.AckTimeoutMs)*time.Millisecond, defaultConsumerAckTimeout)
 	c := &queueConsumer{
 		key: key, queue: q.Name, from: q.From, prefetch: prefetch,
-		ackTimeout: ackTimeout, lease: qs.s.consumerLease(ackTimeout),
+		ackTimeout: ackTimeout, lease: min(ackTimeout, qs.s.consumerLeaseMax),
 		cancel: cancel, wake: make(chan struct{}, 1), ackWake: make(chan struct{}, 1), held: map[string]heldLease{},
 	}
 	qs.consumers[key] = c

@@ -33,12 +33,6 @@ type heldLease struct {
 	expires, deadline time.Time
 }
 
-// consumerLease is how long this node leases each message of a consumer
-// with ackTimeout at a time: the ack timeout, or ConsumerLease when shorter.
-func (s *Server) consumerLease(ackTimeout time.Duration) time.Duration {
-	return min(ackTimeout, s.consumerLeaseMax)
-}
-
 // deadlineMs returns the ack deadline of a message a receive leased for
 // c.lease (Unix ms, the leader's clock): the lease's end moved out to the
 // consumer's whole ack timeout. The delivery names it as the lease's end.
@@ -81,10 +75,13 @@ func (qs *queueStreams) renewDue(ctx context.Context, c *queueConsumer) {
 		c.mu.Lock()
 		h, ok := c.held[r]
 		c.mu.Unlock()
+		if !ok {
+			return // acknowledged meanwhile
+		}
 		start := time.Now()
 		until := min(h.deadline.Sub(start), c.lease)
-		if !ok || until < time.Millisecond {
-			return // acknowledged meanwhile, or at its deadline
+		if until < time.Millisecond {
+			return // at its deadline
 		}
 		_, err := qs.s.queues.Extend(ctx, qs.id.User, c.queue, r, until, "")
 		c.mu.Lock()
