@@ -164,7 +164,7 @@ func defineNodeFlags(fs *flagSet, o *ServeOptions) {
 	fs.StringVar(&o.ClusterTLSCA, "cluster-tls-ca", "", "CA certificate `file` (PEM) that signs every node's internal certificate")
 	fs.DurationVar(&c.TickInterval, "tick", d.TickInterval, "Raft tick (tests)")
 	fs.IntVar(&c.ElectionTicks, "election-ticks", d.ElectionTicks, "Raft election timeout in ticks (tests)")
-	fs.Uint64Var(&c.CompactionThreshold, "compaction-threshold", d.CompactionThreshold, "applied `entries` each partition's Raft log keeps (it keeps between half this and this many); a replica further behind gets a snapshot; fewer cost less CPU per write (1000: 5-8% less per put), but a node down for a few seconds under load then needs a snapshot")
+	fs.Uint64Var(&c.CompactionThreshold, "compaction-threshold", d.CompactionThreshold, "applied `entries` a partition's leader keeps in its Raft log for a replica that lags (a replica further behind gets a snapshot); with every replica caught up, each keeps a tenth of this")
 }
 
 // defineLimitFlags defines the flags of the per-user and per-address limits

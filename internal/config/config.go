@@ -154,8 +154,10 @@ type Config struct {
 	TickInterval time.Duration
 	// ElectionTicks is the election timeout in ticks.
 	ElectionTicks int
-	// CompactionThreshold is how many applied entries each Raft log keeps
-	// before it is compacted (tests lower it to force snapshots).
+	// CompactionThreshold is the most applied entries a partition's leader
+	// keeps in its Raft log for a replica that lags (a replica further
+	// behind gets a snapshot; tests lower it to force snapshots). With every
+	// replica caught up, each keeps a tenth of it (multiraft/DESIGN.md).
 	CompactionThreshold uint64
 	// NoSync disables fsync (tests only: breaks the durability guarantee).
 	NoSync bool

@@ -60,9 +60,9 @@ func (e *Engine) applyEntries(b *storage.Batch, g *group, ents []raftpb.Entry) e
 	if err := b.SetApplied(g.st, storage.AppliedState{Index: g.applied, Term: g.appliedTerm, ConfState: g.confState}); err != nil {
 		return err
 	}
-	if first, err := g.st.FirstIndex(); err == nil && g.applied > first+e.cfg.CompactionThreshold {
+	if to, ok := e.compactTo(g); ok {
 		// ErrCompacted: a snapshot installed this round already dropped it.
-		if err := b.Compact(g.st, g.applied-e.cfg.CompactionThreshold/2); err != nil && !errors.Is(err, raft.ErrCompacted) {
+		if err := b.Compact(g.st, to); err != nil && !errors.Is(err, raft.ErrCompacted) {
 			return fmt.Errorf("compact log: %w", err)
 		}
 	}

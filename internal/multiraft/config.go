@@ -67,8 +67,9 @@ type Config struct {
 	// down without this replica hearing of it) costs the reads behind it
 	// that long.
 	ReadRetry time.Duration
-	// CompactionThreshold is how many applied entries a group keeps in its log
-	// before compacting it.
+	// CompactionThreshold bounds a group's log: a leader keeps at most this
+	// many applied entries for a replica that lags, and every replica keeps
+	// a tenth of it behind its applied index (logkeep.go).
 	CompactionThreshold uint64
 	// MaxSizePerMsg limits the bytes of one append message.
 	MaxSizePerMsg uint64

@@ -1,0 +1,41 @@
+package multiraft
+
+import (
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/tracker"
+)
+
+// compactTo returns the index up to which group g's log may be discarded
+// now; ok is false when that is not yet worth a compaction. See DESIGN.md,
+// "How much log a replica keeps".
+func (e *Engine) compactTo(g *group) (to uint64, ok bool) {
+	limit := e.cfg.CompactionThreshold
+	tail, step := logTail(limit), logStep(limit)
+	first, err := g.st.FirstIndex()
+	if err != nil || g.applied <= tail {
+		return 0, false
+	}
+	to = g.applied - tail
+	if g.isLeader {
+		g.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+			if id != g.replica {
+				to = min(to, pr.Match)
+			}
+		})
+		if g.applied-to > limit {
+			to = g.applied - limit/2 // a replica that far behind gets a snapshot
+		}
+	}
+	if to < first || to-first+1 < step {
+		return 0, false
+	}
+	return to, true
+}
+
+// logTail is how many applied entries a replica keeps behind its applied
+// index when no replica it knows of needs more: a tenth of the limit.
+func logTail(limit uint64) uint64 { return max(limit/10, 1) }
+
+// logStep is how many entries a compaction discards at least, so that a
+// busy group writes one range deletion per logStep entries, not per round.
+func logStep(limit uint64) uint64 { return max(limit/20, 1) }

@@ -1,0 +1,100 @@
+package multiraft
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+)
+
+// waitApplied waits until every engine of tn applied group 1 up to index.
+func waitApplied(t *testing.T, tn *testNet, index uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for name, e := range tn.net.engines {
+		for e.Applied(1) < index {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s applied %d, want %d", name, e.Applied(1), index)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// logLen returns how many entries node's replica of group 1 holds.
+func logLen(t *testing.T, tn *testNet, node string) uint64 {
+	t.Helper()
+	g, err := tn.dbs[node].Group(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := g.FirstIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := g.LastIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return last + 1 - first
+}
+
+// With every replica caught up, each keeps only a tail of its log (a tenth
+// of the compaction threshold, plus what one compaction step leaves), not
+// half the threshold or more: entries go while they are still in Pebble's
+// memtable, instead of being flushed and compacted first.
+func TestEngine_LogKeepsATailWhenEveryReplicaHasIt(t *testing.T) {
+	const limit = 200 // tail 20, step 10
+	tn := newTestNet(t, 3, limit)
+	var last uint64
+	for range 3 * limit {
+		tn.propose(NewProposalID(), 1)
+	}
+	// The leader learns its followers' matches after it applied; one more
+	// entry, once all applied, lets every replica compact with what it knows.
+	last = tn.leader().Applied(1)
+	waitApplied(t, tn, last)
+	tn.propose(NewProposalID(), 1)
+	waitApplied(t, tn, last+1)
+	for name := range tn.net.engines {
+		if n, most := logLen(t, tn, name), logTail(limit)+logStep(limit)+5; n > most {
+			t.Errorf("%s keeps %d entries, want at most %d", name, n, most)
+		}
+	}
+}
+
+// A leader keeps the entries a replica it cannot reach still needs, up to
+// the compaction threshold, so that the replica catches up from the log
+// when it returns, without a snapshot.
+func TestEngine_LeaderKeepsTheLogForALaggingReplica(t *testing.T) {
+	const limit = 200
+	tn := newTestNet(t, 3, limit)
+	victim := tn.follower()
+	tn.net.mu.Lock()
+	tn.net.down[victim] = true
+	tn.net.mu.Unlock()
+	var total uint64
+	for range limit / 2 { // more than the tail, less than the limit
+		total = tn.propose(NewProposalID(), 1)
+	}
+	tn.net.mu.Lock()
+	tn.net.down[victim] = false
+	tn.net.mu.Unlock()
+	e := tn.net.engines[victim]
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, _, _ := tn.dbs[victim].State(1).Get([]byte("n"))
+		if len(v) == 8 && binary.BigEndian.Uint64(v) == total {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s applied %d and holds %v, want total %d", victim, e.Applied(1), v, total)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	tn.net.mu.Lock()
+	sent := tn.net.snapshotsTo[victim]
+	tn.net.mu.Unlock()
+	if sent != 0 {
+		t.Fatalf("%d snapshots sent to %s, want none: it was %d entries behind, under the limit %d", sent, victim, limit/2, limit)
+	}
+}
