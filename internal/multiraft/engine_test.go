@@ -255,16 +255,7 @@ func TestEngine_ReadIndexWithoutQuorumFails(t *testing.T) {
 func TestEngine_LaggingReplicaCatchesUpBySnapshot(t *testing.T) {
 	tn := newTestNet(t, 3, 10)
 	victim := tn.follower()
-	tn.net.mu.Lock()
-	tn.net.down[victim] = true
-	tn.net.mu.Unlock()
-	var total uint64
-	for i := 0; i < 60; i++ {
-		total = tn.propose(NewProposalID(), 1)
-	}
-	tn.net.mu.Lock()
-	tn.net.down[victim] = false
-	tn.net.mu.Unlock()
+	total := tn.writeWhileDown(victim, 60)
 	e := tn.net.engines[victim]
 	deadline := time.Now().Add(10 * time.Second)
 	for e.Applied(1) < total && time.Now().Before(deadline) {

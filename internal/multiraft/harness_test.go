@@ -310,6 +310,22 @@ func (tn *testNet) follower() string {
 	return ""
 }
 
+// writeWhileDown cuts node off, proposes n increments through the leader
+// and brings node back; it returns the counter's total.
+func (tn *testNet) writeWhileDown(node string, n int) (total uint64) {
+	tn.t.Helper()
+	tn.net.mu.Lock()
+	tn.net.down[node] = true
+	tn.net.mu.Unlock()
+	for range n {
+		total = tn.propose(NewProposalID(), 1)
+	}
+	tn.net.mu.Lock()
+	tn.net.down[node] = false
+	tn.net.mu.Unlock()
+	return total
+}
+
 // propose proposes through the current leader, retrying across elections.
 func (tn *testNet) propose(id []byte, add byte) uint64 {
 	tn.t.Helper()

@@ -45,13 +45,12 @@ func logLen(t *testing.T, tn *testNet, node string) uint64 {
 func TestEngine_LogKeepsATailWhenEveryReplicaHasIt(t *testing.T) {
 	const limit = 200 // tail 20, step 10
 	tn := newTestNet(t, 3, limit)
-	var last uint64
 	for range 3 * limit {
 		tn.propose(NewProposalID(), 1)
 	}
 	// The leader learns its followers' matches after it applied; one more
 	// entry, once all applied, lets every replica compact with what it knows.
-	last = tn.leader().Applied(1)
+	last := tn.leader().Applied(1)
 	waitApplied(t, tn, last)
 	tn.propose(NewProposalID(), 1)
 	waitApplied(t, tn, last+1)
@@ -69,16 +68,7 @@ func TestEngine_LeaderKeepsTheLogForALaggingReplica(t *testing.T) {
 	const limit = 200
 	tn := newTestNet(t, 3, limit)
 	victim := tn.follower()
-	tn.net.mu.Lock()
-	tn.net.down[victim] = true
-	tn.net.mu.Unlock()
-	var total uint64
-	for range limit / 2 { // more than the tail, less than the limit
-		total = tn.propose(NewProposalID(), 1)
-	}
-	tn.net.mu.Lock()
-	tn.net.down[victim] = false
-	tn.net.mu.Unlock()
+	total := tn.writeWhileDown(victim, limit/2) // more than the tail, less than the limit
 	e := tn.net.engines[victim]
 	deadline := time.Now().Add(10 * time.Second)
 	for {
