@@ -22,8 +22,12 @@ func (e *Engine) compactTo(g *group) (to uint64, ok bool) {
 				to = min(to, pr.Match)
 			}
 		})
+		// A replica that lacks what this log no longer holds, or whose
+		// progress is not known yet (Match 0 until it answers a new
+		// leader), may still be nearer than it looks: keep all there is...
+		to = max(to, first-1)
 		if g.applied-to > limit {
-			to = g.applied - limit/2 // a replica that far behind gets a snapshot
+			to = g.applied - limit/2 // ...up to the limit; further behind gets a snapshot
 		}
 	}
 	if to < first || to-first+1 < step {
