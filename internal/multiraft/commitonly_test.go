@@ -1,11 +1,6 @@
 package multiraft
 
-import (
-	"testing"
-	"time"
-
-	"github.com/parley-chat/parley/internal/poll"
-)
+import "testing"
 
 // A round that only advances the commit index (its entries durable and
 // applied early) writes nothing. With one proposal at a time, the leader
@@ -38,14 +33,7 @@ func TestEngine_CommitOnlyRoundsWriteNothing(t *testing.T) {
 		t.Skip("leadership moved during the run")
 	}
 	applied := leader.Applied(1)
-	poll.Until(t, 10*time.Second, "every replica applied", func() bool {
-		for _, e := range tn.net.engines {
-			if e.Applied(1) < applied {
-				return false
-			}
-		}
-		return true
-	})
+	waitApplied(t, tn, applied)
 	perEntry := float64(db.CommitCount()-before) / entries
 	t.Logf("leader %s: %.2f store commits per entry", name, perEntry)
 	if perEntry > 2.4 {

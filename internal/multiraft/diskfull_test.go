@@ -191,10 +191,7 @@ func TestEngine_NoSnapshotToAFullPeer(t *testing.T) {
 	poll.Until(t, 5*time.Second, "the leader passes over a snapshot to the full replica", func() bool {
 		return lead.stats.FullPeerStrips.Load() >= strips+3
 	})
-	tn.net.mu.Lock()
-	sent := tn.net.snapshotsTo[victim]
-	tn.net.mu.Unlock()
-	if sent != 0 {
+	if sent := tn.snapshotsSentTo(victim); sent != 0 {
 		t.Fatalf("%d snapshots sent to a replica whose disk is full", sent)
 	}
 	fullPeer.Store(0)

@@ -310,6 +310,13 @@ func (tn *testNet) follower() string {
 	return ""
 }
 
+// snapshotsSentTo returns how many snapshots were sent to node.
+func (tn *testNet) snapshotsSentTo(node string) int {
+	tn.net.mu.Lock()
+	defer tn.net.mu.Unlock()
+	return tn.net.snapshotsTo[node]
+}
+
 // writeWhileDown cuts node off, proposes n increments through the leader
 // and brings node back; it returns the counter's total.
 func (tn *testNet) writeWhileDown(node string, n int) (total uint64) {

@@ -2,38 +2,36 @@ package multiraft
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/internal/poll"
 )
 
 // waitApplied waits until every engine of tn applied group 1 up to index.
 func waitApplied(t *testing.T, tn *testNet, index uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for name, e := range tn.net.engines {
-		for e.Applied(1) < index {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s applied %d, want %d", name, e.Applied(1), index)
+	poll.Until(t, 10*time.Second, fmt.Sprintf("every replica applied %d", index), func() error {
+		for name, e := range tn.net.engines {
+			if a := e.Applied(1); a < index {
+				return fmt.Errorf("%s applied %d", name, a)
 			}
-			time.Sleep(5 * time.Millisecond)
 		}
-	}
+		return nil
+	})
 }
 
 // waitTotal waits until node's replica of group 1 holds the counter total.
 func waitTotal(t *testing.T, tn *testNet, node string, total uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.Until(t, 10*time.Second, fmt.Sprintf("%s holds the total %d", node, total), func() error {
 		v, _, _ := tn.dbs[node].State(1).Get([]byte("n"))
-		if len(v) == 8 && binary.BigEndian.Uint64(v) == total {
-			return
+		if len(v) != 8 || binary.BigEndian.Uint64(v) != total {
+			return fmt.Errorf("applied %d, holds %v", tn.net.engines[node].Applied(1), v)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s applied %d and holds %v, want total %d", node, tn.net.engines[node].Applied(1), v, total)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // logLen returns how many entries node's replica of group 1 holds.
@@ -86,10 +84,7 @@ func TestEngine_LeaderKeepsTheLogForALaggingReplica(t *testing.T) {
 	victim := tn.follower()
 	total := tn.writeWhileDown(victim, limit/2) // more than the tail, less than the limit
 	waitTotal(t, tn, victim, total)
-	tn.net.mu.Lock()
-	sent := tn.net.snapshotsTo[victim]
-	tn.net.mu.Unlock()
-	if sent != 0 {
+	if sent := tn.snapshotsSentTo(victim); sent != 0 {
 		t.Fatalf("%d snapshots sent to %s, want none: it was %d entries behind, under the limit %d", sent, victim, limit/2, limit)
 	}
 }
@@ -107,10 +102,7 @@ func TestEngine_NewLeaderKeepsTheLogForTheOldOne(t *testing.T) {
 	old := tn.nameOf(tn.leader())
 	total := tn.writeWhileDown(old, 3*limit/4) // past half the limit, under the limit
 	waitTotal(t, tn, old, total)
-	tn.net.mu.Lock()
-	sent := tn.net.snapshotsTo[old]
-	tn.net.mu.Unlock()
-	if sent != 0 {
+	if sent := tn.snapshotsSentTo(old); sent != 0 {
 		t.Fatalf("%d snapshots sent to the old leader %s, want none: it was %d entries behind, under the limit %d", sent, old, 3*limit/4, limit)
 	}
 }
